@@ -1,0 +1,81 @@
+/* Structures and constants shared by retop.bpf.c and user space. */
+#ifndef RETOP_BPF_SHARED_H
+#define RETOP_BPF_SHARED_H
+
+#ifndef __u64
+#include <linux/types.h>
+#endif
+
+/* Functions traced at once; the CLI default (--max-functions) is lower. */
+#define RETOP_MAX_FUNCS 256
+/* RET sites per function; a function with more is traced entry-only. */
+#define RETOP_MAX_RET_SITES 64
+
+/* Log-linear histogram (HDR style).  Values below 2^(SUB_BITS+1) ns get a
+ * bucket each; above, every power of two is split into 2^SUB_BITS linear
+ * sub-buckets, so a bucket is at most 1/32 of its value wide: a percentile
+ * read at a bucket's midpoint is within ~1.6% of the truth, and always
+ * within 3.2%. */
+#define RETOP_HIST_SUB_BITS 5
+#define RETOP_HIST_SUB (1u << RETOP_HIST_SUB_BITS)
+/* Highest tracked magnitude: 2^42 ns (about 73 minutes); longer is clamped. */
+#define RETOP_HIST_MAX_MSB 42
+#define RETOP_HIST_BUCKETS ((RETOP_HIST_MAX_MSB - RETOP_HIST_SUB_BITS) * RETOP_HIST_SUB + 2 * RETOP_HIST_SUB)
+
+/* Bucket of a duration, written without loops or clz so that the BPF
+ * verifier and a unit test both accept the same code. */
+static inline __u32 retop_hist_bucket(__u64 v)
+{
+	__u64 x = v;
+	__u32 msb = 0;
+
+	if (v < 2 * RETOP_HIST_SUB)
+		return (__u32)v;
+	if (x >> 32) { x >>= 32; msb += 32; }
+	if (x >> 16) { x >>= 16; msb += 16; }
+	if (x >> 8) { x >>= 8; msb += 8; }
+	if (x >> 4) { x >>= 4; msb += 4; }
+	if (x >> 2) { x >>= 2; msb += 2; }
+	if (x >> 1) { msb += 1; }
+	if (msb > RETOP_HIST_MAX_MSB)
+		return RETOP_HIST_BUCKETS - 1;
+	/* v >> shift lies in [SUB, 2*SUB): the top SUB_BITS+1 bits of v. */
+	return (msb - RETOP_HIST_SUB_BITS) * RETOP_HIST_SUB + (__u32)(v >> (msb - RETOP_HIST_SUB_BITS));
+}
+
+/* Attach cookie: which function and which site fired. */
+#define RETOP_COOKIE(func_id, site) (((__u64)(func_id) << 32) | (__u32)(site))
+#define RETOP_COOKIE_FUNC(c) ((__u32)((c) >> 32))
+#define RETOP_COOKIE_SITE(c) ((__u32)(c))
+#define RETOP_SITE_ENTRY 0xFFFFFFFFu
+
+/* In-flight calls: the same key at the entry and at every RET, even when the
+ * goroutine moved to another thread or its stack was copied (DESIGN.md). */
+struct retop_inflight_key {
+	__u32 tgid;
+	__u32 func_id;
+	__u64 g;     /* runtime.g pointer (R14 on amd64, Go >= 1.17) */
+	__u64 depth; /* g.stack.hi - SP: preserved by stack copies */
+};
+
+struct retop_inflight_val {
+	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
+	__u32 tid;
+	__u32 pad;
+};
+
+/* Per-function counters, updated with atomic adds; user space reads them. */
+struct retop_func_stats {
+	__u64 calls;	  /* paired returns */
+	__u64 sum_ns;
+	__u64 min_ns;	  /* 0 until the first call */
+	__u64 max_ns;
+	__u64 entries;	  /* entry probe hits */
+	__u64 reentries;  /* entry over an existing in-flight key (morestack restart) */
+	__u64 unmatched;  /* RET hits with no entry (call began before attach) */
+	__u64 dropped;	  /* entries lost because the in-flight map was full */
+	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
+	__u64 hist[RETOP_HIST_BUCKETS];
+};
+
+#endif

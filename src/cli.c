@@ -1,0 +1,212 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bpf/retop.h"
+#include "config.h"
+#include "stats.h"
+
+enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_SERVE, OPT_NO_DWARF };
+
+static const struct option long_options[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"exe", required_argument, NULL, 'x'},
+	{"trace", required_argument, NULL, 't'},
+	{"batch", no_argument, NULL, 'b'},
+	{"iterations", required_argument, NULL, 'n'},
+	{"delay", required_argument, NULL, 'd'},
+	{"output", required_argument, NULL, 'o'},
+	{"list", optional_argument, NULL, 'l'},
+	{"sdk", required_argument, NULL, 's'},
+	{"orphan-timeout", required_argument, NULL, OPT_ORPHAN_TIMEOUT},
+	{"max-functions", required_argument, NULL, OPT_MAX_FUNCTIONS},
+	{"serve", required_argument, NULL, OPT_SERVE},
+	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+void cli_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: retop [options]\n"
+		"  top for Go function latency: uprobes at each function's entry and at every\n"
+		"  RET instruction (never uretprobes), paired per goroutine in eBPF.\n"
+		"\n"
+		"  retop                      pick a Go process, then browse and trace\n"
+		"  retop -p PID               open the function browser for PID\n"
+		"  retop -x PATH              every process running PATH, now and later\n"
+		"\n"
+		"  -t, --trace PATTERN        trace functions matching a glob (repeatable): 'main.*'\n"
+		"  -b, --batch                no TUI: print a snapshot every --delay seconds\n"
+		"  -n, --iterations N         stop after N snapshots (batch) or N refreshes (TUI)\n"
+		"  -d, --delay SECONDS        refresh interval, default 1 (fractions allowed)\n"
+		"  -o, --output text|json     batch and list format; json is one object per line\n"
+		"  -l, --list[=PATTERN]       list functions of -p/-x and exit\n"
+		"  -s, --sdk URL              SDK base URL (default: try http://127.0.0.1:9002)\n"
+		"      --orphan-timeout SECS  an entry without return after this is an orphan (60)\n"
+		"      --max-functions N      most functions traced at once (64, at most %d)\n"
+		"      --no-dwarf             do not read DWARF (faster start on huge binaries)\n"
+		"  -v, --verbose              more messages (twice: libbpf's too)\n"
+		"  -h, --help                 this text\n"
+		"  -V, --version              version\n"
+		"\n"
+		"Durations: p50/p99 come from a log-linear histogram (32 buckets per power of\n"
+		"two): at most %.1f%% relative error.  'calls' counts returns; entries without\n"
+		"a return are 'in flight', and 'orphans' after --orphan-timeout.\n"
+		"Exit status: 0 ok, 1 runtime failure, 2 usage error.  Needs root (or\n"
+		"CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) to trace.\n",
+		RETOP_MAX_FUNCS, STATS_PERCENTILE_ERROR_PCT);
+}
+
+static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "retop: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (see retop --help)\n");
+	va_end(ap);
+	return -1;
+}
+
+static bool parse_long(const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_seconds(const char *s, double min, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v) || v < min || v > 86400.0)
+		return false;
+	*out = v;
+	return true;
+}
+
+static int cli_parse_one(int c, struct cli_options *o)
+{
+	long v;
+
+	switch (c) {
+	case 'p':
+		if (!parse_long(optarg, 1, INT_MAX, &v))
+			return usage_error("-p needs a process id, got '%s'", optarg);
+		o->pid = (int)v;
+		return 0;
+	case 'x':
+		o->exe = optarg;
+		return 0;
+	case 't':
+		if (o->npatterns == CLI_MAX_PATTERNS)
+			return usage_error("too many -t patterns (at most 64): '%s'", optarg);
+		o->patterns[o->npatterns++] = optarg;
+		return 0;
+	case 'b':
+		o->mode = o->mode == CLI_LIST ? CLI_LIST : CLI_BATCH;
+		return 0;
+	case 'n':
+		if (!parse_long(optarg, 1, LONG_MAX, &o->iterations))
+			return usage_error("-n needs a positive count, got '%s'", optarg);
+		return 0;
+	case 'd':
+		if (!parse_seconds(optarg, 0.05, &o->delay_s))
+			return usage_error("-d needs seconds >= 0.05, got '%s'", optarg);
+		return 0;
+	case 'o':
+		if (!strcmp(optarg, "text"))
+			o->output = CLI_OUT_TEXT;
+		else if (!strcmp(optarg, "json"))
+			o->output = CLI_OUT_JSON;
+		else
+			return usage_error("-o takes text or json, got '%s'", optarg);
+		return 0;
+	case 'l':
+		o->mode = CLI_LIST;
+		o->list_pattern = optarg;
+		return 0;
+	case 's':
+		o->sdk_url = optarg;
+		return 0;
+	case OPT_ORPHAN_TIMEOUT:
+		if (!parse_seconds(optarg, 0.1, &o->orphan_timeout_s))
+			return usage_error("--orphan-timeout needs seconds >= 0.1, got '%s'", optarg);
+		return 0;
+	case OPT_MAX_FUNCTIONS:
+		if (!parse_long(optarg, 1, RETOP_MAX_FUNCS, &o->max_functions))
+			return usage_error("--max-functions takes 1 to 256, got '%s'", optarg);
+		return 0;
+	case OPT_SERVE:
+		o->mode = CLI_SERVE;
+		o->serve_addr = optarg;
+		return 0;
+	case OPT_NO_DWARF:
+		o->no_dwarf = true;
+		return 0;
+	case 'v':
+		o->verbose++;
+		return 0;
+	default:
+		return -1; /* getopt printed the error */
+	}
+}
+
+int cli_parse(int argc, char **argv, struct cli_options *o)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->delay_s = 1.0;
+	o->orphan_timeout_s = 60.0;
+	o->max_functions = 64;
+	opterr = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {
+		if (c == 'h') {
+			cli_usage(stdout);
+			return 1;
+		}
+		if (c == 'V') {
+			printf("retop %s\n", PACKAGE_VERSION);
+			return 1;
+		}
+		if (c == '?')
+			return usage_error("%s", "bad option");
+		if (cli_parse_one(c, o))
+			return -1;
+	}
+	/* `-l PATTERN` with a space: the pattern arrives as an operand. */
+	if (o->mode == CLI_LIST && !o->list_pattern && optind < argc)
+		o->list_pattern = argv[optind++];
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->pid && o->exe)
+		return usage_error("%s", "give -p PID or -x PATH, not both");
+	if ((o->mode == CLI_LIST || o->mode == CLI_BATCH || o->mode == CLI_SERVE) && !o->pid &&
+	    !o->exe)
+		return usage_error("%s", "this mode needs a target: -p PID or -x PATH");
+	if ((o->mode == CLI_BATCH || o->mode == CLI_SERVE) && o->npatterns == 0)
+		return usage_error("%s", "batch mode needs at least one -t PATTERN");
+	return 0;
+}

@@ -1,0 +1,37 @@
+/* The command line (a contract: tests and scripts rely on it, DESIGN.md). */
+#ifndef RETOP_CLI_H
+#define RETOP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#define CLI_MAX_PATTERNS 64
+
+enum cli_mode { CLI_INTERACTIVE = 0, CLI_LIST, CLI_BATCH, CLI_SERVE };
+enum cli_output { CLI_OUT_TEXT = 0, CLI_OUT_JSON };
+
+struct cli_options {
+	enum cli_mode mode;
+	enum cli_output output;
+	int pid;	  /* -p, 0 when absent */
+	const char *exe;  /* -x, NULL when absent */
+	const char *patterns[CLI_MAX_PATTERNS]; /* -t */
+	size_t npatterns;
+	const char *list_pattern; /* -l [PATTERN] */
+	long iterations;	  /* -n, 0 = forever */
+	double delay_s;		  /* -d */
+	const char *sdk_url;	  /* -s, NULL = default probe */
+	double orphan_timeout_s;
+	long max_functions;
+	const char *serve_addr;
+	bool no_dwarf;
+	int verbose;
+};
+
+/* Parse argv.  Returns 0 to run, 1 when --help/--version was printed (exit
+ * 0), or -1 after printing one usage error line (exit 2). */
+int cli_parse(int argc, char **argv, struct cli_options *opts);
+void cli_usage(FILE *out);
+
+#endif

@@ -1,0 +1,432 @@
+#include "elf_image.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gopclntab.h"
+#include "log.h"
+
+#define MAX_SEGMENTS 64
+
+struct elf_image {
+	char *path;
+	int fd;
+	uint8_t *map;
+	size_t map_size;
+	Elf *elf;
+	GElf_Ehdr ehdr;
+	size_t shstrndx;
+	struct elf_segment segs[MAX_SEGMENTS];
+	size_t nsegs;
+	struct elf_symbol *funcs; /* STT_FUNC, sorted by value */
+	size_t nfuncs;
+	Elf_Scn *symtab;
+	bool has_dwarf;
+	char build_id[2 * 64 + 1];
+	char go_build_id[128];
+	char go_version[32];
+};
+
+static int elf_image_map(struct elf_image *img, char *err)
+{
+	struct stat st;
+
+	img->fd = open(img->path, O_RDONLY | O_CLOEXEC);
+	if (img->fd < 0)
+		return err_set(err, errno, "%s: %s", img->path, strerror(errno));
+	if (fstat(img->fd, &st) < 0)
+		return err_set(err, errno, "%s: %s", img->path, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return err_set(err, EINVAL, "%s: not a regular file", img->path);
+	if (st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		return err_set(err, ENOEXEC, "%s: not an ELF file (%lld bytes)", img->path,
+			       (long long)st.st_size);
+	img->map_size = (size_t)st.st_size;
+	/* Private and writable only so libelf may not fault; nothing is written. */
+	img->map = mmap(NULL, img->map_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, img->fd, 0);
+	if (img->map == MAP_FAILED) {
+		img->map = NULL;
+		return err_set(err, errno, "%s: mmap: %s", img->path, strerror(errno));
+	}
+	return 0;
+}
+
+static int elf_image_read_headers(struct elf_image *img, char *err)
+{
+	size_t phnum;
+
+	if (memcmp(img->map, ELFMAG, SELFMAG) != 0)
+		return err_set(err, ENOEXEC, "%s: not an ELF file", img->path);
+	elf_version(EV_CURRENT);
+	img->elf = elf_memory((char *)img->map, img->map_size);
+	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF || !gelf_getehdr(img->elf, &img->ehdr))
+		return err_set(err, ENOEXEC, "%s: corrupt ELF header: %s", img->path,
+			       elf_errmsg(-1));
+	if (img->ehdr.e_ident[EI_CLASS] != ELFCLASS64 || img->ehdr.e_machine != EM_X86_64)
+		return err_set(err, ENOEXEC, "%s: not an x86-64 ELF binary (retop traces amd64 Go programs)",
+			       img->path);
+	if (elf_getphdrnum(img->elf, &phnum) != 0 || elf_getshdrstrndx(img->elf, &img->shstrndx) != 0)
+		return err_set(err, ENOEXEC, "%s: corrupt ELF headers: %s", img->path, elf_errmsg(-1));
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(img->elf, (int)i, &ph))
+			return err_set(err, ENOEXEC, "%s: corrupt program header %zu", img->path, i);
+		if (ph.p_type != PT_LOAD || img->nsegs == MAX_SEGMENTS)
+			continue;
+		if (ph.p_offset > img->map_size || ph.p_filesz > img->map_size - ph.p_offset)
+			return err_set(err, ENOEXEC, "%s: truncated: segment at file offset 0x%llx ends past the end of the file",
+				       img->path, (unsigned long long)ph.p_offset);
+		img->segs[img->nsegs++] = (struct elf_segment){
+			.vaddr = ph.p_vaddr, .memsz = ph.p_memsz, .offset = ph.p_offset,
+			.filesz = ph.p_filesz, .flags = ph.p_flags};
+	}
+	if (img->nsegs == 0)
+		return err_set(err, ENOEXEC, "%s: no loadable segment", img->path);
+	return 0;
+}
+
+static const char *elf_image_scn_name(const struct elf_image *img, Elf_Scn *scn, GElf_Shdr *sh)
+{
+	if (!gelf_getshdr(scn, sh))
+		return NULL;
+	return elf_strptr(img->elf, img->shstrndx, sh->sh_name);
+}
+
+/* Bytes of a section that lie in the file, or NULL. */
+static const uint8_t *elf_image_scn_bytes(const struct elf_image *img, const GElf_Shdr *sh)
+{
+	if (sh->sh_type == SHT_NOBITS || sh->sh_offset > img->map_size ||
+	    sh->sh_size > img->map_size - sh->sh_offset)
+		return NULL;
+	return img->map + sh->sh_offset;
+}
+
+static int elf_symbol_cmp(const void *a, const void *b)
+{
+	const struct elf_symbol *x = a, *y = b;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static int elf_image_read_symtab(struct elf_image *img, char *err)
+{
+	GElf_Shdr sh;
+	Elf_Data *data;
+	size_t n, k = 0;
+
+	if (!img->symtab || !gelf_getshdr(img->symtab, &sh) || sh.sh_entsize == 0)
+		return 0;
+	data = elf_getdata(img->symtab, NULL);
+	if (!data || !elf_image_scn_bytes(img, &sh))
+		return err_set(err, ENOEXEC, "%s: corrupt .symtab", img->path);
+	n = sh.sh_size / sh.sh_entsize;
+	img->funcs = calloc(n ? n : 1, sizeof(*img->funcs));
+	if (!img->funcs)
+		return err_set(err, ENOMEM, "%s: out of memory reading .symtab", img->path);
+	for (size_t i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const char *name;
+		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_value == 0)
+			continue;
+		name = elf_strptr(img->elf, sh.sh_link, sym.st_name);
+		if (!name)
+			continue;
+		img->funcs[k++] = (struct elf_symbol){name, sym.st_value, sym.st_size};
+	}
+	img->nfuncs = k;
+	qsort(img->funcs, k, sizeof(*img->funcs), elf_symbol_cmp);
+	return 0;
+}
+
+static void hex_encode(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+	for (i = 0; i < n && 2 * i + 2 < cap; i++) {
+		out[2 * i] = digits[p[i] >> 4];
+		out[2 * i + 1] = digits[p[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+static void elf_image_read_notes(struct elf_image *img, Elf_Scn *scn)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off;
+
+	while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)data->d_buf + name_off;
+		const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4))
+			hex_encode(desc, nh.n_descsz, img->build_id, sizeof(img->build_id));
+		else if (nh.n_type == 4 && nh.n_namesz == 3 && !memcmp(name, "Go", 3) &&
+			 nh.n_descsz < sizeof(img->go_build_id)) {
+			memcpy(img->go_build_id, desc, nh.n_descsz);
+			img->go_build_id[nh.n_descsz] = '\0';
+		}
+	}
+}
+
+/* The version string of .go.buildinfo: inline since Go 1.18 (flag bit 2),
+ * behind two pointers to Go strings before that. */
+static void elf_image_read_go_version(struct elf_image *img, const uint8_t *p, size_t n)
+{
+	static const char magic[] = "\xff Go buildinf:";
+	uint32_t len;
+	int used;
+
+	if (n < 32 || memcmp(p, magic, 14) != 0)
+		return;
+	if (p[15] & 2) {
+		used = gopclntab_varint(p + 32, n - 32, &len);
+		if (used <= 0 || len >= sizeof(img->go_version) || (size_t)used + len > n - 32)
+			return;
+		memcpy(img->go_version, p + 32 + used, len);
+		img->go_version[len] = '\0';
+		return;
+	}
+	if (p[14] == 8) {
+		uint64_t str_hdr, str_ptr, str_len;
+		memcpy(&str_hdr, p + 16, 8);
+		for (size_t i = 0; i < img->nsegs; i++) {
+			const struct elf_segment *s = &img->segs[i];
+			if (str_hdr < s->vaddr || str_hdr + 16 > s->vaddr + s->filesz)
+				continue;
+			memcpy(&str_ptr, img->map + s->offset + (str_hdr - s->vaddr), 8);
+			memcpy(&str_len, img->map + s->offset + (str_hdr - s->vaddr) + 8, 8);
+			for (size_t j = 0; j < img->nsegs; j++) {
+				const struct elf_segment *t = &img->segs[j];
+				if (str_len >= sizeof(img->go_version) || str_ptr < t->vaddr ||
+				    str_ptr + str_len > t->vaddr + t->filesz)
+					continue;
+				memcpy(img->go_version, img->map + t->offset + (str_ptr - t->vaddr), str_len);
+				img->go_version[str_len] = '\0';
+			}
+		}
+	}
+}
+
+static int elf_image_read_sections(struct elf_image *img, char *err)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(img->elf, scn))) {
+		const char *name = elf_image_scn_name(img, scn, &sh);
+		if (!name)
+			return err_set(err, ENOEXEC, "%s: corrupt section header table", img->path);
+		if (sh.sh_type == SHT_SYMTAB)
+			img->symtab = scn;
+		else if (sh.sh_type == SHT_NOTE && elf_image_scn_bytes(img, &sh))
+			elf_image_read_notes(img, scn);
+		else if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+			img->has_dwarf = true;
+		else if (!strcmp(name, ".go.buildinfo") && elf_image_scn_bytes(img, &sh))
+			elf_image_read_go_version(img, elf_image_scn_bytes(img, &sh), sh.sh_size);
+	}
+	return elf_image_read_symtab(img, err);
+}
+
+int elf_image_open(const char *path, struct elf_image **out, char *err)
+{
+	struct elf_image *img = calloc(1, sizeof(*img));
+	int ret;
+
+	*out = NULL;
+	if (!img || !(img->path = strdup(path))) {
+		free(img);
+		return err_set(err, ENOMEM, "%s: out of memory", path);
+	}
+	img->fd = -1;
+	ret = elf_image_map(img, err);
+	if (!ret)
+		ret = elf_image_read_headers(img, err);
+	if (!ret)
+		ret = elf_image_read_sections(img, err);
+	if (ret) {
+		elf_image_close(img);
+		return ret;
+	}
+	*out = img;
+	return 0;
+}
+
+void elf_image_close(struct elf_image *img)
+{
+	if (!img)
+		return;
+	if (img->elf)
+		elf_end(img->elf);
+	if (img->map)
+		munmap(img->map, img->map_size);
+	if (img->fd >= 0)
+		close(img->fd);
+	free(img->funcs);
+	free(img->path);
+	free(img);
+}
+
+const char *elf_image_path(const struct elf_image *img) { return img->path; }
+bool elf_image_is_pie(const struct elf_image *img) { return img->ehdr.e_type == ET_DYN; }
+bool elf_image_has_symtab(const struct elf_image *img) { return img->symtab != NULL; }
+bool elf_image_has_dwarf(const struct elf_image *img) { return img->has_dwarf; }
+const char *elf_image_build_id(const struct elf_image *img) { return img->build_id; }
+const char *elf_image_go_build_id(const struct elf_image *img) { return img->go_build_id; }
+const char *elf_image_go_version(const struct elf_image *img) { return img->go_version; }
+
+const uint8_t *elf_image_section(const struct elf_image *img, const char *name, uint64_t *addr,
+				 size_t *size)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(img->elf, scn))) {
+		const char *n = elf_image_scn_name(img, scn, &sh);
+		const uint8_t *bytes;
+		if (!n || strcmp(n, name) != 0 || !(bytes = elf_image_scn_bytes(img, &sh)))
+			continue;
+		if (addr)
+			*addr = sh.sh_addr;
+		if (size)
+			*size = sh.sh_size;
+		return bytes;
+	}
+	return NULL;
+}
+
+static bool pclntab_header_plausible(const uint8_t *p, size_t avail)
+{
+	uint32_t magic;
+
+	if (avail < 64)
+		return false;
+	memcpy(&magic, p, 4);
+	if (magic != GOPCLNTAB_MAGIC_116 && magic != GOPCLNTAB_MAGIC_118 &&
+	    magic != GOPCLNTAB_MAGIC_120)
+		return false;
+	return p[4] == 0 && p[5] == 0 && (p[6] == 1 || p[6] == 2 || p[6] == 4) &&
+	       (p[7] == 4 || p[7] == 8);
+}
+
+int elf_image_find_pclntab(const struct elf_image *img, const uint8_t **data, size_t *size,
+			   char *err)
+{
+	static const char suffix[] = ".gopclntab";
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	/* By name: ".gopclntab", or ".data.rel.ro.gopclntab" in PIE builds. */
+	while ((scn = elf_nextscn(img->elf, scn))) {
+		const char *n = elf_image_scn_name(img, scn, &sh);
+		size_t len = n ? strlen(n) : 0;
+		if (len < sizeof(suffix) - 1 || strcmp(n + len - (sizeof(suffix) - 1), suffix) != 0)
+			continue;
+		if (!(*data = elf_image_scn_bytes(img, &sh)))
+			return err_set(err, ENOEXEC, "%s: truncated: %s lies past the end of the file",
+				       img->path, n);
+		*size = sh.sh_size;
+		return 0;
+	}
+	/* Section headers gone: the table still sits in a loaded segment. */
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		if (s->flags & PF_X)
+			continue;
+		for (uint64_t off = 0; off + 64 <= s->filesz; off += 8) {
+			const uint8_t *p = img->map + s->offset + off;
+			if (pclntab_header_plausible(p, s->filesz - off)) {
+				*data = p;
+				*size = s->filesz - off;
+				return 0;
+			}
+		}
+	}
+	return err_set(err, ENOEXEC, "%s: no .gopclntab: not a Go program", img->path);
+}
+
+uint64_t elf_image_symbol_value(const struct elf_image *img, const char *name)
+{
+	GElf_Shdr sh;
+	Elf_Data *data;
+
+	if (!img->symtab || !gelf_getshdr(img->symtab, &sh) || sh.sh_entsize == 0 ||
+	    !(data = elf_getdata(img->symtab, NULL)))
+		return 0;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *n;
+		if (gelf_getsym(data, (int)i, &sym) && (n = elf_strptr(img->elf, sh.sh_link, sym.st_name)) &&
+		    !strcmp(n, name))
+			return sym.st_value;
+	}
+	return 0;
+}
+
+uint64_t elf_image_text_start(const struct elf_image *img)
+{
+	uint64_t v = elf_image_symbol_value(img, "runtime.text");
+	uint64_t addr = 0;
+
+	if (v)
+		return v;
+	if (elf_image_section(img, ".text", &addr, NULL))
+		return addr;
+	return 0;
+}
+
+size_t elf_image_func_symbols(const struct elf_image *img, const struct elf_symbol **syms)
+{
+	*syms = img->funcs;
+	return img->nfuncs;
+}
+
+size_t elf_image_segments(const struct elf_image *img, const struct elf_segment **segs)
+{
+	*segs = img->segs;
+	return img->nsegs;
+}
+
+int elf_segments_vaddr_to_offset(const struct elf_segment *segs, size_t n, uint64_t vaddr,
+				 uint64_t *offset)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct elf_segment *s = &segs[i];
+		if (!(s->flags & PF_X) || vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz)
+			continue;
+		*offset = vaddr - s->vaddr + s->offset;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int elf_image_vaddr_to_offset(const struct elf_image *img, uint64_t vaddr, uint64_t *offset)
+{
+	return elf_segments_vaddr_to_offset(img->segs, img->nsegs, vaddr, offset);
+}
+
+int elf_image_read_code(const struct elf_image *img, uint64_t vaddr, uint8_t *buf, size_t len)
+{
+	uint64_t off, last;
+
+	if (len == 0)
+		return 0;
+	/* Both ends must be in the same executable segment. */
+	if (elf_image_vaddr_to_offset(img, vaddr, &off) ||
+	    elf_image_vaddr_to_offset(img, vaddr + len - 1, &last) || last != off + len - 1)
+		return -ERANGE;
+	for (size_t done = 0; done < len;) {
+		ssize_t r = pread(img->fd, buf + done, len - done, (off_t)(off + done));
+		if (r <= 0)
+			return r < 0 ? -errno : -EIO;
+		done += (size_t)r;
+	}
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* A Go binary's ELF image: segments, sections, symbols and identity.
+ *
+ * The file is mapped read-only once; every accessor returns a view into that
+ * mapping and checks bounds, because the bytes are untrusted.
+ */
+#ifndef RETOP_ELF_IMAGE_H
+#define RETOP_ELF_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_image;
+
+struct elf_segment {
+	uint64_t vaddr;
+	uint64_t memsz;
+	uint64_t offset;
+	uint64_t filesz;
+	uint32_t flags; /* PF_R | PF_W | PF_X */
+};
+
+struct elf_symbol {
+	const char *name; /* inside the mapping, NUL-terminated */
+	uint64_t value;
+	uint64_t size;
+};
+
+int elf_image_open(const char *path, struct elf_image **out, char *err);
+void elf_image_close(struct elf_image *img);
+
+const char *elf_image_path(const struct elf_image *img);
+bool elf_image_is_pie(const struct elf_image *img);
+bool elf_image_has_symtab(const struct elf_image *img);
+bool elf_image_has_dwarf(const struct elf_image *img);
+/* Lower-case hex of the GNU build-id note, or "" when there is none. */
+const char *elf_image_build_id(const struct elf_image *img);
+/* Go's own build id (.note.go.buildid), or "". */
+const char *elf_image_go_build_id(const struct elf_image *img);
+/* "go1.19.8" from .go.buildinfo, or "" when the binary is not Go or too old. */
+const char *elf_image_go_version(const struct elf_image *img);
+
+/* Contents of a section by name; NULL when absent or not backed by file bytes. */
+const uint8_t *elf_image_section(const struct elf_image *img, const char *name, uint64_t *addr,
+				 size_t *size);
+/* The Go function table: the .gopclntab section (any ".*gopclntab" name, as in
+ * PIE builds), else a validated magic found in a read-only PT_LOAD segment. */
+int elf_image_find_pclntab(const struct elf_image *img, const uint8_t **data, size_t *size,
+			   char *err);
+/* Link-time start of Go text: runtime.text, else the .text section, else 0. */
+uint64_t elf_image_text_start(const struct elf_image *img);
+
+/* Function symbols of .symtab sorted by value (empty when stripped). */
+size_t elf_image_func_symbols(const struct elf_image *img, const struct elf_symbol **syms);
+/* Value of a symbol by exact name (any type); 0 when absent. */
+uint64_t elf_image_symbol_value(const struct elf_image *img, const char *name);
+
+size_t elf_image_segments(const struct elf_image *img, const struct elf_segment **segs);
+/* File offset of a virtual address inside an executable PT_LOAD segment. */
+int elf_image_vaddr_to_offset(const struct elf_image *img, uint64_t vaddr, uint64_t *offset);
+/* Copy len file bytes at vaddr (executable segment) into buf; pread, so a
+ * whole-binary scan does not grow the resident set. */
+int elf_image_read_code(const struct elf_image *img, uint64_t vaddr, uint8_t *buf, size_t len);
+
+/* The offset math, on plain arrays so it can be tested on fixed values:
+ * p_vaddr <= v < p_vaddr + p_filesz of an executable segment ->
+ * v - p_vaddr + p_offset.  -ENOENT when no executable segment holds v. */
+int elf_segments_vaddr_to_offset(const struct elf_segment *segs, size_t n, uint64_t vaddr,
+				 uint64_t *offset);
+
+#endif

@@ -1,0 +1,69 @@
+/* The merged function index of one Go binary.
+ *
+ * Names and entries come from .gopclntab (present even in stripped binaries),
+ * refined by .symtab and DWARF when they exist.  Trust for the entry address:
+ * SDK (checked against this index) > DWARF > .symtab > .gopclntab.
+ */
+#ifndef RETOP_FUNCS_H
+#define RETOP_FUNCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dwarf_info.h"
+#include "retsites.h"
+
+enum func_source { SRC_PCLNTAB = 0, SRC_SYMTAB, SRC_DWARF, SRC_SDK };
+
+struct func_info {
+	const char *name;
+	uint64_t entry;	      /* link-time virtual address */
+	uint64_t file_offset; /* where the entry uprobe attaches */
+	uint64_t size;
+	const char *file; /* source file of the entry */
+	int line;
+	enum func_source source; /* where the entry address came from */
+	uint32_t pcln_index;
+	const struct dwarf_func *dwarf; /* NULL without DWARF */
+	/* Filled by funcs_resolve_rets(). */
+	bool rets_resolved;
+	struct retsites rets;
+	int *ret_lines; /* source line of each RET site */
+	/* SDK cross-check (issue: SDK client). */
+	bool sdk_mismatch;
+	bool sdk_inlined;
+};
+
+struct func_index {
+	char *path;
+	struct elf_image *img;
+	struct gopclntab *pcln;
+	struct dwarf_info *dwarf; /* NULL when the binary has no DWARF */
+	struct retsites_engine *eng;
+	struct func_info *funcs; /* sorted by entry address */
+	size_t count;
+	struct func_info **by_name; /* the same functions sorted by name */
+};
+
+enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
+
+int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err);
+void funcs_free(struct func_index *idx);
+
+/* Decode the function's RET sites (once) and map them to source lines. */
+int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err);
+
+struct func_info *funcs_find(const struct func_index *idx, const char *name);
+struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr);
+/* Functions matching a pattern, in name order: a glob when the pattern has
+ * any of *?[, otherwise a substring.  Caller frees *out. */
+size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out);
+/* Up to max names closest to name (edit distance on the name and its last
+ * path element), for "function not found" messages. */
+size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
+		     size_t max);
+
+const char *func_source_name(enum func_source s);
+
+#endif

@@ -1,0 +1,430 @@
+/* The Go function table (.gopclntab), parsed in place.
+ *
+ * The table is read straight from the mapped section: names and file names
+ * are returned as pointers into it, and nothing is allocated per function.
+ * The bytes come from a binary retop does not trust, so every offset is
+ * checked against the bounds of the sub-table it points into before it is
+ * dereferenced.  The header and the functab are validated once in
+ * gopclntab_open(); each _func is validated when it is first looked at.
+ *
+ * Layout (all little-endian, see Go's runtime/symtab.go and
+ * cmd/link/internal/ld/pcln.go):
+ *
+ *   header     magic u32, 0 u8, 0 u8, minLC u8, ptrSize u8, then uintptrs:
+ *              nfunc, nfiles, [textStart (1.18+)], funcnameOffset,
+ *              cuOffset, filetabOffset, pctabOffset, pclnOffset
+ *   functab    at pclnOffset: nfunc (entry, funcoff) pairs then one end pc;
+ *              uintptr fields in 1.16, u32 offsets from textStart in 1.18+
+ *   _func      at pclnOffset + funcoff
+ */
+#include "gopclntab.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MOD ".gopclntab"
+
+#define GOPCLNTAB_MAGIC_12 0xFFFFFFFBu
+
+/* The sub-tables, in header order after nfunc/nfiles/textStart. */
+enum { SUB_FUNCNAME, SUB_CU, SUB_FILE, SUB_PC, SUB_PCLN, SUB_COUNT };
+
+struct sub {
+	size_t off;
+	size_t len;
+};
+
+struct gopclntab {
+	const uint8_t *data;
+	size_t size;
+	uint32_t magic;
+	unsigned quantum;
+	unsigned ptrsize;
+	unsigned field;	    /* functab field size: ptrsize (1.16) or 4 */
+	unsigned func_size; /* fixed part of _func */
+	unsigned func_base; /* offset of nameoff: the entry field's size */
+	uint32_t nfunc;
+	uint64_t text_start;
+	struct sub sub[SUB_COUNT];
+	const uint8_t *functab;
+};
+
+/* The _func fields retop uses. */
+struct func_raw {
+	uint32_t nameoff;
+	uint32_t pcfile;
+	uint32_t pcln;
+	uint32_t cu_off;
+};
+
+static uint32_t rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+static uint64_t rdptr(const uint8_t *p, unsigned size) { return size == 8 ? rd64(p) : rd32(p); }
+
+int gopclntab_varint(const uint8_t *p, size_t avail, uint32_t *val)
+{
+	uint32_t v = 0;
+
+	for (size_t i = 0; i < 5; i++) {
+		if (i >= avail)
+			return -EINVAL;
+		uint8_t b = p[i];
+		/* The fifth byte holds bits 28..31: anything above is overflow. */
+		if (i == 4 && b > 0x0F)
+			return -EINVAL;
+		v |= (uint32_t)(b & 0x7F) << (7 * i);
+		if (!(b & 0x80)) {
+			*val = v;
+			return (int)i + 1;
+		}
+	}
+	return -EINVAL;
+}
+
+int gopclntab_pcvalue(const uint8_t *p, size_t avail, uint64_t entry, uint64_t target_pc,
+		      unsigned pc_quantum, int32_t *val)
+{
+	int32_t v = -1;
+	uint64_t pc = entry;
+	size_t pos = 0;
+	int first = 1;
+
+	if (target_pc < entry)
+		return -ENOENT;
+	for (;;) {
+		uint32_t uvdelta, pcdelta;
+		int n = gopclntab_varint(p + pos, avail - pos, &uvdelta);
+		if (n < 0)
+			return n;
+		pos += (size_t)n;
+		if (uvdelta == 0 && !first)
+			return -ENOENT; /* table ended before target_pc */
+		first = 0;
+		n = gopclntab_varint(p + pos, avail - pos, &pcdelta);
+		if (n < 0)
+			return n;
+		pos += (size_t)n;
+		/* Unsigned arithmetic: wraps like Go's int32 addition. */
+		v = (int32_t)((uint32_t)v + (uint32_t)(-(int32_t)(uvdelta & 1) ^ (int32_t)(uvdelta >> 1)));
+		uint64_t step = (uint64_t)pcdelta * pc_quantum;
+		if (step > UINT64_MAX - pc)
+			return -EINVAL;
+		pc += step;
+		if (target_pc < pc) {
+			*val = v;
+			return 0;
+		}
+	}
+}
+
+/* Each sub-table runs to the next one that starts after it, or to the end
+ * of the section: no assumption about the order the linker wrote them in. */
+static void sub_bounds(struct gopclntab *t)
+{
+	for (int i = 0; i < SUB_COUNT; i++) {
+		size_t end = t->size;
+		for (int j = 0; j < SUB_COUNT; j++)
+			if (t->sub[j].off > t->sub[i].off && t->sub[j].off < end)
+				end = t->sub[j].off;
+		t->sub[i].len = end - t->sub[i].off;
+	}
+}
+
+static int check_magic(struct gopclntab *t, char *err)
+{
+	switch (t->magic) {
+	case GOPCLNTAB_MAGIC_116:
+		t->field = t->ptrsize;
+		t->func_base = t->ptrsize;
+		t->func_size = t->ptrsize + 9 * 4;
+		return 0;
+	case GOPCLNTAB_MAGIC_118:
+		t->field = 4;
+		t->func_base = 4;
+		t->func_size = 10 * 4;
+		return 0;
+	case GOPCLNTAB_MAGIC_120:
+		t->field = 4;
+		t->func_base = 4;
+		t->func_size = 11 * 4; /* adds startLine */
+		return 0;
+	case GOPCLNTAB_MAGIC_12:
+		return err_set(err, ENOTSUP,
+			       MOD ": magic 0x%08" PRIx32 " is Go 1.2-1.15, unsupported: Go < 1.16",
+			       t->magic);
+	default:
+		return err_set(err, EINVAL,
+			       MOD ": unknown magic 0x%08" PRIx32
+				   " (retop reads Go 1.16 to 1.2x tables)",
+			       t->magic);
+	}
+}
+
+static int parse_header(struct gopclntab *t, uint64_t text_start, char *err)
+{
+	const uint8_t *d = t->data;
+
+	if (t->size < 8)
+		return err_set(err, EINVAL, MOD ": %zu bytes, too short for a header", t->size);
+	t->magic = rd32(d);
+	t->quantum = d[6];
+	t->ptrsize = d[7];
+	if (t->magic == GOPCLNTAB_MAGIC_116 || t->magic == GOPCLNTAB_MAGIC_118 ||
+	    t->magic == GOPCLNTAB_MAGIC_120) {
+		if (d[4] || d[5])
+			return err_set(err, EINVAL, MOD ": header padding is not zero (corrupt binary?)");
+		if (t->quantum != 1 && t->quantum != 4)
+			return err_set(err, EINVAL, MOD ": pc quantum %u, expected 1 or 4", t->quantum);
+		if (t->ptrsize != 4 && t->ptrsize != 8)
+			return err_set(err, EINVAL, MOD ": pointer size %u, expected 4 or 8",
+				       t->ptrsize);
+	}
+	int ret = check_magic(t, err);
+	if (ret)
+		return ret;
+
+	int has_text = t->magic != GOPCLNTAB_MAGIC_116;
+	size_t nwords = 2 + (size_t)has_text + SUB_COUNT;
+	size_t hdr = 8 + nwords * t->ptrsize;
+	if (t->size < hdr)
+		return err_set(err, EINVAL, MOD ": %zu bytes, header needs %zu (truncated?)", t->size,
+			       hdr);
+
+	const uint8_t *w = d + 8;
+	uint64_t nfunc = rdptr(w, t->ptrsize);
+	w += 2 * t->ptrsize; /* nfiles: not needed, cutab bounds are checked */
+	uint64_t hdr_text = 0;
+	if (has_text) {
+		hdr_text = rdptr(w, t->ptrsize);
+		w += t->ptrsize;
+	}
+	for (int i = 0; i < SUB_COUNT; i++, w += t->ptrsize) {
+		uint64_t off = rdptr(w, t->ptrsize);
+		if (off < hdr || off > t->size)
+			return err_set(err, EINVAL,
+				       MOD ": sub-table %d offset 0x%" PRIx64
+					   " outside the table (corrupt binary?)",
+				       i, off);
+		t->sub[i].off = (size_t)off;
+	}
+	sub_bounds(t);
+
+	t->text_start = hdr_text ? hdr_text : text_start;
+	if (has_text && !t->text_start)
+		return err_set(err, EINVAL,
+			       MOD ": no text start in the header and none given (need runtime.text)");
+	if (t->text_start > UINT64_MAX - UINT32_MAX)
+		return err_set(err, EINVAL, MOD ": text start 0x%" PRIx64 " out of range",
+			       t->text_start);
+
+	/* (2 * nfunc + 1) fields must fit: compare without overflowing. */
+	size_t pcln_len = t->sub[SUB_PCLN].len;
+	if (nfunc == 0)
+		return err_set(err, EINVAL, MOD ": no functions (corrupt binary?)");
+	if (pcln_len < t->field || nfunc > (pcln_len - t->field) / (2 * t->field) ||
+	    nfunc > UINT32_MAX)
+		return err_set(err, EINVAL,
+			       MOD ": %" PRIu64 " functions do not fit in %zu bytes (corrupt binary?)",
+			       nfunc, pcln_len);
+	t->nfunc = (uint32_t)nfunc;
+	t->functab = d + t->sub[SUB_PCLN].off;
+	return 0;
+}
+
+/* Entry pc of functab slot i; slot nfunc is the end of the last function. */
+static uint64_t ft_pc(const struct gopclntab *t, size_t i)
+{
+	const uint8_t *p = t->functab + 2 * i * t->field;
+
+	if (t->magic != GOPCLNTAB_MAGIC_116)
+		return t->text_start + rd32(p);
+	return rdptr(p, t->field);
+}
+
+static uint64_t ft_funcoff(const struct gopclntab *t, size_t i)
+{
+	return rdptr(t->functab + (2 * i + 1) * t->field, t->field);
+}
+
+static int check_functab(const struct gopclntab *t, char *err)
+{
+	uint64_t prev = ft_pc(t, 0);
+
+	for (size_t i = 1; i <= t->nfunc; i++) {
+		uint64_t pc = ft_pc(t, i);
+		/* Equal is allowed: a zero-size function is harmless. */
+		if (pc < prev)
+			return err_set(err, EINVAL,
+				       MOD ": functab not ascending at function %zu (0x%" PRIx64
+					   " after 0x%" PRIx64 ", corrupt binary?)",
+				       i, pc, prev);
+		prev = pc;
+	}
+	return 0;
+}
+
+int gopclntab_open(const uint8_t *data, size_t size, uint64_t text_start, struct gopclntab **out,
+		   char *err)
+{
+	struct gopclntab *t;
+	int ret;
+
+	*out = NULL;
+	if (!data)
+		return err_set(err, EINVAL, MOD ": no data");
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return err_set(err, ENOMEM, MOD ": out of memory");
+	t->data = data;
+	t->size = size;
+	ret = parse_header(t, text_start, err);
+	if (!ret)
+		ret = check_functab(t, err);
+	if (ret) {
+		free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+void gopclntab_close(struct gopclntab *tab) { free(tab); }
+
+uint32_t gopclntab_magic(const struct gopclntab *tab) { return tab->magic; }
+
+size_t gopclntab_count(const struct gopclntab *tab) { return tab->nfunc; }
+
+/* Read the fixed part of function i's _func after checking it fits. */
+static int func_raw(const struct gopclntab *t, size_t i, struct func_raw *r, char *err)
+{
+	if (i >= t->nfunc)
+		return err_set(err, ERANGE, MOD ": function %zu out of range (%" PRIu32 " functions)",
+			       i, t->nfunc);
+	uint64_t off = ft_funcoff(t, i);
+	size_t len = t->sub[SUB_PCLN].len;
+	if (len < t->func_size || off > len - t->func_size)
+		return err_set(err, EINVAL,
+			       MOD ": function %zu data offset 0x%" PRIx64
+				   " outside the table (corrupt binary?)",
+			       i, off);
+	const uint8_t *p = t->functab + off + t->func_base;
+	r->nameoff = rd32(p);
+	r->pcfile = rd32(p + 16);
+	r->pcln = rd32(p + 20);
+	r->cu_off = rd32(p + 28);
+	return 0;
+}
+
+/* A NUL-terminated string at off inside sub-table s, or NULL. */
+static const char *sub_string(const struct gopclntab *t, int s, uint64_t off)
+{
+	const struct sub *sb = &t->sub[s];
+
+	if (off >= sb->len)
+		return NULL;
+	const uint8_t *p = t->data + sb->off + off;
+	if (!memchr(p, 0, sb->len - (size_t)off))
+		return NULL;
+	return (const char *)p;
+}
+
+int gopclntab_func(const struct gopclntab *tab, size_t i, struct gopclntab_func *f, char *err)
+{
+	struct func_raw r;
+	int ret = func_raw(tab, i, &r, err);
+
+	if (ret)
+		return ret;
+	/* nameoff is an int32 in Go: a negative one is out of bounds too. */
+	if (r.nameoff >= tab->sub[SUB_FUNCNAME].len)
+		return err_set(err, EINVAL,
+			       MOD ": function %zu name offset 0x%" PRIx32
+				   " outside the table (corrupt binary?)",
+			       i, r.nameoff);
+	f->name = sub_string(tab, SUB_FUNCNAME, r.nameoff);
+	if (!f->name)
+		return err_set(err, EINVAL,
+			       MOD ": function %zu name at 0x%" PRIx32
+				   " is not terminated (corrupt binary?)",
+			       i, r.nameoff);
+	f->entry = ft_pc(tab, i);
+	f->end = ft_pc(tab, i + 1);
+	f->index = (uint32_t)i;
+	return 0;
+}
+
+static int pcvalue_at(const struct gopclntab *t, uint32_t off, uint64_t entry, uint64_t pc,
+		      int32_t *val)
+{
+	const struct sub *pct = &t->sub[SUB_PC];
+
+	/* Offset 0 means "no table", as in the runtime's pcvalue. */
+	if (off == 0)
+		return -ENOENT;
+	if (off >= pct->len)
+		return -EINVAL;
+	return gopclntab_pcvalue(t->data + pct->off + off, pct->len - off, entry, pc, t->quantum,
+				 val);
+}
+
+int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file,
+		   int *line)
+{
+	struct func_raw r;
+	int32_t fno, ln;
+	int ret = func_raw(tab, i, &r, NULL);
+
+	if (ret)
+		return ret;
+	uint64_t entry = ft_pc(tab, i);
+	if (pc < entry || pc >= ft_pc(tab, i + 1))
+		return -ERANGE;
+	ret = pcvalue_at(tab, r.pcfile, entry, pc, &fno);
+	if (ret)
+		return ret;
+	ret = pcvalue_at(tab, r.pcln, entry, pc, &ln);
+	if (ret)
+		return ret;
+	if (fno < 0)
+		return -ENOENT;
+	/* cutab is an array of u32 offsets into filetab, ~0 for "none". */
+	uint64_t slot = (uint64_t)r.cu_off + (uint32_t)fno;
+	if (slot >= tab->sub[SUB_CU].len / 4)
+		return -EINVAL;
+	uint32_t foff = rd32(tab->data + tab->sub[SUB_CU].off + slot * 4);
+	if (foff == UINT32_MAX)
+		return -ENOENT;
+	const char *name = sub_string(tab, SUB_FILE, foff);
+	if (!name)
+		return -EINVAL;
+	*file = name;
+	*line = ln;
+	return 0;
+}
+
+long gopclntab_find(const struct gopclntab *tab, uint64_t pc)
+{
+	size_t lo = 0, hi = tab->nfunc;
+
+	if (pc < ft_pc(tab, 0) || pc >= ft_pc(tab, tab->nfunc))
+		return -ENOENT;
+	/* Last slot whose entry <= pc: skips zero-size functions. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ft_pc(tab, mid) <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (long)lo;
+}

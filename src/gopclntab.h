@@ -1,0 +1,52 @@
+/* The Go function table (.gopclntab), parsed in place.
+ *
+ * Layouts: Go 1.16-1.17 (magic 0xFFFFFFFA), 1.18-1.19 (0xFFFFFFF0) and
+ * 1.20+ (0xFFFFFFF1).  Any other magic is an error, never a guess.  Every
+ * offset read from the table is bounds-checked against the table's size:
+ * the bytes come from a binary retop does not trust.
+ */
+#ifndef RETOP_GOPCLNTAB_H
+#define RETOP_GOPCLNTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GOPCLNTAB_MAGIC_116 0xFFFFFFFAu
+#define GOPCLNTAB_MAGIC_118 0xFFFFFFF0u
+#define GOPCLNTAB_MAGIC_120 0xFFFFFFF1u
+
+struct gopclntab;
+
+struct gopclntab_func {
+	const char *name; /* inside the table, NUL-terminated */
+	uint64_t entry;	  /* link-time virtual address */
+	uint64_t end;	  /* next function's entry: includes alignment padding */
+	uint32_t index;
+};
+
+/* data/size: the table; text_start: the link-time address of runtime.text,
+ * used when the header carries none (Go >= 1.26, or a relocated PIE field). */
+int gopclntab_open(const uint8_t *data, size_t size, uint64_t text_start, struct gopclntab **out,
+		   char *err);
+void gopclntab_close(struct gopclntab *tab);
+
+uint32_t gopclntab_magic(const struct gopclntab *tab);
+size_t gopclntab_count(const struct gopclntab *tab);
+int gopclntab_func(const struct gopclntab *tab, size_t i, struct gopclntab_func *f, char *err);
+/* Source position of pc inside function i (pc in [entry, end)). */
+int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file,
+		   int *line);
+/* Index of the function containing pc, or -ENOENT. */
+long gopclntab_find(const struct gopclntab *tab, uint64_t pc);
+
+/* Building blocks, exposed for unit tests on fixed bytes. */
+
+/* Unsigned LEB128 as Go writes it (at most 5 bytes for 32 bits).  Returns the
+ * number of bytes read, or -EINVAL when truncated or too long. */
+int gopclntab_varint(const uint8_t *p, size_t avail, uint32_t *val);
+/* Walk a pcvalue table starting at p: the value that holds at target_pc for
+ * a function beginning at entry.  pc_quantum is the header's minLC. */
+int gopclntab_pcvalue(const uint8_t *p, size_t avail, uint64_t entry, uint64_t target_pc,
+		      unsigned pc_quantum, int32_t *val);
+
+#endif

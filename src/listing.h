@@ -1,0 +1,18 @@
+/* `retop -l`: the function index of a target, as text or JSON lines. */
+#ifndef RETOP_LISTING_H
+#define RETOP_LISTING_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "funcs.h"
+
+struct json_object;
+
+/* The DESIGN.md object for one function (RET sites resolved first). */
+struct json_object *listing_func_json(struct func_index *idx, struct func_info *f);
+/* Print every function matching pattern (NULL: all).  Returns the number
+ * printed, or a negative errno. */
+long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json);
+
+#endif

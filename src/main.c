@@ -1,0 +1,99 @@
+/* retop: top for Go function latency. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "funcs.h"
+#include "listing.h"
+#include "log.h"
+#include "procs.h"
+
+/* Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
+enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+/* The binary to index: -x PATH as given, or /proc/PID/exe. */
+static int main_target_binary(const struct cli_options *o, char *path, size_t len, char *err)
+{
+	struct stat st;
+
+	if (o->pid)
+		return procs_exe_path(o->pid, path, len, err);
+	if (stat(o->exe, &st) != 0)
+		return err_set(err, errno, "%s: %s", o->exe, strerror(errno));
+	snprintf(path, len, "%s", o->exe);
+	return 0;
+}
+
+static int main_load_index(const struct cli_options *o, struct func_index **idx, char *err)
+{
+	char path[600];
+	int ret = main_target_binary(o, path, sizeof(path), err);
+
+	if (ret)
+		return ret;
+	ret = funcs_load(path, o->no_dwarf ? FUNCS_NO_DWARF : 0, idx, err);
+	if (ret == -ENOEXEC && o->pid) {
+		struct proc_info p;
+		char inner[ERR_LEN];
+		snprintf(inner, sizeof(inner), "%s", err);
+		procs_describe(o->pid, &p);
+		err_set(err, ENOEXEC, "PID %d (%s) is not a Go program: %s", o->pid, p.comm, inner);
+	}
+	return ret;
+}
+
+/* "no function matches 'X'; nearest: a, b, c" */
+void main_report_no_match(const struct func_index *idx, const char *pattern)
+{
+	const char *near[5];
+	size_t n = funcs_nearest(idx, pattern, near, 5);
+
+	fprintf(stderr, "retop: no function matches '%s'", pattern);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s%s", i ? ", " : "; nearest: ", near[i]);
+	fprintf(stderr, " (list them with retop -l)\n");
+}
+
+static int main_list(const struct cli_options *o)
+{
+	struct func_index *idx;
+	char err[ERR_LEN];
+	long n;
+
+	if (main_load_index(o, &idx, err) != 0) {
+		fprintf(stderr, "retop: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	n = listing_print(stdout, idx, o->list_pattern, o->output == CLI_OUT_JSON);
+	if (n == 0 && o->list_pattern)
+		main_report_no_match(idx, o->list_pattern);
+	funcs_free(idx);
+	if (n < 0) {
+		fprintf(stderr, "retop: listing failed: %s\n", strerror((int)-n));
+		return EXIT_RUNTIME;
+	}
+	return n == 0 ? EXIT_RUNTIME : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_options opts;
+	int ret = cli_parse(argc, argv, &opts);
+
+	if (ret > 0)
+		return 0;
+	if (ret < 0)
+		return EXIT_USAGE;
+	log_set_level(opts.verbose >= 2 ? LOG_DEBUG : opts.verbose ? LOG_INFO : LOG_WARN);
+	log_route_libbpf();
+	switch (opts.mode) {
+	case CLI_LIST:
+		return main_list(&opts);
+	default:
+		fprintf(stderr, "retop: this mode is not available in this build yet; use -l\n");
+		return EXIT_RUNTIME;
+	}
+}

@@ -1,0 +1,175 @@
+#include "procs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_image.h"
+#include "log.h"
+
+bool procs_alive(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return access(path, F_OK) == 0;
+}
+
+int procs_exe_path(int pid, char *buf, size_t len, char *err)
+{
+	char link[512];
+
+	if (!procs_alive(pid))
+		return err_set(err, ESRCH, "no process with PID %d", pid);
+	snprintf(buf, len, "/proc/%d/exe", pid);
+	if (access(buf, R_OK) != 0) {
+		int e = errno;
+		if (e == EACCES || e == EPERM)
+			return err_set(err, e, "cannot read %s: %s (run retop as root)", buf, strerror(e));
+		if (readlink(buf, link, sizeof(link)) < 0)
+			return err_set(err, e, "PID %d has no executable (kernel thread or exiting): %s",
+				       pid, strerror(e));
+		return err_set(err, e, "cannot read %s: %s", buf, strerror(e));
+	}
+	return 0;
+}
+
+static void read_small_file(const char *path, char *buf, size_t len, bool nul_to_space)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0)
+		n = 0;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+		buf[--n] = '\0';
+	for (ssize_t i = 0; i < n; i++) {
+		if (buf[i] == '\0' && nul_to_space)
+			buf[i] = ' ';
+		else if ((unsigned char)buf[i] < 0x20)
+			buf[i] = '?'; /* never print a control character */
+	}
+}
+
+int procs_describe(int pid, struct proc_info *out)
+{
+	char path[64];
+	struct stat st, self_root, root;
+	struct passwd *pw;
+	ssize_t n;
+
+	memset(out, 0, sizeof(*out));
+	out->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st) != 0)
+		return -errno;
+	out->uid = st.st_uid;
+	pw = getpwuid(st.st_uid);
+	if (pw)
+		snprintf(out->user, sizeof(out->user), "%s", pw->pw_name);
+	else
+		snprintf(out->user, sizeof(out->user), "%u", (unsigned)st.st_uid);
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	read_small_file(path, out->comm, sizeof(out->comm), false);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	read_small_file(path, out->cmdline, sizeof(out->cmdline), true);
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	n = readlink(path, out->exe, sizeof(out->exe) - 1);
+	out->exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/root", pid);
+	if (stat("/proc/self/root", &self_root) == 0 && stat(path, &root) == 0)
+		out->in_container = self_root.st_ino != root.st_ino || self_root.st_dev != root.st_dev;
+	return 0;
+}
+
+static bool is_pid_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+size_t procs_running(const char *path, int *pids, size_t max)
+{
+	struct stat want, st;
+	DIR *d;
+	struct dirent *de;
+	size_t n = 0;
+
+	if (stat(path, &want) != 0 || !(d = opendir("/proc")))
+		return 0;
+	while ((de = readdir(d)) && n < max) {
+		char exe[300];
+		if (!is_pid_name(de->d_name))
+			continue;
+		snprintf(exe, sizeof(exe), "/proc/%s/exe", de->d_name);
+		if (stat(exe, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
+			pids[n++] = atoi(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* A Go binary carries .go.buildinfo or a Go build-id note; reading the ELF
+ * headers and notes is cheap, the function table is not needed here. */
+static bool procs_probe_go(struct proc_info *p)
+{
+	char path[64];
+	struct elf_image *img;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", p->pid);
+	if (elf_image_open(path, &img, NULL) != 0)
+		return false;
+	snprintf(p->go_version, sizeof(p->go_version), "%s", elf_image_go_version(img));
+	bool is_go = p->go_version[0] || elf_image_go_build_id(img)[0];
+	if (is_go && !p->go_version[0])
+		snprintf(p->go_version, sizeof(p->go_version), "go?");
+	p->stripped = !elf_image_has_symtab(img);
+	p->has_dwarf = elf_image_has_dwarf(img);
+	elf_image_close(img);
+	return is_go;
+}
+
+int procs_scan_go(struct proc_info **out, size_t *n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t cap = 0;
+	int self = getpid();
+
+	*out = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct proc_info p;
+		if (!is_pid_name(de->d_name) || atoi(de->d_name) == self)
+			continue;
+		if (procs_describe(atoi(de->d_name), &p) != 0 || !p.exe[0] || !procs_probe_go(&p))
+			continue;
+		if (*n == cap) {
+			size_t ncap = cap ? cap * 2 : 32;
+			struct proc_info *np = realloc(*out, ncap * sizeof(*np));
+			if (!np) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*out = np;
+			cap = ncap;
+		}
+		(*out)[(*n)++] = p;
+	}
+	closedir(d);
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* Processes from /proc: which are Go programs, and the binary each runs.
+ *
+ * A process's binary is read through /proc/PID/exe, which reaches it even
+ * inside a container's mount namespace or after it was deleted on disk. */
+#ifndef RETOP_PROCS_H
+#define RETOP_PROCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct proc_info {
+	int pid;
+	uid_t uid;
+	char user[32];
+	char comm[64];
+	char cmdline[256];
+	char exe[512];	      /* readlink of /proc/PID/exe, for display */
+	char go_version[32];  /* "" when not Go */
+	bool stripped;	      /* no .symtab */
+	bool has_dwarf;
+	bool in_container;    /* its root differs from ours */
+};
+
+bool procs_alive(int pid);
+/* "/proc/PID/exe" into buf after checking the process exists and is
+ * readable; one clear message in err otherwise. */
+int procs_exe_path(int pid, char *buf, size_t len, char *err);
+/* comm, cmdline, user, exe link of one process (no ELF work). */
+int procs_describe(int pid, struct proc_info *out);
+/* PIDs whose /proc/PID/exe is the same file (device and inode) as path. */
+size_t procs_running(const char *path, int *pids, size_t max);
+/* Every Go process (the picker); *out is malloc'd. */
+int procs_scan_go(struct proc_info **out, size_t *n);
+
+#endif

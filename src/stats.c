@@ -1,0 +1,269 @@
+#include "stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Buckets below this get one value each (see retop_hist_bucket()). */
+#define EXACT_BUCKETS (2 * RETOP_HIST_SUB)
+
+void stats_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t shift, sub;
+
+	if (b < EXACT_BUCKETS) {
+		*lo = b;
+		*hi = (uint64_t)b + 1;
+		return;
+	}
+	/* Out-of-range indexes read as the last (clamp) bucket rather than
+	 * shifting past 64 bits. */
+	if (b >= RETOP_HIST_BUCKETS)
+		b = RETOP_HIST_BUCKETS - 1;
+	shift = b / RETOP_HIST_SUB - 1;
+	sub = b % RETOP_HIST_SUB + RETOP_HIST_SUB;
+	*lo = (uint64_t)sub << shift;
+	*hi = (uint64_t)(sub + 1) << shift;
+}
+
+/* The value a bucket stands for: exact buckets hold a single value, wider
+ * ones are read at their midpoint, which halves the worst-case error. */
+static uint64_t bucket_value(uint32_t b)
+{
+	uint64_t lo, hi;
+
+	stats_bucket_range(b, &lo, &hi);
+	if (b < EXACT_BUCKETS)
+		return lo;
+	return lo + (hi - lo) / 2;
+}
+
+/* Percentile of cur - prev (prev may be NULL), clamped to [lo, hi] unless
+ * hi is 0.  Shared by the since-start and the interval figures so that the
+ * interval needs no copy of the histogram difference. */
+static uint64_t percentile_diff(const __u64 *cur, const __u64 *prev, uint32_t n, double q,
+				uint64_t lo, uint64_t hi)
+{
+	uint64_t total = 0, rank, acc = 0, v = 0;
+	uint32_t b;
+
+	for (b = 0; b < n; b++)
+		total += cur[b] - (prev ? prev[b] : 0);
+	if (!total)
+		return 0;
+
+	/* ceil(q * total), kept within [1, total] whatever q is (NaN too). */
+	double r = ceil(q * (double)total);
+	if (!(r >= 1.0))
+		rank = 1;
+	else if (r >= (double)total)
+		rank = total;
+	else
+		rank = (uint64_t)r;
+
+	for (b = 0; b < n; b++) {
+		acc += cur[b] - (prev ? prev[b] : 0);
+		if (acc >= rank) {
+			v = bucket_value(b);
+			break;
+		}
+	}
+	if (hi) {
+		if (v < lo)
+			v = lo;
+		if (v > hi)
+			v = hi;
+	}
+	return v;
+}
+
+uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64_t min_ns,
+			  uint64_t max_ns)
+{
+	return percentile_diff(hist, NULL, nbuckets, q, min_ns, max_ns);
+}
+
+/* A counter below its previous value means the map was reset (or the
+ * function re-attached); deltas against prev would underflow. */
+static bool counters_went_back(const struct retop_func_stats *cur,
+			       const struct retop_func_stats *prev)
+{
+	uint32_t i;
+
+	if (cur->calls < prev->calls || cur->sum_ns < prev->sum_ns ||
+	    cur->entries < prev->entries || cur->reentries < prev->reentries ||
+	    cur->unmatched < prev->unmatched || cur->dropped < prev->dropped)
+		return true;
+	for (i = 0; i < RETOP_MAX_RET_SITES; i++)
+		if (cur->ret_hits[i] < prev->ret_hits[i])
+			return true;
+	for (i = 0; i < RETOP_HIST_BUCKETS; i++)
+		if (cur->hist[i] < prev->hist[i])
+			return true;
+	return false;
+}
+
+/* Interval figures.  The all-time min/max bound the interval only when they
+ * moved during it: a new max is the interval's largest call, a new min its
+ * smallest.  Otherwise the interval is left unclamped. */
+static void compute_interval(const struct retop_func_stats *cur,
+			     const struct retop_func_stats *prev, struct stats_view *out)
+{
+	uint64_t lo = 0, hi = UINT64_MAX;
+	const __u64 *ph = NULL;
+
+	if (!out->calls_delta)
+		return;
+	if (prev) {
+		ph = prev->hist;
+		if (cur->min_ns && (!prev->min_ns || cur->min_ns < prev->min_ns))
+			lo = cur->min_ns;
+		if (cur->max_ns > prev->max_ns)
+			hi = cur->max_ns;
+	} else {
+		lo = cur->min_ns;
+		hi = cur->max_ns ? cur->max_ns : UINT64_MAX;
+	}
+	out->mean_interval_ns = (cur->sum_ns - (prev ? prev->sum_ns : 0)) / out->calls_delta;
+	out->p50_interval_ns = percentile_diff(cur->hist, ph, RETOP_HIST_BUCKETS, 0.50, lo, hi);
+	out->p99_interval_ns = percentile_diff(cur->hist, ph, RETOP_HIST_BUCKETS, 0.99, lo, hi);
+}
+
+void stats_compute(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
+		   double interval_s, struct stats_view *out)
+{
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (prev && counters_went_back(cur, prev))
+		prev = NULL;
+
+	out->calls = cur->calls;
+	out->mean_ns = cur->calls ? cur->sum_ns / cur->calls : 0;
+	out->p50_ns = stats_percentile(cur->hist, RETOP_HIST_BUCKETS, 0.50, cur->min_ns,
+				       cur->max_ns);
+	out->p99_ns = stats_percentile(cur->hist, RETOP_HIST_BUCKETS, 0.99, cur->min_ns,
+				       cur->max_ns);
+	out->min_ns = cur->min_ns;
+	out->max_ns = cur->max_ns;
+	out->unmatched = cur->unmatched;
+	out->reentries = cur->reentries;
+	out->dropped = cur->dropped;
+	for (i = 0; i < RETOP_MAX_RET_SITES; i++) {
+		out->ret_hits[i] = cur->ret_hits[i];
+		out->ret_hits_delta[i] = cur->ret_hits[i] - (prev ? prev->ret_hits[i] : 0);
+	}
+
+	out->calls_delta = cur->calls - (prev ? prev->calls : 0);
+	out->calls_per_s = interval_s > 0 ? (double)out->calls_delta / interval_s : 0.0;
+	compute_interval(cur, prev, out);
+}
+
+/* n / q rounded half up, without the overflow of (n + q / 2) / q. */
+static uint64_t div_round(uint64_t n, uint64_t q)
+{
+	uint64_t rem = n % q;
+
+	return n / q + (rem >= q - rem);
+}
+
+/* r is the value times 10^prec. */
+static void print_fixed(char *buf, size_t len, uint64_t r, int prec, const char *unit)
+{
+	if (prec == 2)
+		snprintf(buf, len, "%llu.%02llu%s", (unsigned long long)(r / 100),
+			 (unsigned long long)(r % 100), unit);
+	else if (prec == 1)
+		snprintf(buf, len, "%llu.%llu%s", (unsigned long long)(r / 10),
+			 (unsigned long long)(r % 10), unit);
+	else
+		snprintf(buf, len, "%llu%s", (unsigned long long)r, unit);
+}
+
+struct dur_unit {
+	const char *name;
+	uint64_t ns;	/* nanoseconds per unit, a multiple of 100 */
+	uint64_t limit; /* move to the next unit from here on; 0: never */
+};
+
+static const struct dur_unit dur_units[] = {
+	{"us", 1000ull, 1000},
+	{"ms", 1000000ull, 1000},
+	{"s", 1000000000ull, 1000},
+	{"min", 60000000000ull, 60},
+	{"h", 3600000000000ull, 24},
+	{"d", 86400000000000ull, 0},
+};
+
+/* Three significant digits in the smallest unit where the *rounded* value
+ * still fits, so 999.96us prints "1.00ms" rather than "1000us".  The widest
+ * output is "59.9min" or "213504d" (UINT64_MAX): 7 columns. */
+void stats_format_duration(uint64_t ns, char *buf, size_t len)
+{
+	static const uint64_t dec_scale[] = {1, 10, 100};
+	size_t n = sizeof(dur_units) / sizeof(dur_units[0]);
+	size_t i;
+	int prec;
+
+	if (ns < 1000) {
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct dur_unit *u = &dur_units[i];
+
+		for (prec = 2; prec >= 0; prec--) {
+			uint64_t r = div_round(ns, u->ns / dec_scale[prec]);
+
+			if (r >= 1000 || (u->limit && r >= u->limit * dec_scale[prec]))
+				continue;
+			print_fixed(buf, len, r, prec, u->name);
+			return;
+		}
+	}
+	print_fixed(buf, len, div_round(ns, dur_units[n - 1].ns), 0, dur_units[n - 1].name);
+}
+
+/* Counts and rates: integers below 1000, one decimal for fractional rates
+ * below 10, then three significant digits with a k/M/G/T/P/E suffix.  At
+ * most 6 columns ("999E"... "18.4E" for UINT64_MAX). */
+void stats_format_count(double v, char *buf, size_t len)
+{
+	static const char *const suffix[] = {"k", "M", "G", "T", "P", "E"};
+	static const double dec_scale[] = {1, 10, 100};
+	double scale = 1.0, r;
+	size_t i;
+
+	if (!(v > 0)) { /* negative or NaN: nothing sensible to show */
+		snprintf(buf, len, "0");
+		return;
+	}
+	if (v > 999e18) /* also catches +inf */
+		v = 999e18;
+	if (v < 10 && v != floor(v)) {
+		r = floor(v * 10 + 0.5);
+		if (r < 100) {
+			print_fixed(buf, len, (uint64_t)r, 1, "");
+			return;
+		}
+	}
+	/* Rounded in double and compared before any conversion: v may be far
+	 * beyond what an integer type holds. */
+	r = floor(v + 0.5);
+	if (r < 1000) {
+		print_fixed(buf, len, (uint64_t)r, 0, "");
+		return;
+	}
+	for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+		scale *= 1000.0;
+		for (int prec = 2; prec >= 0; prec--) {
+			r = floor(v / scale * dec_scale[prec] + 0.5);
+			if (r < 1000) {
+				print_fixed(buf, len, (uint64_t)r, prec, suffix[i]);
+				return;
+			}
+		}
+	}
+	/* Unreachable after the clamp above; keep the output bounded anyway. */
+	snprintf(buf, len, "999E");
+}

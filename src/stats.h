@@ -1,0 +1,52 @@
+/* Statistics from the in-kernel counters: percentiles from the log-linear
+ * histogram, interval deltas, rates.  Pure arithmetic: no BPF in here. */
+#ifndef RETOP_STATS_H
+#define RETOP_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/retop.h"
+
+/* Relative error bound of a percentile read off the histogram, in percent,
+ * for the UI and --help: half a bucket over the bucket's low edge. */
+#define STATS_PERCENTILE_ERROR_PCT 1.6
+
+/* [lo, hi) of values that land in bucket b. */
+void stats_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi);
+
+/* The q-quantile (0 < q <= 1) of a histogram: the midpoint of the bucket
+ * holding the ceil(q * total)-th value, clamped to [min, max] when those
+ * are known (non-zero max).  0 when the histogram is empty.  hist is __u64
+ * like retop_func_stats.hist (unsigned long long, not uint64_t's unsigned
+ * long on x86-64), so that array is passed without a cast. */
+uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64_t min_ns,
+			  uint64_t max_ns);
+
+/* What the UI and the batch printer show for one function over an interval
+ * and since tracing began. */
+struct stats_view {
+	uint64_t calls;	     /* since tracing began */
+	uint64_t calls_delta; /* in the last interval */
+	double calls_per_s;
+	uint64_t mean_ns, p50_ns, p99_ns, max_ns, min_ns;	/* since tracing began */
+	uint64_t p50_interval_ns, p99_interval_ns, mean_interval_ns; /* last interval; 0 if no call */
+	uint64_t unmatched, reentries, dropped;
+	uint64_t ret_hits[RETOP_MAX_RET_SITES];
+	uint64_t ret_hits_delta[RETOP_MAX_RET_SITES];
+};
+
+/* cur and prev are raw counters read from BPF; prev may be NULL (first
+ * sample).  interval_s is the measured time between the two samples. */
+void stats_compute(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
+		   double interval_s, struct stats_view *out);
+
+/* Three significant digits in ns/us/ms/s/min/h/d: "850ns", "1.23ms",
+ * "850us", "12.0s", "16.7min", "1.00h": fits 7 columns. */
+void stats_format_duration(uint64_t ns, char *buf, size_t len);
+/* "999", "0.5" (fractions below 10), then three significant digits:
+ * "1.23k", "12.3k", "123k", "3.40M": fits 6 columns. */
+void stats_format_count(double v, char *buf, size_t len);
+
+#endif

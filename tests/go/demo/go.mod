@@ -1,0 +1,3 @@
+module retop.test/demo
+
+go 1.19

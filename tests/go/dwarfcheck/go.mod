@@ -1,0 +1,3 @@
+module dwarfcheck
+
+go 1.19

@@ -1,0 +1,3 @@
+module retop.test/migrate
+
+go 1.19

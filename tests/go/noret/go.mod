@@ -1,0 +1,3 @@
+module retop.test/noret
+
+go 1.19

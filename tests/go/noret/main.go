@@ -1,0 +1,35 @@
+// noret: main.Forever has no RET instruction (an endless select loop), so a
+// tracer can only trace its entry; main.Tick is a normal function next to it.
+// Only -ready is honoured: the process runs until SIGTERM.
+package main
+
+import (
+	"syscall"
+	"time"
+)
+
+var ticks int
+
+//go:noinline
+func Forever(c <-chan time.Time) {
+	for {
+		select {
+		case <-c:
+			ticks = Tick(ticks)
+		}
+	}
+}
+
+//go:noinline
+func Tick(n int) int { return n + 1 }
+
+func main() {
+	parseFlags(0, 1)
+	go Forever(time.NewTicker(10 * time.Millisecond).C)
+	touchReady()
+	for s := range signals {
+		if s != syscall.SIGUSR1 {
+			return
+		}
+	}
+}

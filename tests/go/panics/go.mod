@@ -1,0 +1,3 @@
+module retop.test/panics
+
+go 1.19

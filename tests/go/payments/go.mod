@@ -1,0 +1,3 @@
+module retop.test/payments
+
+go 1.19

@@ -1,0 +1,3 @@
+module retop.test/recurse
+
+go 1.19

@@ -1,0 +1,40 @@
+// recurse: one call is Recurse(1000), which makes 1001 calls of main.Recurse
+// with a 128-byte array in every frame. Each call starts on a fresh goroutine
+// (8 KB stack), so the stack is grown, that is copied, during the recursion
+// every time, with entries of the outer frames still in flight.
+package main
+
+import "sync/atomic"
+
+const depth = 1000
+
+var recursions int64
+
+//go:noinline
+func Recurse(d int) int {
+	atomic.AddInt64(&recursions, 1)
+	var buf [128]byte
+	buf[d%len(buf)] = byte(d)
+	if d == 0 {
+		return int(buf[0])
+	}
+	return Recurse(d-1) + int(buf[d%len(buf)])
+}
+
+var sink int64
+
+func main() {
+	parseFlags(20, 8)
+	waitStart()
+	runWorkers(func(i int) {
+		done := make(chan int)
+		go timed("main.Recurse(1000)", func() { done <- Recurse(depth) })
+		atomic.AddInt64(&sink, int64(<-done))
+	})
+	// Top-level fields describe Recurse(1000); only counts exist per frame.
+	r := result("main.Recurse(1000)")
+	r["per_func"] = map[string]summary{"main.Recurse": {Calls: int(recursions)}}
+	r["depth"] = depth
+	r["recurse_calls"] = recursions
+	finish(r)
+}

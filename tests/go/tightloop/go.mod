@@ -1,0 +1,3 @@
+module retop.test/tightloop
+
+go 1.19

@@ -1,0 +1,3 @@
+module retop.test/gosym-oracle
+
+go 1.19

@@ -1,0 +1,734 @@
+/* Unit tests for the .gopclntab parser, on synthetic tables built here.
+ *
+ * `test_gopclntab --corpus DIR` writes the synthetic tables as fuzz seeds
+ * instead of running the tests.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "gopclntab.h"
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEXT 0x401000u
+
+/* ---- table builder ---- */
+
+struct tfunc {
+	const char *name;
+	uint32_t off;	 /* entry - TEXT */
+	uint32_t cu_off; /* index of the CU's first slot in cutab */
+	int32_t file;	 /* file index inside the CU */
+	int32_t line;	 /* line at entry; +2 from entry+4 on */
+};
+
+static const struct tfunc funcs3[] = {
+	{"main.main", 0x00, 0, 0, 10},
+	{"main.(*T).Add", 0x40, 0, 1, 20},
+	{"runtime.goexit", 0x60, 1, 1, 30},
+};
+#define END_OFF 0x80u /* end of text, relative to TEXT */
+
+static const char *const files[] = {"/src/main.go", "/src/t.go", "/go/runtime/asm.s"};
+
+struct spec {
+	uint32_t magic;
+	unsigned ptrsize;
+	unsigned quantum;
+	uint64_t hdr_text; /* header textStart, 1.18+ */
+	size_t nfunc;
+};
+
+/* Where the builder put things, so tests can corrupt them. */
+struct layout {
+	size_t size;
+	size_t nfunc_at;
+	size_t text_at;
+	size_t sub_at[5]; /* header words holding the sub-table offsets */
+	size_t names, cutab, filetab, pctab, pcln;
+	size_t func_at[3];
+	size_t name_end; /* one past the last name's NUL */
+	unsigned field;
+};
+
+struct buf {
+	uint8_t b[4096];
+	size_t n;
+};
+
+static void put8(struct buf *b, uint8_t v) { b->b[b->n++] = v; }
+
+static void put32(struct buf *b, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		put8(b, (uint8_t)(v >> (8 * i)));
+}
+
+static void putn(struct buf *b, uint64_t v, unsigned size)
+{
+	for (unsigned i = 0; i < size; i++)
+		put8(b, (uint8_t)(v >> (8 * i)));
+}
+
+static void set32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void setn(uint8_t *p, uint64_t v, unsigned size)
+{
+	for (unsigned i = 0; i < size; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_uvarint(struct buf *b, uint32_t v)
+{
+	while (v >= 0x80) {
+		put8(b, (uint8_t)(v | 0x80));
+		v >>= 7;
+	}
+	put8(b, (uint8_t)v);
+}
+
+/* One pcvalue step: from value prev to next, holding for pcs bytes. */
+static void put_step(struct buf *b, int32_t prev, int32_t next, uint32_t pcs, unsigned quantum)
+{
+	int32_t d = next - prev;
+	put_uvarint(b, d < 0 ? ((uint32_t)~d << 1) | 1 : (uint32_t)d << 1);
+	put_uvarint(b, pcs / quantum);
+}
+
+static void align(struct buf *b, unsigned a)
+{
+	while (b->n % a)
+		put8(b, 0);
+}
+
+static void build_pctabs(struct buf *b, const struct spec *s, uint32_t *pcfile, uint32_t *pcln)
+{
+	put8(b, 0); /* offset 0 means "no table" */
+	for (size_t i = 0; i < s->nfunc; i++) {
+		const struct tfunc *f = &funcs3[i];
+		uint32_t end = i + 1 < s->nfunc ? funcs3[i + 1].off : END_OFF;
+		uint32_t size = end - f->off;
+		pcfile[i] = (uint32_t)b->n;
+		put_step(b, -1, f->file, size, s->quantum);
+		put8(b, 0);
+		pcln[i] = (uint32_t)b->n;
+		put_step(b, -1, f->line, 4, s->quantum);
+		put_step(b, f->line, f->line + 2, size - 4, s->quantum);
+		put8(b, 0);
+	}
+}
+
+static void build_funcs(struct buf *b, const struct spec *s, struct layout *l,
+			const uint32_t *nameoff, const uint32_t *pcfile, const uint32_t *pcln)
+{
+	unsigned field = l->field;
+	size_t ft = b->n;
+	int is116 = s->magic == GOPCLNTAB_MAGIC_116;
+
+	b->n += (2 * s->nfunc + 1) * field;
+	for (size_t i = 0; i < s->nfunc; i++) {
+		const struct tfunc *f = &funcs3[i];
+		align(b, s->ptrsize);
+		l->func_at[i] = b->n;
+		uint64_t entry = is116 ? TEXT + f->off : f->off;
+		setn(b->b + ft + 2 * i * field, entry, field);
+		setn(b->b + ft + (2 * i + 1) * field, b->n - ft, field);
+		putn(b, entry, is116 ? s->ptrsize : 4);
+		put32(b, nameoff[i]);
+		put32(b, 16);		/* args */
+		put32(b, 0);		/* deferreturn */
+		put32(b, 0);		/* pcsp */
+		put32(b, pcfile[i]);
+		put32(b, pcln[i]);
+		put32(b, 0);		/* npcdata */
+		put32(b, f->cu_off);
+		if (s->magic == GOPCLNTAB_MAGIC_120)
+			put32(b, f->line); /* startLine */
+		put32(b, 0);		/* funcID, flag, pad, nfuncdata */
+	}
+	setn(b->b + ft + 2 * s->nfunc * field, is116 ? TEXT + END_OFF : END_OFF, field);
+}
+
+/* Emit a table for s into b; fill l with where things went. */
+static void build(const struct spec *s, struct buf *b, struct layout *l)
+{
+	unsigned ps = s->ptrsize;
+	int has_text = s->magic != GOPCLNTAB_MAGIC_116;
+	uint32_t nameoff[3], pcfile[3], pcln[3], fileoff[3];
+
+	memset(b, 0, sizeof(*b));
+	memset(l, 0, sizeof(*l));
+	l->field = has_text ? 4 : ps;
+	put32(b, s->magic);
+	put8(b, 0);
+	put8(b, 0);
+	put8(b, (uint8_t)s->quantum);
+	put8(b, (uint8_t)ps);
+	l->nfunc_at = b->n;
+	putn(b, s->nfunc, ps);
+	putn(b, 3, ps); /* nfiles */
+	if (has_text) {
+		l->text_at = b->n;
+		putn(b, s->hdr_text, ps);
+	}
+	for (int i = 0; i < 5; i++) {
+		l->sub_at[i] = b->n;
+		putn(b, 0, ps);
+	}
+
+	l->names = b->n;
+	for (size_t i = 0; i < s->nfunc; i++) {
+		nameoff[i] = (uint32_t)(b->n - l->names);
+		memcpy(b->b + b->n, funcs3[i].name, strlen(funcs3[i].name) + 1);
+		b->n += strlen(funcs3[i].name) + 1;
+	}
+	l->name_end = b->n;
+	align(b, 4);
+
+	struct buf fb = {.n = 0};
+	for (int i = 0; i < 3; i++) {
+		fileoff[i] = (uint32_t)fb.n;
+		memcpy(fb.b + fb.n, files[i], strlen(files[i]) + 1);
+		fb.n += strlen(files[i]) + 1;
+	}
+	l->cutab = b->n;
+	for (int i = 0; i < 3; i++)
+		put32(b, fileoff[i]);
+	l->filetab = b->n;
+	memcpy(b->b + b->n, fb.b, fb.n);
+	b->n += fb.n;
+
+	l->pctab = b->n;
+	struct buf pb = {.n = 0};
+	build_pctabs(&pb, s, pcfile, pcln);
+	memcpy(b->b + b->n, pb.b, pb.n);
+	b->n += pb.n;
+	align(b, ps);
+
+	l->pcln = b->n;
+	build_funcs(b, s, l, nameoff, pcfile, pcln);
+	l->size = b->n;
+
+	size_t subs[5] = {l->names, l->cutab, l->filetab, l->pctab, l->pcln};
+	for (int i = 0; i < 5; i++)
+		setn(b->b + l->sub_at[i], subs[i], ps);
+}
+
+static const struct spec spec116 = {GOPCLNTAB_MAGIC_116, 8, 1, 0, 3};
+static const struct spec spec116_32 = {GOPCLNTAB_MAGIC_116, 4, 4, 0, 3};
+static const struct spec spec118 = {GOPCLNTAB_MAGIC_118, 8, 1, TEXT, 3};
+static const struct spec spec120 = {GOPCLNTAB_MAGIC_120, 8, 1, TEXT, 3};
+static const struct spec spec120_arm = {GOPCLNTAB_MAGIC_120, 8, 4, TEXT, 3};
+
+/* ---- varint ---- */
+
+static void test_varint_lengths(void **state)
+{
+	(void)state;
+	static const struct {
+		uint8_t b[6];
+		int len;
+		uint32_t val;
+	} cases[] = {
+		{{0x00}, 1, 0},
+		{{0x7f}, 1, 127},
+		{{0x80, 0x01}, 2, 128},
+		{{0xac, 0x02}, 2, 300},
+		{{0x80, 0x80, 0x01}, 3, 1u << 14},
+		{{0xff, 0xff, 0xff, 0x7f}, 4, (1u << 28) - 1},
+		{{0x80, 0x80, 0x80, 0x80, 0x01}, 5, 1u << 28},
+		{{0xff, 0xff, 0xff, 0xff, 0x0f}, 5, UINT32_MAX},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t v = 0xdead;
+		assert_int_equal(gopclntab_varint(cases[i].b, sizeof(cases[i].b), &v), cases[i].len);
+		assert_int_equal(v, cases[i].val);
+		/* Exactly enough bytes is enough. */
+		assert_int_equal(gopclntab_varint(cases[i].b, (size_t)cases[i].len, &v),
+				 cases[i].len);
+	}
+}
+
+static void test_varint_bad(void **state)
+{
+	(void)state;
+	static const uint8_t cont[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+	static const uint8_t over[] = {0xff, 0xff, 0xff, 0xff, 0x10};
+	uint32_t v = 7;
+
+	assert_int_equal(gopclntab_varint(cont, 0, &v), -EINVAL);
+	assert_int_equal(gopclntab_varint(cont, 1, &v), -EINVAL);
+	assert_int_equal(gopclntab_varint(cont, 4, &v), -EINVAL);
+	assert_int_equal(gopclntab_varint(cont, sizeof(cont), &v), -EINVAL); /* 6 bytes */
+	assert_int_equal(gopclntab_varint(over, sizeof(over), &v), -EINVAL);  /* > 32 bits */
+	assert_int_equal(v, 7);
+}
+
+/* ---- pcvalue ---- */
+
+/* 10 on [0,4), 12 on [4,10), 7 on [10,11), in quantum units. */
+static const uint8_t pcv[] = {22, 4, 4, 6, 9, 1, 0};
+
+static int32_t pv(const uint8_t *p, size_t n, uint64_t pc, unsigned q, int *ret)
+{
+	int32_t v = -99;
+	*ret = gopclntab_pcvalue(p, n, 0x1000, pc, q, &v);
+	return v;
+}
+
+static void test_pcvalue(void **state)
+{
+	(void)state;
+	int ret;
+
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x1000, 1, &ret), 10);
+	assert_int_equal(ret, 0);
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x1003, 1, &ret), 10);
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x1004, 1, &ret), 12);
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x1009, 1, &ret), 12);
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x100a, 1, &ret), 7); /* last pc */
+	assert_int_equal(ret, 0);
+	pv(pcv, sizeof(pcv), 0x100b, 1, &ret); /* past the end */
+	assert_int_equal(ret, -ENOENT);
+	pv(pcv, sizeof(pcv), 0xfff, 1, &ret); /* before entry */
+	assert_int_equal(ret, -ENOENT);
+}
+
+static void test_pcvalue_quantum(void **state)
+{
+	(void)state;
+	int ret;
+
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x100f, 4, &ret), 10);
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x1010, 4, &ret), 12);
+	assert_int_equal(pv(pcv, sizeof(pcv), 0x102b, 4, &ret), 7);
+	assert_int_equal(ret, 0);
+	pv(pcv, sizeof(pcv), 0x102c, 4, &ret);
+	assert_int_equal(ret, -ENOENT);
+}
+
+static void test_pcvalue_edges(void **state)
+{
+	(void)state;
+	/* A zero delta on the first step is a value, not the end. */
+	static const uint8_t zero_first[] = {0, 2, 2, 3, 0};
+	static const uint8_t big[] = {0x80, 0x80, 0x04, 0x01, 0}; /* +32768 */
+	int ret;
+
+	assert_int_equal(pv(zero_first, sizeof(zero_first), 0x1001, 1, &ret), -1);
+	assert_int_equal(ret, 0);
+	assert_int_equal(pv(zero_first, sizeof(zero_first), 0x1002, 1, &ret), 0);
+	assert_int_equal(pv(big, sizeof(big), 0x1000, 1, &ret), 32767);
+	/* Truncated: no terminator, target past what is there. */
+	pv(pcv, 6, 0x100b, 1, &ret);
+	assert_int_equal(ret, -EINVAL);
+	pv(pcv, 3, 0x1005, 1, &ret); /* cut inside a step */
+	assert_int_equal(ret, -EINVAL);
+	pv(pcv, 0, 0x1000, 1, &ret);
+	assert_int_equal(ret, -EINVAL);
+}
+
+/* ---- whole tables ---- */
+
+static struct gopclntab *open_ok(const struct buf *b, size_t size, uint64_t text)
+{
+	char err[ERR_LEN] = "";
+	struct gopclntab *tab = NULL;
+	int ret = gopclntab_open(b->b, size, text, &tab, err);
+
+	if (ret)
+		fail_msg("open: %d %s", ret, err);
+	return tab;
+}
+
+static int open_err(const struct buf *b, size_t size, uint64_t text, char *err)
+{
+	struct gopclntab *tab = (struct gopclntab *)&tab;
+	int ret = gopclntab_open(b->b, size, text, &tab, err);
+
+	assert_null(tab);
+	assert_true(ret < 0);
+	return ret;
+}
+
+static void check_table(const struct spec *s, uint64_t text)
+{
+	struct buf b;
+	struct layout l;
+	char err[ERR_LEN];
+
+	build(s, &b, &l);
+	struct gopclntab *tab = open_ok(&b, l.size, text);
+	assert_int_equal(gopclntab_magic(tab), s->magic);
+	assert_int_equal(gopclntab_count(tab), 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct tfunc *tf = &funcs3[i];
+		struct gopclntab_func f;
+		uint64_t end = TEXT + (i < 2 ? funcs3[i + 1].off : END_OFF);
+		const char *file = NULL;
+		int line = 0;
+
+		assert_int_equal(gopclntab_func(tab, i, &f, err), 0);
+		assert_string_equal(f.name, tf->name);
+		assert_true(f.name >= (const char *)b.b && f.name < (const char *)b.b + l.size);
+		assert_int_equal(f.entry, TEXT + tf->off);
+		assert_int_equal(f.end, end);
+		assert_int_equal(f.index, i);
+
+		assert_int_equal(gopclntab_line(tab, i, f.entry, &file, &line), 0);
+		assert_string_equal(file, files[tf->cu_off + (uint32_t)tf->file]);
+		assert_int_equal(line, tf->line);
+		assert_int_equal(gopclntab_line(tab, i, f.entry + 4, &file, &line), 0);
+		assert_int_equal(line, tf->line + 2);
+		assert_int_equal(gopclntab_line(tab, i, end - 1, &file, &line), 0);
+		assert_int_equal(line, tf->line + 2);
+		assert_int_equal(gopclntab_line(tab, i, end, &file, &line), -ERANGE);
+		assert_int_equal(gopclntab_line(tab, i, f.entry - 1, &file, &line), -ERANGE);
+
+		assert_int_equal(gopclntab_find(tab, f.entry), (long)i);
+		assert_int_equal(gopclntab_find(tab, end - 1), (long)i);
+	}
+	assert_int_equal(gopclntab_find(tab, TEXT - 1), -ENOENT);
+	assert_int_equal(gopclntab_find(tab, TEXT + END_OFF), -ENOENT);
+	assert_int_equal(gopclntab_find(tab, 0), -ENOENT);
+	assert_int_equal(gopclntab_find(tab, UINT64_MAX), -ENOENT);
+	struct gopclntab_func f;
+	assert_int_equal(gopclntab_func(tab, 3, &f, err), -ERANGE);
+	const char *file;
+	int line;
+	assert_int_equal(gopclntab_line(tab, 3, TEXT, &file, &line), -ERANGE);
+	gopclntab_close(tab);
+}
+
+static void test_open_116(void **state)
+{
+	(void)state;
+	check_table(&spec116, 0); /* absolute entries: no text start needed */
+	check_table(&spec116_32, 0);
+}
+
+static void test_open_118(void **state)
+{
+	(void)state;
+	check_table(&spec118, 0);
+}
+
+static void test_open_120(void **state)
+{
+	(void)state;
+	check_table(&spec120, 0);
+	check_table(&spec120_arm, 0);
+}
+
+static void test_text_start(void **state)
+{
+	(void)state;
+	struct spec s = spec120;
+	struct buf b;
+	struct layout l;
+	struct gopclntab_func f;
+	char err[ERR_LEN] = "";
+
+	/* The header wins over the argument. */
+	build(&s, &b, &l);
+	struct gopclntab *tab = open_ok(&b, l.size, 0x999000);
+	assert_int_equal(gopclntab_func(tab, 1, &f, err), 0);
+	assert_int_equal(f.entry, TEXT + 0x40);
+	gopclntab_close(tab);
+
+	/* No text start in the header: the argument is used. */
+	s.hdr_text = 0;
+	check_table(&s, TEXT);
+	build(&s, &b, &l);
+	tab = open_ok(&b, l.size, 0x800000);
+	assert_int_equal(gopclntab_func(tab, 2, &f, err), 0);
+	assert_int_equal(f.entry, 0x800060);
+	assert_int_equal(f.end, 0x800080);
+	assert_int_equal(gopclntab_find(tab, 0x80005f), 1);
+	gopclntab_close(tab);
+
+	/* Neither. */
+	assert_int_equal(open_err(&b, l.size, 0, err), -EINVAL);
+	assert_non_null(strstr(err, "text start"));
+}
+
+static void test_bad_magic(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	char err[ERR_LEN] = "";
+
+	build(&spec120, &b, &l);
+	set32(b.b, 0x12345678);
+	assert_int_equal(open_err(&b, l.size, TEXT, err), -EINVAL);
+	assert_non_null(strstr(err, "unknown magic 0x12345678"));
+
+	set32(b.b, 0xFFFFFFFB);
+	assert_int_equal(open_err(&b, l.size, TEXT, err), -ENOTSUP);
+	assert_non_null(strstr(err, "0xfffffffb"));
+	assert_non_null(strstr(err, "Go < 1.16"));
+
+	/* No error buffer is fine too. */
+	assert_int_equal(open_err(&b, l.size, TEXT, NULL), -ENOTSUP);
+}
+
+static void test_bad_header_bytes(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	char err[ERR_LEN] = "";
+
+	build(&spec118, &b, &l);
+	b.b[4] = 1;
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "padding"));
+	build(&spec118, &b, &l);
+	b.b[6] = 3;
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "quantum 3"));
+	build(&spec118, &b, &l);
+	b.b[7] = 16;
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "pointer size 16"));
+}
+
+static void test_truncated_header(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	char err[ERR_LEN] = "";
+
+	build(&spec120, &b, &l);
+	assert_int_equal(open_err(&b, 0, TEXT, err), -EINVAL);
+	assert_int_equal(open_err(&b, 7, TEXT, err), -EINVAL);
+	assert_non_null(strstr(err, "too short"));
+	assert_int_equal(open_err(&b, 8 + 8 * 8 - 1, TEXT, err), -EINVAL);
+	assert_non_null(strstr(err, "header needs 72"));
+	/* Header complete, sub-tables cut off. */
+	assert_int_equal(open_err(&b, l.pcln, TEXT, err), -EINVAL);
+	/* Functab complete but the last _func cut off: open is fine, func is not. */
+	struct gopclntab *tab = open_ok(&b, l.func_at[2] + 8, TEXT);
+	struct gopclntab_func f;
+	assert_int_equal(gopclntab_func(tab, 1, &f, err), 0);
+	assert_int_equal(gopclntab_func(tab, 2, &f, err), -EINVAL);
+	assert_non_null(strstr(err, "function 2 data offset"));
+	gopclntab_close(tab);
+}
+
+static void test_nfunc(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	char err[ERR_LEN] = "";
+
+	build(&spec118, &b, &l);
+	setn(b.b + l.nfunc_at, (uint64_t)1 << 62, 8);
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "do not fit"));
+	/* Just too many for the pcln table. */
+	setn(b.b + l.nfunc_at, (l.size - l.pcln) / 8 + 1, 8);
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "do not fit"));
+	setn(b.b + l.nfunc_at, 0, 8);
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "no functions"));
+	/* Fewer than built is a valid (smaller) table. */
+	setn(b.b + l.nfunc_at, 2, 8);
+	struct gopclntab *tab = open_ok(&b, l.size, 0);
+	assert_int_equal(gopclntab_count(tab), 2);
+	gopclntab_close(tab);
+}
+
+static void test_sub_offset(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	char err[ERR_LEN] = "";
+
+	build(&spec116, &b, &l);
+	setn(b.b + l.sub_at[3], l.size + 1, 8);
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "outside the table"));
+	setn(b.b + l.sub_at[0], 4, 8); /* inside the header */
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "outside the table"));
+}
+
+static void test_functab_order(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	char err[ERR_LEN] = "";
+
+	build(&spec120, &b, &l);
+	set32(b.b + l.pcln + 2 * 4, 0x70); /* function 1 after function 2 */
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "not ascending at function 2"));
+	build(&spec116, &b, &l);
+	setn(b.b + l.pcln + 6 * 8, TEXT, 8); /* end before the last entry */
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "not ascending at function 3"));
+}
+
+static void test_name_bounds(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	struct gopclntab_func f;
+	char err[ERR_LEN] = "";
+
+	build(&spec118, &b, &l);
+	set32(b.b + l.func_at[1] + 4, (uint32_t)(l.cutab - l.names)); /* one past */
+	struct gopclntab *tab = open_ok(&b, l.size, 0);
+	assert_int_equal(gopclntab_func(tab, 1, &f, err), -EINVAL);
+	assert_non_null(strstr(err, "function 1 name offset"));
+	assert_int_equal(gopclntab_func(tab, 0, &f, err), 0);
+	gopclntab_close(tab);
+
+	build(&spec118, &b, &l);
+	set32(b.b + l.func_at[0] + 4, 0xFFFFFFFF); /* negative int32 */
+	tab = open_ok(&b, l.size, 0);
+	assert_int_equal(gopclntab_func(tab, 0, &f, err), -EINVAL);
+	assert_non_null(strstr(err, "outside the table"));
+	gopclntab_close(tab);
+}
+
+static void test_name_unterminated(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	struct gopclntab_func f;
+	char err[ERR_LEN] = "";
+
+	build(&spec120, &b, &l);
+	/* Fill the name table's tail up to cutab: the last name runs into it. */
+	memset(b.b + l.name_end - 1, 'x', l.cutab - l.name_end + 1);
+	struct gopclntab *tab = open_ok(&b, l.size, 0);
+	assert_int_equal(gopclntab_func(tab, 1, &f, err), 0);
+	assert_int_equal(gopclntab_func(tab, 2, &f, err), -EINVAL);
+	assert_non_null(strstr(err, "not terminated"));
+	gopclntab_close(tab);
+}
+
+static void test_file_bounds(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	const char *file = NULL;
+	int line = 0;
+
+	build(&spec120, &b, &l);
+	set32(b.b + l.func_at[2] + 32, 2); /* cu_off 2 + file 1 = slot 3 of 3 */
+	set32(b.b + l.cutab + 4, 0xFFFFFFFF); /* slot 1: "no file" */
+	set32(b.b + l.cutab, (uint32_t)(l.pctab - l.filetab)); /* slot 0: past filetab */
+	struct gopclntab *tab = open_ok(&b, l.size, 0);
+	assert_int_equal(gopclntab_line(tab, 2, TEXT + 0x60, &file, &line), -EINVAL);
+	assert_int_equal(gopclntab_line(tab, 1, TEXT + 0x40, &file, &line), -ENOENT);
+	assert_int_equal(gopclntab_line(tab, 0, TEXT, &file, &line), -EINVAL);
+	assert_null(file);
+	gopclntab_close(tab);
+
+	/* Offsets into pctab out of bounds, or 0 ("no table"). */
+	build(&spec120, &b, &l);
+	set32(b.b + l.func_at[0] + 20, (uint32_t)(l.pcln - l.pctab));
+	set32(b.b + l.func_at[1] + 24, 0);
+	tab = open_ok(&b, l.size, 0);
+	assert_int_equal(gopclntab_line(tab, 0, TEXT, &file, &line), -EINVAL);
+	assert_int_equal(gopclntab_line(tab, 1, TEXT + 0x40, &file, &line), -ENOENT);
+	assert_int_equal(gopclntab_line(tab, 2, TEXT + 0x60, &file, &line), 0);
+	assert_string_equal(file, files[2]);
+	gopclntab_close(tab);
+}
+
+static void test_funcoff_bounds(void **state)
+{
+	(void)state;
+	struct buf b;
+	struct layout l;
+	struct gopclntab_func f;
+	char err[ERR_LEN] = "";
+
+	build(&spec116, &b, &l);
+	setn(b.b + l.pcln + 3 * 8, UINT64_MAX - 3, 8);
+	struct gopclntab *tab = open_ok(&b, l.size, 0);
+	assert_int_equal(gopclntab_func(tab, 1, &f, err), -EINVAL);
+	assert_non_null(strstr(err, "function 1 data offset"));
+	gopclntab_close(tab);
+}
+
+/* ---- corpus generator ---- */
+
+static int write_corpus(const char *dir)
+{
+	static const struct {
+		const char *name;
+		const struct spec *s;
+	} seeds[] = {
+		{"synthetic-116", &spec116},   {"synthetic-116-32", &spec116_32},
+		{"synthetic-118", &spec118},   {"synthetic-120", &spec120},
+		{"synthetic-120-arm", &spec120_arm},
+	};
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		struct buf b;
+		struct layout l;
+		char path[512];
+
+		build(seeds[i].s, &b, &l);
+		snprintf(path, sizeof(path), "%s/%s", dir, seeds[i].name);
+		FILE *fp = fopen(path, "wb");
+		if (!fp || fwrite(b.b, 1, l.size, fp) != l.size || fclose(fp)) {
+			perror(path);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--corpus"))
+		return write_corpus(argv[2]);
+
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_varint_lengths),
+		cmocka_unit_test(test_varint_bad),
+		cmocka_unit_test(test_pcvalue),
+		cmocka_unit_test(test_pcvalue_quantum),
+		cmocka_unit_test(test_pcvalue_edges),
+		cmocka_unit_test(test_open_116),
+		cmocka_unit_test(test_open_118),
+		cmocka_unit_test(test_open_120),
+		cmocka_unit_test(test_text_start),
+		cmocka_unit_test(test_bad_magic),
+		cmocka_unit_test(test_bad_header_bytes),
+		cmocka_unit_test(test_truncated_header),
+		cmocka_unit_test(test_nfunc),
+		cmocka_unit_test(test_sub_offset),
+		cmocka_unit_test(test_functab_order),
+		cmocka_unit_test(test_name_bounds),
+		cmocka_unit_test(test_name_unterminated),
+		cmocka_unit_test(test_file_bounds),
+		cmocka_unit_test(test_funcoff_bounds),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
