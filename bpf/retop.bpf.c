@@ -102,8 +102,7 @@ int retop_return(struct pt_regs *ctx)
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val *val;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
-	__u64 dur;
-	__u32 b;
+	__u64 dur, b;
 
 	if (!st)
 		return 0;
@@ -125,6 +124,8 @@ int retop_return(struct pt_regs *ctx)
 	__sync_fetch_and_add(&st->calls, 1);
 	__sync_fetch_and_add(&st->sum_ns, dur);
 	b = retop_hist_bucket(dur);
+	/* Keep the check and the access on one register for the verifier. */
+	asm volatile("" : "+r"(b));
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);

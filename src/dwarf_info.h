@@ -10,7 +10,9 @@
 
 struct dwarf_param {
 	char *name;
-	char *type;	/* Go type name as DWARF spells it: "int", "*main.Card", "[]uint8" */
+	char *type;	/* Go type name as DWARF spells it: "int", "*main.Card", "[]uint8";
+			 * NULL when the type has no name (C's unnamed pointers) or
+			 * the parameter has no DW_AT_type */
 	uint64_t size;	/* byte size of the type, 0 when unknown */
 	bool is_return; /* DW_AT_variable_parameter: Go marks results this way */
 };
@@ -20,7 +22,8 @@ struct dwarf_func {
 	uint64_t low_pc;
 	uint64_t high_pc; /* exclusive */
 	char *decl_file;  /* may be NULL */
-	int decl_line;	  /* 0 when unknown */
+	int decl_line;	  /* 0 when unknown; for Go 1.19 the signature's line from the
+			   * parameters, else the line-table line at low_pc */
 	struct dwarf_param *params;
 	size_t nparams;
 };

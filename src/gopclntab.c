@@ -63,13 +63,18 @@ struct func_raw {
 
 static uint32_t rd32(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+static uint64_t rd64(const uint8_t *p)
+{
+	return rd32(p) | (uint64_t)rd32(p + 4) << 32;
+}
 
-static uint64_t rdptr(const uint8_t *p, unsigned size) { return size == 8 ? rd64(p) : rd32(p); }
+static uint64_t rdptr(const uint8_t *p, unsigned size)
+{
+	return size == 8 ? rd64(p) : rd32(p);
+}
 
 int gopclntab_varint(const uint8_t *p, size_t avail, uint32_t *val)
 {
@@ -115,7 +120,8 @@ int gopclntab_pcvalue(const uint8_t *p, size_t avail, uint64_t entry, uint64_t t
 			return n;
 		pos += (size_t)n;
 		/* Unsigned arithmetic: wraps like Go's int32 addition. */
-		v = (int32_t)((uint32_t)v + (uint32_t)(-(int32_t)(uvdelta & 1) ^ (int32_t)(uvdelta >> 1)));
+		v = (int32_t)((uint32_t)v +
+			      (uint32_t)(-(int32_t)(uvdelta & 1) ^ (int32_t)(uvdelta >> 1)));
 		uint64_t step = (uint64_t)pcdelta * pc_quantum;
 		if (step > UINT64_MAX - pc)
 			return -EINVAL;
@@ -170,7 +176,8 @@ static int check_magic(struct gopclntab *t, char *err)
 	}
 }
 
-static int parse_header(struct gopclntab *t, uint64_t text_start, char *err)
+/* The first 8 bytes: magic, padding, pc quantum, pointer size. */
+static int parse_fixed(struct gopclntab *t, char *err)
 {
 	const uint8_t *d = t->data;
 
@@ -179,66 +186,76 @@ static int parse_header(struct gopclntab *t, uint64_t text_start, char *err)
 	t->magic = rd32(d);
 	t->quantum = d[6];
 	t->ptrsize = d[7];
-	if (t->magic == GOPCLNTAB_MAGIC_116 || t->magic == GOPCLNTAB_MAGIC_118 ||
-	    t->magic == GOPCLNTAB_MAGIC_120) {
-		if (d[4] || d[5])
-			return err_set(err, EINVAL, MOD ": header padding is not zero (corrupt binary?)");
-		if (t->quantum != 1 && t->quantum != 4)
-			return err_set(err, EINVAL, MOD ": pc quantum %u, expected 1 or 4", t->quantum);
-		if (t->ptrsize != 4 && t->ptrsize != 8)
-			return err_set(err, EINVAL, MOD ": pointer size %u, expected 4 or 8",
-				       t->ptrsize);
-	}
+	/* Magic first: a foreign table's other bytes mean nothing. */
 	int ret = check_magic(t, err);
 	if (ret)
 		return ret;
+	if (d[4] || d[5])
+		return err_set(err, EINVAL, MOD ": header padding is not zero (corrupt binary?)");
+	if (t->quantum != 1 && t->quantum != 4)
+		return err_set(err, EINVAL, MOD ": pc quantum %u, expected 1 or 4", t->quantum);
+	if (t->ptrsize != 4 && t->ptrsize != 8)
+		return err_set(err, EINVAL, MOD ": pointer size %u, expected 4 or 8", t->ptrsize);
+	return 0;
+}
 
+static int check_nfunc(struct gopclntab *t, uint64_t nfunc, char *err)
+{
+	size_t pcln_len = t->sub[SUB_PCLN].len;
+
+	if (nfunc == 0)
+		return err_set(err, EINVAL, MOD ": no functions (corrupt binary?)");
+	/* (2 * nfunc + 1) fields must fit: compare without overflowing. */
+	if (pcln_len < t->field || nfunc > (pcln_len - t->field) / (2 * t->field) ||
+	    nfunc > UINT32_MAX)
+		return err_set(err, EINVAL,
+			       MOD ": %" PRIu64
+				   " functions do not fit in %zu bytes (corrupt binary?)",
+			       nfunc, pcln_len);
+	t->nfunc = (uint32_t)nfunc;
+	t->functab = t->data + t->sub[SUB_PCLN].off;
+	return 0;
+}
+
+static int parse_header(struct gopclntab *t, uint64_t text_start, char *err)
+{
+	static const char *const names[SUB_COUNT] = {"funcname", "cu", "filetab", "pctab", "pcln"};
+	int ret = parse_fixed(t, err);
+
+	if (ret)
+		return ret;
 	int has_text = t->magic != GOPCLNTAB_MAGIC_116;
-	size_t nwords = 2 + (size_t)has_text + SUB_COUNT;
-	size_t hdr = 8 + nwords * t->ptrsize;
+	size_t hdr = 8 + (2 + (size_t)has_text + SUB_COUNT) * t->ptrsize;
 	if (t->size < hdr)
-		return err_set(err, EINVAL, MOD ": %zu bytes, header needs %zu (truncated?)", t->size,
-			       hdr);
+		return err_set(err, EINVAL, MOD ": %zu bytes, header needs %zu (truncated?)",
+			       t->size, hdr);
 
-	const uint8_t *w = d + 8;
+	const uint8_t *w = t->data + 8;
 	uint64_t nfunc = rdptr(w, t->ptrsize);
 	w += 2 * t->ptrsize; /* nfiles: not needed, cutab bounds are checked */
-	uint64_t hdr_text = 0;
 	if (has_text) {
-		hdr_text = rdptr(w, t->ptrsize);
+		uint64_t hdr_text = rdptr(w, t->ptrsize);
 		w += t->ptrsize;
+		t->text_start = hdr_text ? hdr_text : text_start;
+		if (!t->text_start)
+			return err_set(err, EINVAL,
+				       MOD ": no text start in the header and none given "
+					   "(need runtime.text)");
+		if (t->text_start > UINT64_MAX - UINT32_MAX)
+			return err_set(err, EINVAL, MOD ": text start 0x%" PRIx64 " out of range",
+				       t->text_start);
 	}
 	for (int i = 0; i < SUB_COUNT; i++, w += t->ptrsize) {
 		uint64_t off = rdptr(w, t->ptrsize);
 		if (off < hdr || off > t->size)
 			return err_set(err, EINVAL,
-				       MOD ": sub-table %d offset 0x%" PRIx64
+				       MOD ": %s offset 0x%" PRIx64
 					   " outside the table (corrupt binary?)",
-				       i, off);
+				       names[i], off);
 		t->sub[i].off = (size_t)off;
 	}
 	sub_bounds(t);
-
-	t->text_start = hdr_text ? hdr_text : text_start;
-	if (has_text && !t->text_start)
-		return err_set(err, EINVAL,
-			       MOD ": no text start in the header and none given (need runtime.text)");
-	if (t->text_start > UINT64_MAX - UINT32_MAX)
-		return err_set(err, EINVAL, MOD ": text start 0x%" PRIx64 " out of range",
-			       t->text_start);
-
-	/* (2 * nfunc + 1) fields must fit: compare without overflowing. */
-	size_t pcln_len = t->sub[SUB_PCLN].len;
-	if (nfunc == 0)
-		return err_set(err, EINVAL, MOD ": no functions (corrupt binary?)");
-	if (pcln_len < t->field || nfunc > (pcln_len - t->field) / (2 * t->field) ||
-	    nfunc > UINT32_MAX)
-		return err_set(err, EINVAL,
-			       MOD ": %" PRIu64 " functions do not fit in %zu bytes (corrupt binary?)",
-			       nfunc, pcln_len);
-	t->nfunc = (uint32_t)nfunc;
-	t->functab = d + t->sub[SUB_PCLN].off;
-	return 0;
+	return check_nfunc(t, nfunc, err);
 }
 
 /* Entry pc of functab slot i; slot nfunc is the end of the last function. */
@@ -298,18 +315,28 @@ int gopclntab_open(const uint8_t *data, size_t size, uint64_t text_start, struct
 	return 0;
 }
 
-void gopclntab_close(struct gopclntab *tab) { free(tab); }
+void gopclntab_close(struct gopclntab *tab)
+{
+	free(tab);
+}
 
-uint32_t gopclntab_magic(const struct gopclntab *tab) { return tab->magic; }
+uint32_t gopclntab_magic(const struct gopclntab *tab)
+{
+	return tab->magic;
+}
 
-size_t gopclntab_count(const struct gopclntab *tab) { return tab->nfunc; }
+size_t gopclntab_count(const struct gopclntab *tab)
+{
+	return tab->nfunc;
+}
 
 /* Read the fixed part of function i's _func after checking it fits. */
 static int func_raw(const struct gopclntab *t, size_t i, struct func_raw *r, char *err)
 {
 	if (i >= t->nfunc)
-		return err_set(err, ERANGE, MOD ": function %zu out of range (%" PRIu32 " functions)",
-			       i, t->nfunc);
+		return err_set(err, ERANGE,
+			       MOD ": function %zu out of range (%" PRIu32 " functions)", i,
+			       t->nfunc);
 	uint64_t off = ft_funcoff(t, i);
 	size_t len = t->sub[SUB_PCLN].len;
 	if (len < t->func_size || off > len - t->func_size)
@@ -377,8 +404,7 @@ static int pcvalue_at(const struct gopclntab *t, uint32_t off, uint64_t entry, u
 				 val);
 }
 
-int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file,
-		   int *line)
+int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file, int *line)
 {
 	struct func_raw r;
 	int32_t fno, ln;

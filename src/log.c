@@ -64,6 +64,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (current_level < LOG_INFO)
 		return 0;
+	/* libbpf hands over whole verifier logs: print them uncut. */
+	if (!current_sink) {
+		vfprintf(stderr, fmt, ap);
+		return 0;
+	}
 	log_emit(level == LIBBPF_WARN ? LOG_WARN : LOG_DEBUG, "libbpf", fmt, ap);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "batch.h"
 #include "cli.h"
 #include "funcs.h"
 #include "listing.h"
@@ -46,7 +47,7 @@ static int main_load_index(const struct cli_options *o, struct func_index **idx,
 }
 
 /* "no function matches 'X'; nearest: a, b, c" */
-void main_report_no_match(const struct func_index *idx, const char *pattern)
+static void main_report_no_match(const struct func_index *idx, const char *pattern)
 {
 	const char *near[5];
 	size_t n = funcs_nearest(idx, pattern, near, 5);
@@ -92,6 +93,8 @@ int main(int argc, char **argv)
 	switch (opts.mode) {
 	case CLI_LIST:
 		return main_list(&opts);
+	case CLI_BATCH:
+		return batch_run(&opts);
 	default:
 		fprintf(stderr, "retop: this mode is not available in this build yet; use -l\n");
 		return EXIT_RUNTIME;

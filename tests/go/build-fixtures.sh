@@ -1,8 +1,9 @@
 #!/bin/sh
 # Usage: build-fixtures.sh OUTDIR [NAME...]
 # Builds each Go fixture five ways (default, noopt, stripped, pie, cgo) into
-# OUTDIR as NAME-VARIANT, plus OUTDIR/gosym-oracle and, when present,
-# OUTDIR/dwarfcheck{,-stripped}. Up-to-date outputs are not rebuilt.
+# OUTDIR as NAME-VARIANT, plus OUTDIR/gosym-oracle (always) and
+# OUTDIR/dwarfcheck{,-stripped} (when tests/go/dwarfcheck exists and no NAME
+# or the NAME dwarfcheck is given). Up-to-date outputs are not rebuilt.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,7 +14,10 @@ all="payments migrate recurse panics tightloop noret demo"
 mkdir -p "$1"
 out=$(cd "$1" && pwd)
 shift
-[ $# -gt 0 ] || set -- $all
+if [ $# -eq 0 ]; then
+    set -- $all
+    [ ! -f "$here/dwarfcheck/main.go" ] || set -- "$@" dwarfcheck
+fi
 
 GO=${GO:-go}
 command -v "$GO" >/dev/null 2>&1 || { echo "$0: go not found: install golang-go" >&2; exit 1; }
@@ -43,13 +47,21 @@ build() {
     shift 2
     stale "$o" "$src" || return 0
     echo "  GO       $(basename "$o")"
-    # A subshell, because go build resolves the module from the current directory.
-    (cd "$src" && env "$@" -o "$o.tmp" . && mv -f "$o.tmp" "$o")
+    # A subshell, because go build resolves the module from the current
+    # directory; a per-process temporary, because tests may build at once.
+    (cd "$src" && env "$@" -o "$o.$$.tmp" . && mv -f "$o.$$.tmp" "$o")
 }
 
 build "$out/gosym-oracle" "$oracle_src" CGO_ENABLED=0 "$GO" build
 for n in "$@"; do
     src=$here/$n
+    case $n in
+    gosym-oracle) continue ;; # built above, always
+    dwarfcheck)               # someone else's fixture: two builds only
+        build "$out/dwarfcheck" "$src" CGO_ENABLED=0 "$GO" build
+        build "$out/dwarfcheck-stripped" "$src" CGO_ENABLED=0 "$GO" build -ldflags=-s\ -w
+        continue ;;
+    esac
     [ -f "$src/main.go" ] || { echo "$0: no fixture named $n" >&2; exit 1; }
     build "$out/$n-default" "$src" CGO_ENABLED=0 "$GO" build
     build "$out/$n-noopt" "$src" CGO_ENABLED=0 "$GO" build -gcflags=all=-N\ -l
@@ -57,7 +69,3 @@ for n in "$@"; do
     build "$out/$n-pie" "$src" CGO_ENABLED=0 "$GO" build -buildmode=pie
     build "$out/$n-cgo" "$src" CGO_ENABLED=1 "$GO" build -tags retop_cgo
 done
-if [ -f "$here/dwarfcheck/main.go" ]; then
-    build "$out/dwarfcheck" "$here/dwarfcheck" CGO_ENABLED=0 "$GO" build
-    build "$out/dwarfcheck-stripped" "$here/dwarfcheck" CGO_ENABLED=0 "$GO" build -ldflags=-s\ -w
-fi

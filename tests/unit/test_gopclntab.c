@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* cmocka.h needs the four above first. */
 #include <cmocka.h>
 
 #include "gopclntab.h"
@@ -30,9 +31,9 @@ struct tfunc {
 };
 
 static const struct tfunc funcs3[] = {
-	{"main.main", 0x00, 0, 0, 10},
-	{"main.(*T).Add", 0x40, 0, 1, 20},
-	{"runtime.goexit", 0x60, 1, 1, 30},
+    {"main.main", 0x00, 0, 0, 10},
+    {"main.(*T).Add", 0x40, 0, 1, 20},
+    {"runtime.goexit", 0x60, 1, 1, 30},
 };
 #define END_OFF 0x80u /* end of text, relative to TEXT */
 
@@ -63,7 +64,10 @@ struct buf {
 	size_t n;
 };
 
-static void put8(struct buf *b, uint8_t v) { b->b[b->n++] = v; }
+static void put8(struct buf *b, uint8_t v)
+{
+	b->b[b->n++] = v;
+}
 
 static void put32(struct buf *b, uint32_t v)
 {
@@ -146,16 +150,16 @@ static void build_funcs(struct buf *b, const struct spec *s, struct layout *l,
 		setn(b->b + ft + (2 * i + 1) * field, b->n - ft, field);
 		putn(b, entry, is116 ? s->ptrsize : 4);
 		put32(b, nameoff[i]);
-		put32(b, 16);		/* args */
-		put32(b, 0);		/* deferreturn */
-		put32(b, 0);		/* pcsp */
+		put32(b, 16); /* args */
+		put32(b, 0);  /* deferreturn */
+		put32(b, 0);  /* pcsp */
 		put32(b, pcfile[i]);
 		put32(b, pcln[i]);
-		put32(b, 0);		/* npcdata */
+		put32(b, 0); /* npcdata */
 		put32(b, f->cu_off);
 		if (s->magic == GOPCLNTAB_MAGIC_120)
 			put32(b, f->line); /* startLine */
-		put32(b, 0);		/* funcID, flag, pad, nfuncdata */
+		put32(b, 0);		   /* funcID, flag, pad, nfuncdata */
 	}
 	setn(b->b + ft + 2 * s->nfunc * field, is116 ? TEXT + END_OFF : END_OFF, field);
 }
@@ -241,18 +245,19 @@ static void test_varint_lengths(void **state)
 		int len;
 		uint32_t val;
 	} cases[] = {
-		{{0x00}, 1, 0},
-		{{0x7f}, 1, 127},
-		{{0x80, 0x01}, 2, 128},
-		{{0xac, 0x02}, 2, 300},
-		{{0x80, 0x80, 0x01}, 3, 1u << 14},
-		{{0xff, 0xff, 0xff, 0x7f}, 4, (1u << 28) - 1},
-		{{0x80, 0x80, 0x80, 0x80, 0x01}, 5, 1u << 28},
-		{{0xff, 0xff, 0xff, 0xff, 0x0f}, 5, UINT32_MAX},
+	    {{0x00}, 1, 0},
+	    {{0x7f}, 1, 127},
+	    {{0x80, 0x01}, 2, 128},
+	    {{0xac, 0x02}, 2, 300},
+	    {{0x80, 0x80, 0x01}, 3, 1u << 14},
+	    {{0xff, 0xff, 0xff, 0x7f}, 4, (1u << 28) - 1},
+	    {{0x80, 0x80, 0x80, 0x80, 0x01}, 5, 1u << 28},
+	    {{0xff, 0xff, 0xff, 0xff, 0x0f}, 5, UINT32_MAX},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint32_t v = 0xdead;
-		assert_int_equal(gopclntab_varint(cases[i].b, sizeof(cases[i].b), &v), cases[i].len);
+		assert_int_equal(gopclntab_varint(cases[i].b, sizeof(cases[i].b), &v),
+				 cases[i].len);
 		assert_int_equal(v, cases[i].val);
 		/* Exactly enough bytes is enough. */
 		assert_int_equal(gopclntab_varint(cases[i].b, (size_t)cases[i].len, &v),
@@ -271,7 +276,7 @@ static void test_varint_bad(void **state)
 	assert_int_equal(gopclntab_varint(cont, 1, &v), -EINVAL);
 	assert_int_equal(gopclntab_varint(cont, 4, &v), -EINVAL);
 	assert_int_equal(gopclntab_varint(cont, sizeof(cont), &v), -EINVAL); /* 6 bytes */
-	assert_int_equal(gopclntab_varint(over, sizeof(over), &v), -EINVAL);  /* > 32 bits */
+	assert_int_equal(gopclntab_varint(over, sizeof(over), &v), -EINVAL); /* > 32 bits */
 	assert_int_equal(v, 7);
 }
 
@@ -461,6 +466,18 @@ static void test_text_start(void **state)
 	/* Neither. */
 	assert_int_equal(open_err(&b, l.size, 0, err), -EINVAL);
 	assert_non_null(strstr(err, "text start"));
+
+	/* Entries (u32 offsets) past the end of the address space. */
+	setn(b.b + l.text_at, UINT64_MAX - 5, 8);
+	open_err(&b, l.size, 0, err);
+	assert_non_null(strstr(err, "out of range"));
+
+	/* 1.16 entries are absolute: the argument is ignored. */
+	build(&spec116, &b, &l);
+	tab = open_ok(&b, l.size, UINT64_MAX);
+	assert_int_equal(gopclntab_func(tab, 0, &f, err), 0);
+	assert_int_equal(f.entry, TEXT);
+	gopclntab_close(tab);
 }
 
 static void test_bad_magic(void **state)
@@ -638,8 +655,8 @@ static void test_file_bounds(void **state)
 	int line = 0;
 
 	build(&spec120, &b, &l);
-	set32(b.b + l.func_at[2] + 32, 2); /* cu_off 2 + file 1 = slot 3 of 3 */
-	set32(b.b + l.cutab + 4, 0xFFFFFFFF); /* slot 1: "no file" */
+	set32(b.b + l.func_at[2] + 32, 2);		       /* cu_off 2 + file 1 = slot 3 of 3 */
+	set32(b.b + l.cutab + 4, 0xFFFFFFFF);		       /* slot 1: "no file" */
 	set32(b.b + l.cutab, (uint32_t)(l.pctab - l.filetab)); /* slot 0: past filetab */
 	struct gopclntab *tab = open_ok(&b, l.size, 0);
 	assert_int_equal(gopclntab_line(tab, 2, TEXT + 0x60, &file, &line), -EINVAL);
@@ -684,9 +701,9 @@ static int write_corpus(const char *dir)
 		const char *name;
 		const struct spec *s;
 	} seeds[] = {
-		{"synthetic-116", &spec116},   {"synthetic-116-32", &spec116_32},
-		{"synthetic-118", &spec118},   {"synthetic-120", &spec120},
-		{"synthetic-120-arm", &spec120_arm},
+	    {"synthetic-116", &spec116},	 {"synthetic-116-32", &spec116_32},
+	    {"synthetic-118", &spec118},	 {"synthetic-120", &spec120},
+	    {"synthetic-120-arm", &spec120_arm},
 	};
 	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
 		struct buf b;
@@ -710,25 +727,25 @@ int main(int argc, char **argv)
 		return write_corpus(argv[2]);
 
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_varint_lengths),
-		cmocka_unit_test(test_varint_bad),
-		cmocka_unit_test(test_pcvalue),
-		cmocka_unit_test(test_pcvalue_quantum),
-		cmocka_unit_test(test_pcvalue_edges),
-		cmocka_unit_test(test_open_116),
-		cmocka_unit_test(test_open_118),
-		cmocka_unit_test(test_open_120),
-		cmocka_unit_test(test_text_start),
-		cmocka_unit_test(test_bad_magic),
-		cmocka_unit_test(test_bad_header_bytes),
-		cmocka_unit_test(test_truncated_header),
-		cmocka_unit_test(test_nfunc),
-		cmocka_unit_test(test_sub_offset),
-		cmocka_unit_test(test_functab_order),
-		cmocka_unit_test(test_name_bounds),
-		cmocka_unit_test(test_name_unterminated),
-		cmocka_unit_test(test_file_bounds),
-		cmocka_unit_test(test_funcoff_bounds),
+	    cmocka_unit_test(test_varint_lengths),
+	    cmocka_unit_test(test_varint_bad),
+	    cmocka_unit_test(test_pcvalue),
+	    cmocka_unit_test(test_pcvalue_quantum),
+	    cmocka_unit_test(test_pcvalue_edges),
+	    cmocka_unit_test(test_open_116),
+	    cmocka_unit_test(test_open_118),
+	    cmocka_unit_test(test_open_120),
+	    cmocka_unit_test(test_text_start),
+	    cmocka_unit_test(test_bad_magic),
+	    cmocka_unit_test(test_bad_header_bytes),
+	    cmocka_unit_test(test_truncated_header),
+	    cmocka_unit_test(test_nfunc),
+	    cmocka_unit_test(test_sub_offset),
+	    cmocka_unit_test(test_functab_order),
+	    cmocka_unit_test(test_name_bounds),
+	    cmocka_unit_test(test_name_unterminated),
+	    cmocka_unit_test(test_file_bounds),
+	    cmocka_unit_test(test_funcoff_bounds),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -426,8 +426,16 @@ func compare(pathA, pathB string) error {
 			m.add("%s: only in %s", x.Name, pathA)
 			continue
 		}
-		y := byName[x.Name][0]
-		byName[x.Name] = byName[x.Name][1:]
+		// A name can repeat (ABI wrappers): pair same entries first.
+		ys, j := byName[x.Name], 0
+		for k := range ys {
+			if *ys[k].Entry == *x.Entry {
+				j = k
+				break
+			}
+		}
+		y := ys[j]
+		byName[x.Name] = append(ys[:j:j], ys[j+1:]...)
 		if *x.Entry != *y.Entry {
 			m.add("%s: entry %#x vs %#x", x.Name, *x.Entry, *y.Entry)
 		}

@@ -1,0 +1,84 @@
+#include "batch.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "session.h"
+
+static volatile sig_atomic_t batch_stop;
+
+static void batch_on_signal(int sig) { batch_stop = sig; }
+
+static void batch_install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = batch_on_signal};
+
+	/* No SA_RESTART: a signal must cut the sleep short. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Sleep until deadline_ns on the monotonic clock, or until a signal. */
+static void batch_sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
+			      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
+
+	while (!batch_stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void batch_print(const struct cli_options *o, const struct snapshot *snap)
+{
+	if (o->output == CLI_OUT_JSON)
+		snapshot_print_json(stdout, snap);
+	else
+		snapshot_print_text(stdout, snap);
+}
+
+int batch_run(const struct cli_options *o)
+{
+	struct session_opts so = {
+		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
+		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
+	};
+	struct session *s;
+	char err[ERR_LEN];
+	int ret;
+
+	ret = session_open(&so, &s, err);
+	if (!ret)
+		ret = session_start_tracing(s, err);
+	if (!ret)
+		ret = session_trace_patterns(s, o->patterns, o->npatterns, err);
+	if (ret) {
+		fprintf(stderr, "retop: %s\n", err);
+		session_close(s);
+		return 1;
+	}
+	batch_install_signals();
+	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period;
+	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations); n++) {
+		/* Absolute deadlines: the sampler's own work is not added to the
+		 * period, so intervals stay even. */
+		batch_sleep_until(next);
+		next += period;
+		const struct snapshot *snap = session_sample(s);
+		batch_print(o, snap);
+		if (snap->target_exited) {
+			fprintf(stderr, "retop: PID %d exited; tracing stopped\n", o->pid);
+			break;
+		}
+	}
+	/* Interrupted mid-interval: one last snapshot, so nothing is lost. */
+	if (batch_stop)
+		batch_print(o, session_sample(s));
+	session_close(s);
+	return 0;
+}

@@ -1,0 +1,319 @@
+#include "session.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include "log.h"
+#include "procs.h"
+
+static int session_resolve_target(struct session *s, char *err)
+{
+	struct stat st;
+	int ret;
+
+	if (s->opts.pid) {
+		ret = procs_exe_path(s->opts.pid, s->binary, sizeof(s->binary), err);
+		if (ret)
+			return ret;
+		struct proc_info p;
+		procs_describe(s->opts.pid, &p);
+		snprintf(s->display, sizeof(s->display), "%s", p.exe[0] ? p.exe : s->binary);
+		s->attach_pid = s->opts.pid;
+		return 0;
+	}
+	if (stat(s->opts.exe, &st) != 0)
+		return err_set(err, errno, "%s: %s", s->opts.exe, strerror(errno));
+	snprintf(s->binary, sizeof(s->binary), "%s", s->opts.exe);
+	snprintf(s->display, sizeof(s->display), "%s", s->opts.exe);
+	s->attach_pid = -1;
+	return 0;
+}
+
+int session_open(const struct session_opts *opts, struct session **out, char *err)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	int ret;
+
+	*out = NULL;
+	if (!s)
+		return err_set(err, ENOMEM, "out of memory");
+	s->opts = *opts;
+	s->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->funcs));
+	s->snap.funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->snap.funcs));
+	if (!s->funcs || !s->snap.funcs) {
+		session_close(s);
+		return err_set(err, ENOMEM, "out of memory");
+	}
+	ret = session_resolve_target(s, err);
+	if (!ret)
+		ret = funcs_load(s->binary, opts->no_dwarf ? FUNCS_NO_DWARF : 0, &s->idx, err);
+	if (ret == -ENOEXEC && opts->pid) {
+		struct proc_info p;
+		char inner[ERR_LEN];
+		snprintf(inner, sizeof(inner), "%s", err);
+		procs_describe(opts->pid, &p);
+		err_set(err, ENOEXEC, "PID %d (%s) is not a Go program: %s", opts->pid, p.comm, inner);
+	}
+	if (ret) {
+		session_close(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+int session_start_tracing(struct session *s, char *err)
+{
+	struct tracer_opts to = {
+		.max_functions = s->opts.max_functions,
+		.orphan_timeout_ns = (uint64_t)(s->opts.orphan_timeout_s * 1e9),
+	};
+
+	if (s->tracer)
+		return 0;
+	int ret = tracer_open(&to, &s->tracer, err);
+	if (!ret)
+		s->start_ns = s->last_ns = tracer_now_ns();
+	return ret;
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	tracer_close(s->tracer);
+	funcs_free(s->idx);
+	free(s->funcs);
+	free(s->snap.funcs);
+	free(s);
+}
+
+static struct session_func *session_find(const struct session *s, const struct func_info *f)
+{
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (s->funcs[i].f == f)
+			return &s->funcs[i];
+	return NULL;
+}
+
+bool session_is_traced(const struct session *s, const struct func_info *f)
+{
+	const struct session_func *sf = session_find(s, f);
+	return sf && sf->slot >= 0;
+}
+
+int session_trace(struct session *s, struct func_info *f, char *err)
+{
+	struct session_func *sf = session_find(s, f);
+	char why[ERR_LEN] = "";
+	bool entry_only;
+	int ret;
+
+	if (sf && sf->slot >= 0)
+		return 0;
+	if (!sf) {
+		if (s->nfuncs == RETOP_MAX_FUNCS)
+			return err_set(err, ENOSPC, "%s: too many functions listed", f->name);
+		sf = &s->funcs[s->nfuncs++];
+		memset(sf, 0, sizeof(*sf));
+		sf->f = f;
+	}
+	sf->slot = -1;
+	sf->have_prev = false;
+	ret = funcs_resolve_rets(s->idx, f, why);
+	if (!ret)
+		ret = tracer_attach(s->tracer, f, s->binary, s->attach_pid, &entry_only, why);
+	if (ret < 0) {
+		snprintf(sf->status, sizeof(sf->status), "error: %s", why);
+		return err_set(err, -ret, "%s", why);
+	}
+	sf->slot = ret;
+	sf->entry_only = entry_only;
+	if (entry_only)
+		snprintf(sf->status, sizeof(sf->status), "entry-only: %s", why);
+	else
+		snprintf(sf->status, sizeof(sf->status), "tracing");
+	return 0;
+}
+
+void session_untrace(struct session *s, struct func_info *f)
+{
+	struct session_func *sf = session_find(s, f);
+
+	if (!sf)
+		return;
+	tracer_detach(s->tracer, sf->slot);
+	*sf = s->funcs[--s->nfuncs];
+}
+
+/* Functions one -t pattern names: a glob, or an exact name. */
+static size_t session_pattern_funcs(struct session *s, const char *pattern,
+				    struct func_info ***out)
+{
+	if (strpbrk(pattern, "*?[") != NULL)
+		return funcs_match(s->idx, pattern, out);
+	*out = calloc(1, sizeof(**out));
+	if (!*out || !((*out)[0] = funcs_find(s->idx, pattern)))
+		return 0;
+	return 1;
+}
+
+static int session_no_match(struct session *s, const char *pattern, char *err)
+{
+	const char *near[4];
+	size_t n = funcs_nearest(s->idx, pattern, near, 4), len;
+
+	err_set(err, ENOENT, "no function matches '%s'", pattern);
+	for (size_t i = 0; err && i < n; i++) {
+		len = strlen(err);
+		snprintf(err + len, ERR_LEN - len, "%s%s", i ? ", " : "; nearest: ", near[i]);
+	}
+	return -ENOENT;
+}
+
+int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
+{
+	struct func_info *chosen[RETOP_MAX_FUNCS];
+	size_t nchosen = 0, total = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct func_info **m;
+		size_t k = session_pattern_funcs(s, patterns[i], &m);
+		if (k == 0) {
+			free(m);
+			return session_no_match(s, patterns[i], err);
+		}
+		for (size_t j = 0; j < k; j++) {
+			bool dup = false;
+			for (size_t c = 0; c < nchosen && !dup; c++)
+				dup = chosen[c] == m[j];
+			if (dup)
+				continue;
+			if (nchosen < s->opts.max_functions)
+				chosen[nchosen++] = m[j];
+			total++;
+		}
+		free(m);
+	}
+	if (total > s->opts.max_functions)
+		return err_set(err, E2BIG, "the patterns match %zu functions, more than --max-functions %zu: narrow them or raise the limit",
+			       total, s->opts.max_functions);
+	size_t attached = 0;
+	for (size_t i = 0; i < nchosen; i++) {
+		char why[ERR_LEN];
+		if (session_trace(s, chosen[i], why) == 0)
+			attached++;
+		else
+			log_warn("session", "%s", why);
+	}
+	if (attached == 0)
+		return err_set(err, EINVAL, "nothing could be traced: %s",
+			       s->nfuncs ? s->funcs[0].status : "no function");
+	return 0;
+}
+
+static double session_cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
+}
+
+static void session_check_target(struct session *s)
+{
+	if (s->attach_pid > 0) {
+		s->snap.pids[0] = s->attach_pid;
+		s->snap.npids = 1;
+		if (!s->target_exited && !procs_alive(s->attach_pid)) {
+			s->target_exited = true;
+			for (size_t i = 0; i < s->nfuncs; i++) {
+				tracer_detach(s->tracer, s->funcs[i].slot);
+				s->funcs[i].slot = -1;
+				snprintf(s->funcs[i].status, sizeof(s->funcs[i].status),
+					 "detached: process exited");
+			}
+		}
+		return;
+	}
+	s->snap.npids = procs_running(s->binary, s->snap.pids, SNAPSHOT_MAX_PIDS);
+}
+
+static void session_fill_func(struct session *s, struct session_func *sf, double interval,
+			      struct snapshot_func *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->name = sf->f->name;
+	snprintf(out->status, sizeof(out->status), "%s", sf->status);
+	out->entry_only = sf->entry_only;
+	if (sf->slot >= 0) {
+		sf->prev = sf->cur;
+		if (tracer_read(s->tracer, sf->slot, &sf->cur) != 0)
+			return;
+		stats_compute(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v);
+		sf->have_prev = true;
+		out->in_flight = s->inflight[sf->slot].count;
+		out->oldest_in_flight_ns = s->inflight[sf->slot].oldest_ns;
+		out->orphans = s->inflight[sf->slot].orphans;
+	} else if (sf->have_prev) {
+		/* Detached: keep showing the last numbers. */
+		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
+	}
+	out->entries = sf->cur.entries;
+	if (sf->entry_only) {
+		/* No RET to count: what an operator can still see is entries. */
+		out->v.calls = sf->cur.entries;
+		out->v.calls_per_s = interval > 0 && sf->have_prev
+					     ? (double)(sf->cur.entries - sf->prev.entries) / interval
+					     : 0;
+	}
+	out->nsites = sf->entry_only ? 0 : sf->f->rets.count;
+	if (out->nsites > RETOP_MAX_RET_SITES)
+		out->nsites = RETOP_MAX_RET_SITES;
+	for (size_t i = 0; i < out->nsites; i++) {
+		out->sites[i].offset = sf->f->rets.offsets[i];
+		out->sites[i].line = sf->f->ret_lines ? sf->f->ret_lines[i] : 0;
+		out->sites[i].hits = out->v.ret_hits[i];
+		out->sites[i].hits_delta = out->v.ret_hits_delta[i];
+	}
+}
+
+const struct snapshot *session_sample(struct session *s)
+{
+	uint64_t now = tracer_now_ns();
+	double interval = (double)(now - s->last_ns) / 1e9, cpu = session_cpu_seconds();
+	struct timeval tv;
+
+	session_check_target(s);
+	if (s->tracer)
+		tracer_sweep(s->tracer, s->inflight);
+	gettimeofday(&tv, NULL);
+	s->snap.time = (double)tv.tv_sec + tv.tv_usec / 1e6;
+	s->snap.interval_s = interval;
+	s->snap.uptime_s = (double)(now - s->start_ns) / 1e9;
+	s->snap.exe = s->display;
+	s->snap.target_exited = s->target_exited;
+	s->snap.self_cpu_pct = interval > 0 ? 100.0 * (cpu - s->last_cpu_s) / interval : 0;
+	s->last_cpu_s = cpu;
+	s->last_ns = now;
+	for (size_t i = 0; i < s->nfuncs; i++)
+		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
+	s->snap.nfuncs = s->nfuncs;
+	return &s->snap;
+}
+
+void session_reset(struct session *s)
+{
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		if (s->funcs[i].slot >= 0)
+			tracer_reset(s->tracer, s->funcs[i].slot);
+		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
+		s->funcs[i].have_prev = false;
+	}
+}

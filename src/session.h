@@ -1,0 +1,67 @@
+/* A tracing session: one target (a PID, or every process running a binary),
+ * its function index, the traced functions and their last two samples.
+ * The batch printer and the dashboard both drive a session and read its
+ * snapshots. */
+#ifndef RETOP_SESSION_H
+#define RETOP_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "funcs.h"
+#include "snapshot.h"
+#include "tracer.h"
+
+struct session_opts {
+	int pid;	  /* -p, or 0 */
+	const char *exe;  /* -x, or NULL */
+	bool no_dwarf;
+	size_t max_functions;
+	double orphan_timeout_s;
+};
+
+struct session_func {
+	struct func_info *f;
+	int slot; /* -1 when not attached */
+	bool entry_only;
+	char status[SNAPSHOT_STATUS_LEN];
+	struct retop_func_stats prev, cur;
+	bool have_prev;
+};
+
+struct session {
+	struct session_opts opts;
+	struct func_index *idx;
+	struct tracer *tracer;
+	char binary[600];  /* what uprobes attach to: PATH or /proc/PID/exe */
+	char display[600]; /* what the operator sees as the target */
+	int attach_pid;	   /* PID, or -1 for every process running the binary */
+	struct session_func *funcs;
+	size_t nfuncs;
+	bool target_exited;
+	uint64_t start_ns, last_ns;
+	double last_cpu_s;
+	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
+	struct snapshot snap;
+};
+
+/* Resolve the target and index its binary (no BPF yet). */
+int session_open(const struct session_opts *opts, struct session **out, char *err);
+/* Load the BPF programs; needed before the first session_trace(). */
+int session_start_tracing(struct session *s, char *err);
+void session_close(struct session *s);
+
+/* Attach one function; on failure the function is listed with an error
+ * status and nothing of it stays attached. */
+int session_trace(struct session *s, struct func_info *f, char *err);
+void session_untrace(struct session *s, struct func_info *f);
+bool session_is_traced(const struct session *s, const struct func_info *f);
+/* Every function matching each glob; all patterns are checked before any
+ * probe is attached, so a bad pattern leaves nothing attached. */
+int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
+
+/* Read every counter, sweep in-flight calls, compute rates and deltas. */
+const struct snapshot *session_sample(struct session *s);
+void session_reset(struct session *s);
+
+#endif

@@ -1,0 +1,127 @@
+#include "snapshot.h"
+
+#include <json-c/json.h>
+#include <string.h>
+#include <time.h>
+
+static struct json_object *snapshot_func_json(const struct snapshot_func *f)
+{
+	struct json_object *o = json_object_new_object(), *sites = json_object_new_array();
+	const struct stats_view *v = &f->v;
+
+	json_object_object_add(o, "name", json_object_new_string(f->name));
+	json_object_object_add(o, "status", json_object_new_string(f->status));
+	json_object_object_add(o, "calls", json_object_new_uint64(v->calls));
+	json_object_object_add(o, "calls_per_s", json_object_new_double(v->calls_per_s));
+	json_object_object_add(o, "mean_ns", json_object_new_uint64(v->mean_ns));
+	json_object_object_add(o, "p50_ns", json_object_new_uint64(v->p50_ns));
+	json_object_object_add(o, "p99_ns", json_object_new_uint64(v->p99_ns));
+	json_object_object_add(o, "max_ns", json_object_new_uint64(v->max_ns));
+	json_object_object_add(o, "in_flight", json_object_new_uint64(f->in_flight));
+	json_object_object_add(o, "oldest_in_flight_ns",
+			       json_object_new_uint64(f->oldest_in_flight_ns));
+	json_object_object_add(o, "orphans", json_object_new_uint64(f->orphans));
+	json_object_object_add(o, "unmatched_returns", json_object_new_uint64(v->unmatched));
+	json_object_object_add(o, "reentries", json_object_new_uint64(v->reentries));
+	for (size_t i = 0; i < f->nsites; i++) {
+		struct json_object *s = json_object_new_object();
+		json_object_object_add(s, "offset", json_object_new_uint64(f->sites[i].offset));
+		json_object_object_add(s, "line", json_object_new_int(f->sites[i].line));
+		json_object_object_add(s, "hits", json_object_new_uint64(f->sites[i].hits));
+		json_object_array_add(sites, s);
+	}
+	json_object_object_add(o, "ret_sites", sites);
+	return o;
+}
+
+void snapshot_print_json(FILE *out, const struct snapshot *snap)
+{
+	struct json_object *o = json_object_new_object(), *targets = json_object_new_array(),
+			   *funcs = json_object_new_array();
+
+	json_object_object_add(o, "time", json_object_new_double(snap->time));
+	json_object_object_add(o, "interval_s", json_object_new_double(snap->interval_s));
+	for (size_t i = 0; i < snap->npids; i++) {
+		struct json_object *t = json_object_new_object();
+		json_object_object_add(t, "pid", json_object_new_int(snap->pids[i]));
+		json_object_object_add(t, "exe", json_object_new_string(snap->exe));
+		json_object_array_add(targets, t);
+	}
+	json_object_object_add(o, "targets", targets);
+	for (size_t i = 0; i < snap->nfuncs; i++)
+		json_object_array_add(funcs, snapshot_func_json(&snap->funcs[i]));
+	json_object_object_add(o, "functions", funcs);
+	fprintf(out, "%s\n",
+		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	fflush(out);
+}
+
+/* Keep the end of a long name: the function is what tells rows apart. */
+static const char *snapshot_fit_name(const char *name, char *buf, size_t width)
+{
+	size_t len = strlen(name);
+
+	if (len <= width)
+		return name;
+	snprintf(buf, width + 1, "~%s", name + len - (width - 1));
+	return buf;
+}
+
+static void snapshot_text_header(FILE *out, const struct snapshot *snap)
+{
+	char clock[16], rate[8];
+	time_t now = (time_t)snap->time;
+	struct tm tm;
+	double total_rate = 0;
+	unsigned up = (unsigned)snap->uptime_s;
+
+	for (size_t i = 0; i < snap->nfuncs; i++)
+		total_rate += snap->funcs[i].v.calls_per_s;
+	localtime_r(&now, &tm);
+	strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
+	stats_format_count(total_rate, rate, sizeof(rate));
+	fprintf(out, "retop - %s up %u:%02u:%02u, ", clock, up / 3600, up / 60 % 60, up % 60);
+	if (snap->npids == 1)
+		fprintf(out, "pid %d", snap->pids[0]);
+	else
+		fprintf(out, "%zu processes", snap->npids);
+	fprintf(out, "%s, %zu functions, %s calls/s, cpu %.1f%%\n",
+		snap->target_exited ? " (exited)" : "", snap->nfuncs, rate, snap->self_cpu_pct);
+	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
+		"P50", "P99", "MAX", "INFL", "ORPH");
+}
+
+static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
+{
+	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8];
+	const struct stats_view *v = &f->v;
+	const char *name = snapshot_fit_name(f->name, fit, 24);
+
+	stats_format_count((double)v->calls, calls, sizeof(calls));
+	stats_format_count(v->calls_per_s, rate, sizeof(rate));
+	stats_format_duration(v->p50_ns, p50, sizeof(p50));
+	stats_format_duration(v->p99_ns, p99, sizeof(p99));
+	stats_format_duration(v->max_ns, max, sizeof(max));
+	if (strcmp(f->status, "tracing") != 0 && !f->entry_only) {
+		fprintf(out, "%-24s %8s  %s\n", name, calls, f->status);
+		return;
+	}
+	if (f->entry_only)
+		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5s  %s\n", name, calls, rate, "-",
+			"-", "-", (unsigned long long)f->in_flight, "-", f->status);
+	else
+		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
+			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
+			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
+}
+
+void snapshot_print_text(FILE *out, const struct snapshot *snap)
+{
+	snapshot_text_header(out, snap);
+	for (size_t i = 0; i < snap->nfuncs; i++)
+		snapshot_text_row(out, &snap->funcs[i]);
+	fputc('\n', out);
+	fflush(out);
+}

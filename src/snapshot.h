@@ -1,0 +1,53 @@
+/* One refresh worth of data: what the batch printer and the dashboard show.
+ * Neither of them talks to libbpf; both read this. */
+#ifndef RETOP_SNAPSHOT_H
+#define RETOP_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../bpf/retop.h"
+#include "stats.h"
+
+#define SNAPSHOT_MAX_PIDS 64
+#define SNAPSHOT_STATUS_LEN 160
+
+struct snapshot_site {
+	uint32_t offset; /* from the function's entry */
+	int line;
+	uint64_t hits;
+	uint64_t hits_delta;
+};
+
+struct snapshot_func {
+	const char *name;
+	char status[SNAPSHOT_STATUS_LEN]; /* tracing, entry-only: why, detached: why, error: why */
+	bool entry_only;
+	struct stats_view v;
+	uint64_t in_flight;
+	uint64_t oldest_in_flight_ns;
+	uint64_t orphans;
+	uint64_t entries;
+	size_t nsites;
+	struct snapshot_site sites[RETOP_MAX_RET_SITES];
+};
+
+struct snapshot {
+	double time;	   /* wall clock, seconds since the epoch */
+	double interval_s; /* since the previous snapshot */
+	double uptime_s;   /* since tracing began */
+	const char *exe;
+	int pids[SNAPSHOT_MAX_PIDS];
+	size_t npids;
+	bool target_exited;
+	double self_cpu_pct; /* retop's own CPU use over the interval */
+	struct snapshot_func *funcs;
+	size_t nfuncs;
+};
+
+void snapshot_print_text(FILE *out, const struct snapshot *snap);
+void snapshot_print_json(FILE *out, const struct snapshot *snap);
+
+#endif

@@ -1,0 +1,277 @@
+#include "tracer.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "retop.skel.h"
+
+struct tracer_slot {
+	bool used;
+	struct bpf_link **links; /* entry first, then one per RET site */
+	size_t nlinks;
+	uint64_t orphans;
+};
+
+struct tracer {
+	struct retop *skel;
+	struct tracer_opts opts;
+	struct tracer_slot slots[RETOP_MAX_FUNCS];
+	struct retop_func_stats zero; /* for resets; large, so not on the stack */
+};
+
+uint64_t tracer_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int tracer_load_error(int ret, char *err)
+{
+	if (ret == -EPERM || ret == -EACCES)
+		return err_set(err, -ret,
+			       "loading the BPF programs was refused: run retop as root (or with "
+			       "CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE)");
+	if (ret == -ENOSYS || ret == -EINVAL || ret == -EOPNOTSUPP)
+		return err_set(err, -ret,
+			       "this kernel cannot load retop's BPF programs (%s): retop needs "
+			       "Linux >= 5.15 with BPF, uprobes and attach cookies",
+			       strerror(-ret));
+	return err_set(err, -ret, "loading the BPF programs failed: %s (run with -vv for libbpf's log)",
+		       strerror(-ret));
+}
+
+int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	int ret;
+
+	*out = NULL;
+	if (!t)
+		return err_set(err, ENOMEM, "out of memory");
+	t->opts = *opts;
+	if (t->opts.max_functions == 0 || t->opts.max_functions > RETOP_MAX_FUNCS)
+		t->opts.max_functions = RETOP_MAX_FUNCS;
+	if (t->opts.inflight_max == 0)
+		t->opts.inflight_max = 65536;
+	t->skel = retop__open();
+	if (!t->skel) {
+		ret = tracer_load_error(-errno, err);
+		free(t);
+		return ret;
+	}
+	bpf_map__set_max_entries(t->skel->maps.inflight, t->opts.inflight_max);
+	ret = retop__load(t->skel);
+	if (ret) {
+		ret = tracer_load_error(ret, err);
+		retop__destroy(t->skel);
+		free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+static void tracer_slot_unlink(struct tracer_slot *s)
+{
+	for (size_t i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	free(s->links);
+	s->links = NULL;
+	s->nlinks = 0;
+}
+
+void tracer_close(struct tracer *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
+		tracer_slot_unlink(&t->slots[i]);
+	retop__destroy(t->skel);
+	free(t);
+}
+
+static int tracer_free_slot(const struct tracer *t)
+{
+	for (size_t i = 0; i < t->opts.max_functions; i++)
+		if (!t->slots[i].used)
+			return (int)i;
+	return -1;
+}
+
+static struct bpf_link *tracer_link(struct tracer *t, bool entry, const char *binary, int pid,
+				    uint64_t offset, uint64_t cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = false);
+	struct bpf_program *prog = entry ? t->skel->progs.retop_entry : t->skel->progs.retop_return;
+
+	return bpf_program__attach_uprobe_opts(prog, pid, binary, (size_t)offset, &uo);
+}
+
+/* Every offset handed to the kernel must be a decoded instruction start
+ * inside a known function; this is checked again here, at the last step. */
+static int tracer_check_offsets(const struct func_info *f, char *err)
+{
+	if (!f->rets_resolved || f->rets.traceable == TRACEABLE_NO)
+		return err_set(err, EINVAL, "%s: not traceable: %s", f->name,
+			       f->rets_resolved ? f->rets.reason : "RET sites unknown");
+	if (f->file_offset == 0)
+		return err_set(err, EINVAL, "%s: entry 0x%llx is not in an executable segment",
+			       f->name, (unsigned long long)f->entry);
+	for (size_t i = 0; i < f->rets.count; i++)
+		if (f->rets.offsets[i] == 0 || f->rets.offsets[i] >= f->size)
+			return err_set(err, EINVAL, "%s: RET site +0x%x outside the function", f->name,
+				       f->rets.offsets[i]);
+	return 0;
+}
+
+static int tracer_attach_error(int e, const struct func_info *f, const char *binary, uint64_t off,
+			       char *err)
+{
+	if (e == EPERM || e == EACCES)
+		return err_set(err, e, "%s: attaching a uprobe at %s:0x%llx was refused: run retop as root",
+			       f->name, binary, (unsigned long long)off);
+	if (e == ESRCH || e == ENOENT)
+		return err_set(err, e, "%s: %s is gone (process exited?)", f->name, binary);
+	return err_set(err, e, "%s: attaching a uprobe at %s:0x%llx failed: %s", f->name, binary,
+		       (unsigned long long)off, strerror(e));
+}
+
+int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
+		  bool *entry_only, char *err)
+{
+	int slot = tracer_free_slot(t), ret;
+	struct tracer_slot *s;
+	size_t nrets;
+
+	*entry_only = false;
+	if (slot < 0)
+		return err_set(err, ENOSPC, "%s: already tracing %zu functions (--max-functions): "
+			       "stop one first", f->name, t->opts.max_functions);
+	ret = tracer_check_offsets(f, err);
+	if (ret)
+		return ret;
+	nrets = f->rets.count;
+	if (f->rets.traceable == TRACEABLE_ENTRY_ONLY || nrets > RETOP_MAX_RET_SITES) {
+		if (nrets > RETOP_MAX_RET_SITES)
+			err_set(err, E2BIG, "%zu RET sites, more than %d: durations unavailable", nrets,
+				RETOP_MAX_RET_SITES);
+		else
+			err_set(err, 0, "%s", f->rets.reason);
+		*entry_only = true;
+		nrets = 0;
+	}
+	s = &t->slots[slot];
+	s->links = calloc(nrets + 1, sizeof(*s->links));
+	if (!s->links)
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
+	/* Counters start from zero before the first probe can fire. */
+	ret = tracer_reset(t, slot);
+	for (size_t i = 0; !ret && i <= nrets; i++) {
+		bool entry = i == 0;
+		uint64_t off = f->file_offset + (entry ? 0 : f->rets.offsets[i - 1]);
+		uint64_t cookie = RETOP_COOKIE(slot, entry ? RETOP_SITE_ENTRY : (uint32_t)(i - 1));
+		s->links[i] = tracer_link(t, entry, binary, pid, off, cookie);
+		if (!s->links[i])
+			ret = tracer_attach_error(errno, f, binary, off, err);
+		else
+			s->nlinks++;
+	}
+	if (ret) {
+		tracer_slot_unlink(s);
+		return ret;
+	}
+	s->used = true;
+	s->orphans = 0;
+	log_info("tracer", "%s: %zu probes at %s:0x%llx (slot %d)", f->name, s->nlinks, binary,
+		 (unsigned long long)f->file_offset, slot);
+	return slot;
+}
+
+void tracer_detach(struct tracer *t, int slot)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
+		return;
+	tracer_slot_unlink(&t->slots[slot]);
+	t->slots[slot].used = false;
+}
+
+size_t tracer_probe_count(const struct tracer *t, int slot)
+{
+	return slot >= 0 && slot < RETOP_MAX_FUNCS ? t->slots[slot].nlinks : 0;
+}
+
+int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
+{
+	__u32 key = (__u32)slot;
+
+	if (bpf_map__lookup_elem(t->skel->maps.func_stats, &key, sizeof(key), out, sizeof(*out), 0))
+		return -errno;
+	return 0;
+}
+
+int tracer_reset(struct tracer *t, int slot)
+{
+	__u32 key = (__u32)slot;
+
+	t->slots[slot].orphans = 0;
+	if (bpf_map__update_elem(t->skel->maps.func_stats, &key, sizeof(key), &t->zero,
+				 sizeof(t->zero), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* Delete a swept entry; an orphan counts only if this delete won the race
+ * against its RET (which deletes it too). */
+static void tracer_sweep_delete(struct tracer *t, int fd, const struct retop_inflight_key *key,
+				bool orphan)
+{
+	if (bpf_map_delete_elem(fd, key) == 0 && orphan)
+		t->slots[key->func_id].orphans++;
+}
+
+int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
+{
+	int fd = bpf_map__fd(t->skel->maps.inflight);
+	struct retop_inflight_key key, next, doomed;
+	struct retop_inflight_val val;
+	uint64_t now = tracer_now_ns();
+	bool first = true, have_doomed = false, doomed_orphan = false;
+
+	memset(inflight, 0, t->opts.max_functions * sizeof(*inflight));
+	/* Deleting the current key would restart the walk: delete the previous
+	 * one after stepping past it. */
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		if (have_doomed)
+			tracer_sweep_delete(t, fd, &doomed, doomed_orphan);
+		have_doomed = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &val) != 0)
+			continue;
+		uint32_t slot = key.func_id;
+		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
+		uint64_t age = now > val.start_ns ? now - val.start_ns : 0;
+		if (stale || age >= t->opts.orphan_timeout_ns) {
+			doomed = key;
+			have_doomed = true;
+			doomed_orphan = !stale;
+			continue;
+		}
+		inflight[slot].count++;
+		if (age > inflight[slot].oldest_ns)
+			inflight[slot].oldest_ns = age;
+	}
+	if (have_doomed)
+		tracer_sweep_delete(t, fd, &doomed, doomed_orphan);
+	for (size_t i = 0; i < t->opts.max_functions; i++)
+		inflight[i].orphans = t->slots[i].orphans;
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* The BPF side of retop, seen from user space: load the programs once, attach
+ * a function (its entry and every RET site) or detach it, read its counters,
+ * and sweep in-flight calls into orphans.
+ *
+ * A function occupies a slot; the slot number is the function id carried in
+ * the attach cookie and the index of its counters in the BPF array. */
+#ifndef RETOP_TRACER_H
+#define RETOP_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/retop.h"
+#include "funcs.h"
+
+struct tracer;
+
+struct tracer_opts {
+	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */
+	uint32_t inflight_max;	  /* in-flight map entries */
+	uint64_t orphan_timeout_ns;
+};
+
+/* Per-slot in-flight view, filled by tracer_sweep(). */
+struct tracer_inflight {
+	uint64_t count;
+	uint64_t oldest_ns; /* age of the oldest in-flight call, 0 if none */
+	uint64_t orphans;   /* swept since the slot was attached or reset */
+};
+
+int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err);
+/* Detach everything and unload.  Links are file descriptors: if retop dies
+ * instead, the kernel removes the probes all the same. */
+void tracer_close(struct tracer *t);
+
+/* Attach f in binary (a path, e.g. /proc/PID/exe) for pid (-1: every process
+ * running the binary, now and later).  All or nothing: on failure no probe
+ * of f stays attached.  Returns the slot (>= 0) or a negative errno.
+ * *entry_only tells whether only the entry probe was attached (no RET, or
+ * too many RET sites), with the reason in err. */
+int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
+		  bool *entry_only, char *err);
+void tracer_detach(struct tracer *t, int slot);
+size_t tracer_probe_count(const struct tracer *t, int slot);
+
+int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
+int tracer_reset(struct tracer *t, int slot);
+
+/* Walk the in-flight map once: count in-flight calls per slot and the age of
+ * the oldest; delete entries older than the orphan timeout (counting each
+ * once) and entries of detached slots.  inflight has max_functions items. */
+int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
+
+uint64_t tracer_now_ns(void); /* the clock of bpf_ktime_get_ns() */
+
+#endif

@@ -1,0 +1,47 @@
+#!/bin/sh
+# retop's function index (retop -l -x BIN -o json) against debug/gosym and
+# objdump, on every build of payments and the default build of each fixture.
+. "$(dirname "$0")/../lib.sh"
+need_cmd objdump
+need_cmd python3
+need_retop
+
+bins="payments-default payments-noopt payments-stripped payments-pie payments-cgo
+      migrate-default recurse-default panics-default tightloop-default noret-default demo-default"
+need_fixture gosym-oracle $bins
+
+for b in $bins; do
+    expect_exit 0 "$RETOP" -l -x "$FIXTURES/$b" -o json
+    cp "$T/out" "$T/$b.json"
+    "$ORACLE" check "$FIXTURES/$b" "$T/$b.json" >"$T/check" ||
+        fail "$b: retop's index disagrees with debug/gosym/objdump: $(head -n 21 "$T/check")"
+done
+
+# Stripping removes .symtab and DWARF, not functions: same index either way.
+"$ORACLE" compare "$T/payments-default.json" "$T/payments-stripped.json" >"$T/check" ||
+    fail "default and stripped payments differ: $(head -n 21 "$T/check")"
+
+# lookup LIST NAME: the one object named NAME, as Python sees it.
+lookup() {
+    python3 - "$1" "$2" <<'PY' || fail "$(basename "$1"): $2 not listed exactly once"
+import json, sys
+objs = [o for o in map(json.loads, filter(str.strip, open(sys.argv[1])))
+        if o["name"] == sys.argv[2]]
+if len(objs) != 1:
+    sys.exit(1)
+o = objs[0]
+print(len(o["ret_sites"]), o["traceable"], o.get("reason") or "-")
+PY
+}
+
+# ValidateCard has an error RET and a success RET.
+set -- $(lookup "$T/payments-default.json" main.ValidateCard)
+[ "$1 $2" = "2 full" ] || fail "main.ValidateCard: $1 RET sites, traceable $2; expected 2, full"
+
+# Forever has no RET at all: entry-only, and retop says why.
+r=$(lookup "$T/noret-default.json" main.Forever)
+case $r in
+"0 entry-only no RET"*) ;;
+*) fail "main.Forever: got '$r'; expected 0 RET sites, entry-only, reason 'no RET...'" ;;
+esac
+exit 0

@@ -1,0 +1,105 @@
+# Sourced by every integration test:  . "$(dirname "$0")/../lib.sh"
+# make check exports abs_top_srcdir and abs_top_builddir; when a test is run
+# by hand, both default to the source tree that holds this test.
+
+: "${abs_top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${abs_top_builddir:=$abs_top_srcdir}"
+RETOP=${RETOP:-$abs_top_builddir/retop}
+FIXTURES=${FIXTURES:-$abs_top_builddir/tests/go/bin}
+ORACLE=${ORACLE:-$FIXTURES/gosym-oracle}
+
+# In CI a skipped test would hide a broken environment, so it fails there.
+skip() {
+    if [ -n "${CI+set}" ]; then
+        echo "SKIP is a failure in CI: $*" >&2
+        exit 1
+    fi
+    echo "SKIP: $*" >&2
+    exit 77
+}
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+need_root() {
+    [ "$(id -u)" -eq 0 ] || skip "needs root (or CAP_BPF+CAP_PERFMON)"
+}
+
+need_cmd() {
+    command -v "$1" >/dev/null 2>&1 || skip "$1 not found"
+}
+
+# need_retop: the binary under test; a missing one is a build problem.
+need_retop() {
+    [ -x "$RETOP" ] || fail "$RETOP not found: run make first"
+}
+
+# need_fixture NAME-VARIANT...: build missing fixtures (or the oracle) on
+# demand, so a test also runs on its own outside make check.
+need_fixture() {
+    for f in "$@"; do
+        [ -x "$FIXTURES/$f" ] && continue
+        command -v "${GO:-go}" >/dev/null 2>&1 || skip "go not found: install golang-go"
+        "$abs_top_srcdir/tests/go/build-fixtures.sh" "$FIXTURES" "${f%-*}" >/dev/null ||
+            fail "could not build fixture $f"
+        [ -x "$FIXTURES/$f" ] || fail "no fixture $f after building"
+    done
+}
+
+# expect_exit CODE CMD...: run CMD with stdout in $T/out and stderr in $T/err.
+# A death by signal (exit >= 128) is reported as a crash whatever CODE is.
+expect_exit() {
+    want=$1
+    shift
+    if "$@" >"$T/out" 2>"$T/err"; then got=0; else got=$?; fi
+    [ "$got" -lt 128 ] || fail "$* crashed (exit $got): $(head -n 3 "$T/err")"
+    [ "$got" -eq "$want" ] || fail "$*: exit $got, expected $want: $(head -n 3 "$T/err")"
+}
+
+# wait_file FILE [SECONDS]: poll until FILE exists; 1 on timeout.
+wait_file() {
+    n=$(( ${2:-10} * 10 ))
+    while [ ! -e "$1" ]; do
+        [ "$n" -gt 0 ] || return 1
+        n=$((n - 1))
+        sleep 0.1
+    done
+}
+
+# Background processes to end when the test ends: add with track_pid.
+PIDS=""
+track_pid() {
+    PIDS="$PIDS $*"
+}
+
+# start_fixture NAME-VARIANT ARGS...: start a fixture that waits for SIGUSR1
+# and wait until it is ready; its PID is in $FIXTURE_PID.
+start_fixture() {
+    f=$1
+    shift
+    need_fixture "$f"
+    rm -f "$T/$f.ready"
+    "$FIXTURES/$f" -ready "$T/$f.ready" "$@" &
+    FIXTURE_PID=$!
+    track_pid "$FIXTURE_PID"
+    wait_file "$T/$f.ready" 10 || fail "$f did not become ready in 10 s"
+}
+
+# cleanup_pids: SIGTERM, then SIGKILL what is left after 2 s. `wait` (not
+# kill -0, which sees zombies as alive) tells when our children are gone.
+cleanup_pids() {
+    [ -n "$PIDS" ] || return 0
+    kill $PIDS 2>/dev/null
+    ( sleep 2; kill -9 $PIDS ) >/dev/null 2>&1 &
+    watchdog=$!
+    wait $PIDS 2>/dev/null
+    kill "$watchdog" 2>/dev/null
+    PIDS=""
+    return 0
+}
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/retop-test.XXXXXX") || fail "mktemp failed"
+trap 'cleanup_pids; rm -rf "$T"' EXIT
+trap 'exit 1' HUP INT TERM

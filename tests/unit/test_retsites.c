@@ -1,0 +1,357 @@
+/* Unit tests for the RET-site search, on fixed x86-64 byte arrays.
+ *
+ * Every array is written by hand with its disassembly beside it (checked
+ * against `objdump -D -b binary -mi386:x86-64 -M intel`).  The functions are
+ * "loaded" at ADDR so that jump targets inside and outside them are real
+ * addresses, as in a Go binary.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "retsites.h"
+#include "log.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define ADDR 0x401000u
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* One RET at the end, then int3 padding up to the next function. */
+static const uint8_t one_ret[] = {
+	0x48, 0x83, 0xec, 0x18,	      /* 0x0: sub rsp, 0x18 */
+	0x48, 0x89, 0x44, 0x24, 0x08, /* 0x4: mov qword ptr [rsp + 8], rax */
+	0x48, 0x83, 0xc4, 0x18,	      /* 0x9: add rsp, 0x18 */
+	0xc3,			      /* 0xd: ret */
+	0xcc, 0xcc,		      /* 0xe: int3; int3 (padding) */
+};
+
+/* Two paths, each ending in its own RET. */
+static const uint8_t two_rets[] = {
+	0x48, 0x85, 0xc0,	      /* 0x0: test rax, rax */
+	0x74, 0x03,		      /* 0x3: je 0x8 */
+	0x31, 0xc0,		      /* 0x5: xor eax, eax */
+	0xc3,			      /* 0x7: ret */
+	0xb8, 0x01, 0x00, 0x00, 0x00, /* 0x8: mov eax, 1 */
+	0xc3,			      /* 0xd: ret */
+	0xcc, 0xcc,		      /* 0xe: int3; int3 */
+};
+
+/* ret imm16: pops its arguments, still a return. */
+static const uint8_t ret_imm16[] = {
+	0x48, 0x89, 0xc8, /* 0x0: mov rax, rcx */
+	0xc2, 0x08, 0x00, /* 0x3: ret 8 */
+	0xcc, 0xcc,	  /* 0x6: int3; int3 */
+};
+
+/* 0xC3 bytes inside immediates, a ModRM byte and a displacement: only the
+ * last byte is a RET.  A byte search would find seven. */
+static const uint8_t c3_inside[] = {
+	0xb8, 0xc3, 0xc3, 0xc3, 0xc3,		  /* 0x0: mov eax, 0xc3c3c3c3 */
+	0x01, 0xc3,				  /* 0x5: add ebx, eax */
+	0x48, 0x8d, 0x05, 0xc3, 0x00, 0x00, 0x00, /* 0x7: lea rax, [rip + 0xc3] */
+	0xc3,					  /* 0xe: ret */
+	0xcc,					  /* 0xf: int3 */
+};
+
+/* The same C3-laden instructions, then a tail jump: no RET at all. */
+static const uint8_t c3_inside_no_ret[] = {
+	0xb8, 0xc3, 0xc3, 0xc3, 0xc3, /* 0x0: mov eax, 0xc3c3c3c3 */
+	0x01, 0xc3,		      /* 0x5: add ebx, eax */
+	0xe9, 0xf4, 0x0f, 0x00, 0x00, /* 0x7: jmp ADDR + 0x1000 */
+	0xcc,			      /* 0xc: int3 */
+};
+
+/* Tail call: a direct jmp to another function, forward. */
+static const uint8_t tail_jump[] = {
+	0x48, 0x83, 0xec, 0x08,	      /* 0x0: sub rsp, 8 */
+	0x48, 0x83, 0xc4, 0x08,	      /* 0x4: add rsp, 8 */
+	0xe9, 0xf3, 0x0f, 0x00, 0x00, /* 0x8: jmp ADDR + 0x1000 */
+	0xcc, 0xcc, 0xcc,	      /* 0xd: int3 x3 */
+};
+
+/* Tail call backwards, to a function placed before this one. */
+static const uint8_t tail_jump_back[] = {
+	0x48, 0x89, 0xc8,	      /* 0x0: mov rax, rcx */
+	0xe9, 0xf8, 0xef, 0xff, 0xff, /* 0x3: jmp ADDR - 0x1000 */
+};
+
+/* An endless loop: the only jmp stays inside the function. */
+static const uint8_t loop[] = {
+	0x48, 0xff, 0xc0, /* 0x0: inc rax */
+	0xeb, 0xfb,	  /* 0x3: jmp 0x0 */
+	0xcc, 0xcc, 0xcc, /* 0x5: int3 x3 */
+};
+
+/* Ends in a call that does not return (runtime.throw-like), then ud2. */
+static const uint8_t call_noreturn[] = {
+	0x48, 0x83, 0xec, 0x08,	      /* 0x0: sub rsp, 8 */
+	0xe8, 0xf7, 0x0f, 0x00, 0x00, /* 0x4: call ADDR + 0x1000 */
+	0x0f, 0x0b,		      /* 0x9: ud2 */
+	0xcc,			      /* 0xb: int3 */
+};
+
+/* 0x06 (push es) is invalid in 64-bit mode: objdump says "(bad)". */
+static const uint8_t bad[] = {
+	0x48, 0x89, 0xc8, /* 0x0: mov rax, rcx */
+	0x06,		  /* 0x3: (bad) */
+	0xc3,		  /* 0x4: ret, never reached by the decoder */
+};
+
+/* A far return is not Go code. */
+static const uint8_t far_ret[] = {
+	0x48, 0x89, 0xc8, /* 0x0: mov rax, rcx */
+	0xcb,		  /* 0x3: retf */
+};
+
+static int setup(void **state)
+{
+	struct retsites_engine *eng;
+	char err[ERR_LEN];
+
+	if (retsites_engine_open(&eng, err) != 0) {
+		print_error("%s\n", err);
+		return -1;
+	}
+	*state = eng;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	retsites_engine_close(*state);
+	return 0;
+}
+
+/* Run the search and check everything but the reason. */
+static void find(void **state, const uint8_t *code, size_t size, struct retsites *r)
+{
+	assert_int_equal(retsites_find(*state, code, size, ADDR, r), 0);
+}
+
+static void assert_sites(const struct retsites *r, const uint32_t *want, size_t n)
+{
+	assert_int_equal(r->count, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(r->offsets[i], want[i]);
+}
+
+static void test_one_ret(void **state)
+{
+	static const uint32_t want[] = {0xd};
+	struct retsites r;
+
+	find(state, one_ret, sizeof(one_ret), &r);
+	assert_sites(&r, want, N(want));
+	assert_int_equal(r.code_size, 0xe); /* the padding is not code */
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	assert_string_equal(r.reason, "");
+	assert_string_equal(traceable_name(r.traceable), "full");
+	retsites_free(&r);
+	assert_null(r.offsets);
+	assert_int_equal(r.count, 0);
+}
+
+static void test_two_rets(void **state)
+{
+	static const uint32_t want[] = {0x7, 0xd};
+	struct retsites r;
+
+	find(state, two_rets, sizeof(two_rets), &r);
+	assert_sites(&r, want, N(want));
+	assert_int_equal(r.code_size, 0xe);
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	retsites_free(&r);
+}
+
+static void test_ret_imm16(void **state)
+{
+	static const uint32_t want[] = {0x3};
+	struct retsites r;
+
+	find(state, ret_imm16, sizeof(ret_imm16), &r);
+	assert_sites(&r, want, N(want));
+	assert_int_equal(r.code_size, 0x6);
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	retsites_free(&r);
+}
+
+static void test_c3_inside_instructions(void **state)
+{
+	static const uint32_t want[] = {0xe};
+	struct retsites r;
+
+	find(state, c3_inside, sizeof(c3_inside), &r);
+	assert_sites(&r, want, N(want));
+	assert_int_equal(r.code_size, 0xf);
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	retsites_free(&r);
+
+	find(state, c3_inside_no_ret, sizeof(c3_inside_no_ret), &r);
+	assert_int_equal(r.count, 0);
+	assert_int_equal(r.code_size, 0xc);
+	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
+	assert_string_equal(r.reason, "no RET: ends in tail jump");
+	retsites_free(&r);
+}
+
+static void test_tail_jump(void **state)
+{
+	struct retsites r;
+
+	find(state, tail_jump, sizeof(tail_jump), &r);
+	assert_int_equal(r.count, 0);
+	assert_int_equal(r.code_size, 0xd);
+	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
+	assert_string_equal(r.reason, "no RET: ends in tail jump");
+	assert_string_equal(traceable_name(r.traceable), "entry-only");
+	retsites_free(&r);
+
+	find(state, tail_jump_back, sizeof(tail_jump_back), &r);
+	assert_int_equal(r.count, 0);
+	assert_int_equal(r.code_size, sizeof(tail_jump_back));
+	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
+	assert_string_equal(r.reason, "no RET: ends in tail jump");
+	retsites_free(&r);
+}
+
+static void test_never_returns(void **state)
+{
+	struct retsites r;
+
+	/* The jmp goes back inside: a loop, not a tail call. */
+	find(state, loop, sizeof(loop), &r);
+	assert_int_equal(r.count, 0);
+	assert_int_equal(r.code_size, 0x5);
+	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
+	assert_string_equal(r.reason, "no RET: never returns");
+	retsites_free(&r);
+
+	/* A call leaving the function is not a tail jump either. */
+	find(state, call_noreturn, sizeof(call_noreturn), &r);
+	assert_int_equal(r.count, 0);
+	assert_int_equal(r.code_size, 0xb);
+	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
+	assert_string_equal(r.reason, "no RET: never returns");
+	retsites_free(&r);
+}
+
+static void test_does_not_decode(void **state)
+{
+	struct retsites r;
+
+	find(state, bad, sizeof(bad), &r);
+	assert_int_equal(r.traceable, TRACEABLE_NO);
+	assert_int_equal(r.code_size, 0x3);
+	assert_non_null(strstr(r.reason, "+0x3"));
+	assert_non_null(strstr(r.reason, "does not decode"));
+	assert_string_equal(traceable_name(r.traceable), "no");
+	/* Nothing past the bad byte can be trusted: the ret there is not a site. */
+	assert_int_equal(r.count, 0);
+	retsites_free(&r);
+}
+
+static void test_far_ret(void **state)
+{
+	struct retsites r;
+
+	find(state, far_ret, sizeof(far_ret), &r);
+	assert_int_equal(r.traceable, TRACEABLE_NO);
+	assert_int_equal(r.count, 0);
+	assert_non_null(strstr(r.reason, "retf"));
+	retsites_free(&r);
+}
+
+/* Only padding: nothing to trace, and no code at all. */
+static void test_only_padding(void **state)
+{
+	static const uint8_t pad[] = {0xcc, 0xcc, 0xcc, 0xcc};
+	struct retsites r;
+
+	find(state, pad, sizeof(pad), &r);
+	assert_int_equal(r.count, 0);
+	assert_int_equal(r.code_size, 0);
+	assert_int_not_equal(r.traceable, TRACEABLE_FULL);
+	retsites_free(&r);
+}
+
+static void test_is_boundary(void **state)
+{
+	/* Instruction starts of one_ret and of c3_inside. */
+	static const uint64_t starts1[] = {0x0, 0x4, 0x9, 0xd, 0xe, 0xf};
+	static const uint64_t starts2[] = {0x0, 0x5, 0x7, 0xe, 0xf};
+	struct retsites_engine *eng = *state;
+	size_t k = 0;
+
+	for (uint64_t off = 0; off < sizeof(one_ret) + 4; off++) {
+		bool start = k < N(starts1) && starts1[k] == off;
+		assert_int_equal(retsites_is_boundary(eng, one_ret, sizeof(one_ret), ADDR, off),
+				 start);
+		k += start;
+	}
+	k = 0;
+	for (uint64_t off = 0; off < sizeof(c3_inside) + 4; off++) {
+		bool start = k < N(starts2) && starts2[k] == off;
+		assert_int_equal(retsites_is_boundary(eng, c3_inside, sizeof(c3_inside), ADDR, off),
+				 start);
+		k += start;
+	}
+	/* Past the end, even far past it. */
+	assert_false(retsites_is_boundary(eng, one_ret, sizeof(one_ret), ADDR, UINT64_MAX));
+	/* After bytes that do not decode, nothing is a boundary. */
+	assert_true(retsites_is_boundary(eng, bad, sizeof(bad), ADDR, 3));
+	assert_false(retsites_is_boundary(eng, bad, sizeof(bad), ADDR, 4));
+}
+
+static void expect_disasm(void **state, const uint8_t *code, size_t size, const char *text,
+			  int len)
+{
+	char buf[128];
+
+	assert_int_equal(retsites_disasm_one(*state, code, size, ADDR, buf, sizeof(buf)), len);
+	assert_string_equal(buf, text);
+}
+
+static void test_disasm_one(void **state)
+{
+	char buf[8];
+
+	expect_disasm(state, one_ret + 0xd, 1, "ret", 1);
+	expect_disasm(state, c3_inside, sizeof(c3_inside), "mov eax, 0xc3c3c3c3", 5);
+	expect_disasm(state, c3_inside + 5, 2, "add ebx, eax", 2);
+	expect_disasm(state, one_ret + 4, 5, "mov qword ptr [rsp + 8], rax", 5);
+	expect_disasm(state, ret_imm16 + 3, 3, "ret 8", 3);
+	/* Jump targets are absolute, from the address given: the jmp of
+	 * tail_jump decoded at ADDR goes to ADDR + 5 + 0xff3. */
+	expect_disasm(state, tail_jump + 8, 5, "jmp 0x401ff8", 5);
+	/* End of input, bad bytes, and a truncated instruction. */
+	assert_int_equal(retsites_disasm_one(*state, one_ret, 0, ADDR, buf, sizeof(buf)), 0);
+	assert_int_equal(retsites_disasm_one(*state, bad + 3, 2, ADDR, buf, sizeof(buf)),
+			 -EINVAL);
+	assert_int_equal(retsites_disasm_one(*state, c3_inside, 3, ADDR, buf, sizeof(buf)),
+			 -EINVAL);
+	/* A short buffer truncates the text and still reports the length. */
+	assert_int_equal(retsites_disasm_one(*state, c3_inside, 5, ADDR, buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "mov eax");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_one_ret),
+		cmocka_unit_test(test_two_rets),
+		cmocka_unit_test(test_ret_imm16),
+		cmocka_unit_test(test_c3_inside_instructions),
+		cmocka_unit_test(test_tail_jump),
+		cmocka_unit_test(test_never_returns),
+		cmocka_unit_test(test_does_not_decode),
+		cmocka_unit_test(test_far_ret),
+		cmocka_unit_test(test_only_padding),
+		cmocka_unit_test(test_is_boundary),
+		cmocka_unit_test(test_disasm_one),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
