@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,7 +176,8 @@ void funcs_free(struct func_index *idx)
 	free(idx);
 }
 
-int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
+static int funcs_resolve_with(struct func_index *idx, struct retsites_engine *eng,
+			      struct func_info *f, char *err)
 {
 	struct gopclntab_func gf;
 	uint8_t *code;
@@ -201,7 +204,7 @@ int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 		return err_set(err, -ret, "%s: code at 0x%llx is not in an executable segment",
 			       f->name, (unsigned long long)f->entry);
 	}
-	ret = retsites_find(idx->eng, code, span, f->entry, &f->rets);
+	ret = retsites_find(eng, code, span, f->entry, &f->rets);
 	free(code);
 	if (ret)
 		return err_set(err, -ret, "%s: out of memory decoding", f->name);
@@ -226,6 +229,54 @@ int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 	}
 	f->rets_resolved = true;
 	return 0;
+}
+
+int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
+{
+	return funcs_resolve_with(idx, idx->eng, f, err);
+}
+
+struct resolve_worker {
+	struct func_index *idx;
+	atomic_size_t *next;
+	pthread_t thread;
+	bool started;
+};
+
+static void *funcs_resolve_worker(void *arg)
+{
+	struct resolve_worker *w = arg;
+	struct retsites_engine *eng;
+	size_t i;
+
+	if (retsites_engine_open(&eng, NULL) != 0)
+		return NULL;
+	while ((i = atomic_fetch_add(w->next, 1)) < w->idx->count)
+		funcs_resolve_with(w->idx, eng, &w->idx->funcs[i], NULL);
+	retsites_engine_close(eng);
+	return NULL;
+}
+
+void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
+{
+	struct resolve_worker w[8];
+	atomic_size_t next = 0;
+
+	/* Decoding is CPU-bound and per-function independent: one capstone
+	 * handle per thread, functions handed out one at a time. */
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > 8)
+		nthreads = 8;
+	for (unsigned t = 1; t < nthreads; t++) {
+		w[t] = (struct resolve_worker){.idx = idx, .next = &next};
+		w[t].started = pthread_create(&w[t].thread, NULL, funcs_resolve_worker, &w[t]) == 0;
+	}
+	w[0] = (struct resolve_worker){.idx = idx, .next = &next};
+	funcs_resolve_worker(&w[0]);
+	for (unsigned t = 1; t < nthreads; t++)
+		if (w[t].started)
+			pthread_join(w[t].thread, NULL);
 }
 
 struct func_info *funcs_find(const struct func_index *idx, const char *name)

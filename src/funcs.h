@@ -54,6 +54,10 @@ void funcs_free(struct func_index *idx);
 /* Decode the function's RET sites (once) and map them to source lines. */
 int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err);
 
+/* Resolve every function's RET sites on nthreads threads (errors leave a
+ * function unresolved, to be reported when it is asked for). */
+void funcs_resolve_all(struct func_index *idx, unsigned nthreads);
+
 struct func_info *funcs_find(const struct func_index *idx, const char *name);
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr);
 /* Functions matching a pattern, in name order: a glob when the pattern has

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -81,6 +82,8 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 	} else {
 		n = idx->count;
 	}
+	if (n > 64)
+		funcs_resolve_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	if (!json)
 		listing_text_header(out);
 	for (size_t i = 0; i < n; i++) {

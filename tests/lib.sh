@@ -89,6 +89,7 @@ start_fixture() {
 
 # cleanup_pids: SIGTERM, then SIGKILL what is left after 2 s. `wait` (not
 # kill -0, which sees zombies as alive) tells when our children are gone.
+# shellcheck disable=SC2086 # $PIDS is a list
 cleanup_pids() {
     [ -n "$PIDS" ] || return 0
     kill $PIDS 2>/dev/null

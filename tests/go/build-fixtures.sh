@@ -15,7 +15,7 @@ mkdir -p "$1"
 out=$(cd "$1" && pwd)
 shift
 if [ $# -eq 0 ]; then
-    set -- $all
+    set -- $all # shellcheck disable=SC2086
     [ ! -f "$here/dwarfcheck/main.go" ] || set -- "$@" dwarfcheck
 fi
 

@@ -19,6 +19,7 @@ bad() {
 
 # patch FILE OFFSET OCTAL-BYTES: overwrite bytes in place.
 patch() {
+    # shellcheck disable=SC2059 # the format carries the octal escapes
     printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null || fail "dd on $1"
 }
 

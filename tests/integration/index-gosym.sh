@@ -8,6 +8,7 @@ need_retop
 
 bins="payments-default payments-noopt payments-stripped payments-pie payments-cgo
       migrate-default recurse-default panics-default tightloop-default noret-default demo-default"
+# shellcheck disable=SC2086 # $bins is a list
 need_fixture gosym-oracle $bins
 
 for b in $bins; do
@@ -35,6 +36,7 @@ PY
 }
 
 # ValidateCard has an error RET and a success RET.
+# shellcheck disable=SC2046 # split "COUNT TRACEABLE REASON"
 set -- $(lookup "$T/payments-default.json" main.ValidateCard)
 [ "$1 $2" = "2 full" ] || fail "main.ValidateCard: $1 RET sites, traceable $2; expected 2, full"
 

@@ -1,0 +1,443 @@
+/* Unit tests for the ELF image: the vaddr->offset math on fixed segment
+ * tables, the errors for files that are not x86-64 ELF binaries (written
+ * here to a temp dir), /bin/true as a real non-Go PIE, and the Go facts of
+ * the fixtures in $RETOP_FIXTURE_DIR, checked against the Go toolchain's
+ * own answers (`go version`, `go tool buildid`, `go tool nm`).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "elf_image.h"
+#include "gopclntab.h"
+#include "log.h"
+
+#include <ctype.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define BIN_TRUE "/bin/true"
+
+static char tmpdir[] = "/tmp/test_elf_image.XXXXXX";
+
+/* ---- vaddr -> file offset on fixed segment tables ---- */
+
+/* Non-PIE Go binary: text mapped at 0x400000 from file offset 0. */
+static const struct elf_segment exec_segs[] = {
+	{.vaddr = 0x400000, .memsz = 0xb1de0, .offset = 0, .filesz = 0xb1de0, .flags = PF_R | PF_X},
+	{.vaddr = 0x4b2000, .memsz = 0x4b3d7, .offset = 0xb2000, .filesz = 0x4b3d7, .flags = PF_R},
+	{.vaddr = 0x4fe000, .memsz = 0x9ae00, .offset = 0xfe000, .filesz = 0x93250,
+	 .flags = PF_R | PF_W},
+};
+
+/* A C PIE like /bin/true: headers at 0, text one page up, then a gap. */
+static const struct elf_segment pie_segs[] = {
+	{.vaddr = 0, .memsz = 0x1290, .offset = 0, .filesz = 0x1290, .flags = PF_R},
+	{.vaddr = 0x2000, .memsz = 0x3d59, .offset = 0x2000, .filesz = 0x3d59, .flags = PF_R | PF_X},
+	{.vaddr = 0x6000, .memsz = 0x1b60, .offset = 0x6000, .filesz = 0x1b60, .flags = PF_R},
+	/* Second text segment whose vaddr and offset differ. */
+	{.vaddr = 0x20000, .memsz = 0x100, .offset = 0x9000, .filesz = 0x100, .flags = PF_R | PF_X},
+};
+
+static void expect_offset(const struct elf_segment *segs, size_t n, uint64_t vaddr, uint64_t want)
+{
+	uint64_t off = 0xdeadbeef;
+
+	assert_int_equal(elf_segments_vaddr_to_offset(segs, n, vaddr, &off), 0);
+	assert_int_equal(off, want);
+}
+
+static void expect_enoent(const struct elf_segment *segs, size_t n, uint64_t vaddr)
+{
+	uint64_t off = 0xdeadbeef;
+
+	assert_int_equal(elf_segments_vaddr_to_offset(segs, n, vaddr, &off), -ENOENT);
+	assert_int_equal(off, 0xdeadbeef); /* untouched on failure */
+}
+
+static void test_vaddr_exec(void **state)
+{
+	(void)state;
+	expect_offset(exec_segs, N(exec_segs), 0x400000, 0);
+	expect_offset(exec_segs, N(exec_segs), 0x401000, 0x1000);
+	expect_offset(exec_segs, N(exec_segs), 0x400000 + 0xb1de0 - 1, 0xb1de0 - 1);
+	expect_enoent(exec_segs, N(exec_segs), 0x400000 + 0xb1de0); /* one past the end */
+	expect_enoent(exec_segs, N(exec_segs), 0x400000 - 1);	    /* just below */
+	expect_enoent(exec_segs, N(exec_segs), 0);
+	expect_enoent(exec_segs, N(exec_segs), UINT64_MAX);
+	/* Read-only data and read-write data are not code. */
+	expect_enoent(exec_segs, N(exec_segs), 0x4b2000);
+	expect_enoent(exec_segs, N(exec_segs), 0x500000);
+	expect_enoent(exec_segs, 0, 0x401000);
+}
+
+static void test_vaddr_pie(void **state)
+{
+	(void)state;
+	/* The R-only first segment holds vaddr 0..0x1290 but is not code. */
+	expect_enoent(pie_segs, N(pie_segs), 0);
+	expect_enoent(pie_segs, N(pie_segs), 0x1000);
+	expect_enoent(pie_segs, N(pie_segs), 0x1fff); /* gap below text */
+	expect_offset(pie_segs, N(pie_segs), 0x2000, 0x2000);
+	expect_offset(pie_segs, N(pie_segs), 0x2000 + 0x3d58, 0x2000 + 0x3d58);
+	expect_enoent(pie_segs, N(pie_segs), 0x2000 + 0x3d59);
+	expect_enoent(pie_segs, N(pie_segs), 0x5fff); /* gap between segments */
+	expect_enoent(pie_segs, N(pie_segs), 0x6000); /* .rodata */
+	/* vaddr - p_vaddr + p_offset, not the vaddr itself. */
+	expect_offset(pie_segs, N(pie_segs), 0x20000, 0x9000);
+	expect_offset(pie_segs, N(pie_segs), 0x200ff, 0x90ff);
+	expect_enoent(pie_segs, N(pie_segs), 0x20100);
+}
+
+/* Bytes past p_filesz are zero-fill, not file bytes: no offset for them. */
+static void test_vaddr_bss_tail(void **state)
+{
+	static const struct elf_segment segs[] = {
+		{.vaddr = 0x1000, .memsz = 0x2000, .offset = 0x1000, .filesz = 0x800,
+		 .flags = PF_R | PF_X},
+	};
+	(void)state;
+	expect_offset(segs, N(segs), 0x17ff, 0x17ff);
+	expect_enoent(segs, N(segs), 0x1800);
+}
+
+/* ---- errors for files that are not x86-64 ELF ---- */
+
+static char *tmp_path(const char *name)
+{
+	static char path[4][256];
+	static int k;
+	char *p = path[k++ % 4];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static const char *write_file(const char *name, const void *data, size_t n)
+{
+	const char *path = tmp_path(name);
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* /bin/true whole, or its first len bytes. */
+static uint8_t *read_bin_true(size_t *len)
+{
+	FILE *f = fopen(BIN_TRUE, "rb");
+	uint8_t *buf = malloc(1 << 20);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	n = fread(buf, 1, 1 << 20, f);
+	fclose(f);
+	assert_true(n > sizeof(Elf64_Ehdr) && n < (1 << 20));
+	if (*len == 0 || *len > n)
+		*len = n;
+	return buf;
+}
+
+/* Open must fail with errnum and a message naming path and each of what[]. */
+static void expect_open_error(const char *path, int errnum, const char *const *what, size_t n)
+{
+	struct elf_image *img = (void *)1;
+	char err[ERR_LEN] = "";
+
+	assert_int_equal(elf_image_open(path, &img, err), -errnum);
+	assert_null(img);
+	if (!strstr(err, path))
+		fail_msg("message does not name %s: \"%s\"", path, err);
+	for (size_t i = 0; i < n; i++)
+		if (!strstr(err, what[i]))
+			fail_msg("message lacks \"%s\": \"%s\"", what[i], err);
+}
+
+static void test_open_not_elf(void **state)
+{
+	static const char text[] = "#!/bin/sh\n# a shell script, long enough to hold an ELF header\n"
+				   "exec /bin/true \"$@\"\n";
+	static const char *const not_elf[] = {"not an ELF"};
+	static const char *const empty[] = {"not an ELF", "0 bytes"};
+	static const char *const enoent[] = {"No such file"};
+	static const char *const dir[] = {"not a regular file"};
+	(void)state;
+
+	expect_open_error(write_file("empty", "", 0), ENOEXEC, empty, N(empty));
+	expect_open_error(write_file("script", text, sizeof(text) - 1), ENOEXEC, not_elf,
+			  N(not_elf));
+	expect_open_error(tmp_path("does-not-exist"), ENOENT, enoent, N(enoent));
+	expect_open_error(tmpdir, EINVAL, dir, N(dir));
+}
+
+static void test_open_truncated(void **state)
+{
+	static const char *const short_hdr[] = {"20 bytes"};
+	static const char *const cut[] = {"truncated"};
+	static const char *const bad_phdrs[] = {"corrupt"};
+	size_t len = 0;
+	uint8_t *buf = read_bin_true(&len);
+	(void)state;
+
+	/* Magic right, header cut short. */
+	expect_open_error(write_file("head20", buf, 20), ENOEXEC, short_hdr, N(short_hdr));
+	/* The ELF header alone: program headers past the end of the file. */
+	expect_open_error(write_file("head64", buf, sizeof(Elf64_Ehdr)), ENOEXEC, bad_phdrs,
+			  N(bad_phdrs));
+	/* Whole header, program headers, but segments past the end of the file. */
+	expect_open_error(write_file("head4k", buf, 4096), ENOEXEC, cut, N(cut));
+	free(buf);
+}
+
+static void test_open_wrong_arch(void **state)
+{
+	static const char *const arch[] = {"not an x86-64"};
+	size_t len = 0;
+	uint8_t *buf = read_bin_true(&len);
+	Elf64_Half machine = EM_AARCH64;
+	(void)state;
+
+	/* Same bytes, but e_machine says arm64. */
+	memcpy(buf + offsetof(Elf64_Ehdr, e_machine), &machine, sizeof(machine));
+	expect_open_error(write_file("aarch64", buf, len), ENOEXEC, arch, N(arch));
+	memcpy(buf + offsetof(Elf64_Ehdr, e_machine), &(Elf64_Half){EM_X86_64}, sizeof(machine));
+	/* 32-bit class: what follows e_ident is read as an Elf32_Ehdr. */
+	buf[EI_CLASS] = ELFCLASS32;
+	expect_open_error(write_file("class32", buf, len), ENOEXEC, arch, N(arch));
+	free(buf);
+}
+
+/* ---- /bin/true: a real ELF that is not Go ---- */
+
+/* First line of a shell command's output, without the newline; "" if none. */
+static void run(const char *cmd, char *out, size_t len)
+{
+	FILE *p = popen(cmd, "r");
+
+	out[0] = '\0';
+	assert_non_null(p);
+	if (!fgets(out, (int)len, p))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+	pclose(p);
+}
+
+static void test_bin_true(void **state)
+{
+	struct elf_image *img;
+	char err[ERR_LEN], want[256];
+	const char *id, *at;
+	const uint8_t *tab = NULL;
+	size_t size = 0;
+	const struct elf_segment *segs;
+	(void)state;
+
+	assert_int_equal(elf_image_open(BIN_TRUE, &img, err), 0);
+	assert_string_equal(elf_image_path(img), BIN_TRUE);
+	assert_true(elf_image_is_pie(img)); /* Debian builds PIE */
+	id = elf_image_build_id(img);
+	assert_int_equal(strlen(id), 40); /* SHA-1 */
+	for (const char *c = id; *c; c++)
+		assert_true(isxdigit((unsigned char)*c) && !isupper((unsigned char)*c));
+	run("readelf -n " BIN_TRUE " 2>/dev/null | grep 'Build ID:'", want, sizeof(want));
+	if ((at = strstr(want, "Build ID: ")))
+		assert_string_equal(id, at + strlen("Build ID: "));
+	assert_string_equal(elf_image_go_version(img), "");
+	assert_string_equal(elf_image_go_build_id(img), "");
+	assert_true(elf_image_segments(img, &segs) >= 2);
+	assert_int_equal(elf_image_find_pclntab(img, &tab, &size, err), -ENOEXEC);
+	assert_non_null(strstr(err, BIN_TRUE));
+	assert_non_null(strstr(err, "no .gopclntab"));
+	elf_image_close(img);
+}
+
+/* ---- Go fixtures ---- */
+
+static const char *fixture(const char *name)
+{
+	static char path[4][1024];
+	static int k;
+	const char *dir = getenv("RETOP_FIXTURE_DIR");
+	char *p = path[k++ % 4];
+
+	if (!dir || !*dir)
+		fail_msg("RETOP_FIXTURE_DIR is not set: run `make check`, or build the Go fixtures "
+			 "with tests/go/build-fixtures.sh DIR and set RETOP_FIXTURE_DIR=DIR");
+	snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
+	if (access(p, R_OK) != 0)
+		fail_msg("%s: %s: build the Go fixtures (tests/go/build-fixtures.sh)", p,
+			 strerror(errno));
+	return p;
+}
+
+/* `go ARGS 'path'` without touching $HOME or the source tree. */
+static void go_cmd(const char *args, const char *path, const char *filter, char *out, size_t len)
+{
+	const char *go = getenv("GO");
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "GOENV=off GOCACHE='%s/.gocache' %s %s '%s' 2>&1 %s", tmpdir,
+		 go && *go ? go : "go", args, path, filter);
+	run(cmd, out, len);
+}
+
+static struct elf_image *open_fixture(const char *name)
+{
+	struct elf_image *img;
+	char err[ERR_LEN];
+	int ret = elf_image_open(fixture(name), &img, err);
+
+	if (ret)
+		fail_msg("%s", err);
+	return img;
+}
+
+/* Facts every Go fixture shares, checked against the toolchain. */
+static void check_go_facts(struct elf_image *img, const char *pcln_name)
+{
+	const char *path = elf_image_path(img);
+	char out[1024], err[ERR_LEN];
+	const uint8_t *tab, *scn;
+	size_t size, scn_size;
+	uint32_t magic;
+
+	/* `go version FILE` prints "FILE: go1.19.8". */
+	go_cmd("version", path, "", out, sizeof(out));
+	assert_true(strlen(out) > strlen(path) + 2);
+	assert_string_equal(elf_image_go_version(img), out + strlen(path) + 2);
+	assert_true(strncmp(elf_image_go_version(img), "go1.", 4) == 0);
+
+	go_cmd("tool buildid", path, "", out, sizeof(out));
+	assert_true(elf_image_go_build_id(img)[0] != '\0');
+	assert_string_equal(elf_image_go_build_id(img), out);
+
+	if (elf_image_find_pclntab(img, &tab, &size, err) != 0)
+		fail_msg("%s", err);
+	scn = elf_image_section(img, pcln_name, NULL, &scn_size);
+	assert_non_null(scn);
+	assert_ptr_equal(tab, scn);
+	assert_int_equal(size, scn_size);
+	memcpy(&magic, tab, 4);
+	assert_true(magic == GOPCLNTAB_MAGIC_116 || magic == GOPCLNTAB_MAGIC_118 ||
+		    magic == GOPCLNTAB_MAGIC_120);
+}
+
+/* Text start, and the offset math end to end: the bytes read at the text
+ * start through the segments are the first bytes of .text. */
+static void check_text(struct elf_image *img)
+{
+	uint64_t text = elf_image_text_start(img), scn_addr = 0, off;
+	const uint8_t *scn = elf_image_section(img, ".text", &scn_addr, NULL);
+	uint8_t code[32];
+
+	assert_non_null(scn);
+	assert_true(text != 0);
+	assert_int_equal(text, scn_addr); /* Go puts runtime.text first */
+	assert_int_equal(elf_image_vaddr_to_offset(img, text, &off), 0);
+	assert_int_equal(elf_image_read_code(img, text, code, sizeof(code)), 0);
+	assert_memory_equal(code, scn, sizeof(code));
+}
+
+/* runtime.text from `go tool nm`, 0 when the binary has no symbols. */
+static uint64_t nm_runtime_text(const char *path)
+{
+	char out[256];
+
+	go_cmd("tool nm", path, "| awk '$3 == \"runtime.text\" { print $1 }'", out, sizeof(out));
+	return strtoull(out, NULL, 16);
+}
+
+static void test_go_default(void **state)
+{
+	struct elf_image *img = open_fixture("payments-default");
+	const struct elf_symbol *syms;
+	size_t n;
+	(void)state;
+
+	assert_false(elf_image_is_pie(img));
+	assert_true(elf_image_has_symtab(img));
+	assert_true(elf_image_has_dwarf(img));
+	check_go_facts(img, ".gopclntab");
+	check_text(img);
+	assert_true(nm_runtime_text(elf_image_path(img)) != 0);
+	assert_int_equal(elf_image_text_start(img), nm_runtime_text(elf_image_path(img)));
+	assert_int_equal(elf_image_symbol_value(img, "runtime.text"), elf_image_text_start(img));
+	n = elf_image_func_symbols(img, &syms);
+	assert_true(n > 100);
+	for (size_t i = 1; i < n; i++)
+		assert_true(syms[i - 1].value <= syms[i].value);
+	elf_image_close(img);
+}
+
+static void test_go_stripped(void **state)
+{
+	struct elf_image *img = open_fixture("payments-stripped");
+	const struct elf_symbol *syms;
+	(void)state;
+
+	assert_false(elf_image_has_symtab(img));
+	assert_false(elf_image_has_dwarf(img));
+	assert_int_equal(elf_image_func_symbols(img, &syms), 0);
+	assert_int_equal(elf_image_symbol_value(img, "runtime.text"), 0);
+	check_go_facts(img, ".gopclntab");
+	/* No symbols: the text start comes from the .text section. */
+	check_text(img);
+	elf_image_close(img);
+}
+
+static void test_go_pie(void **state)
+{
+	struct elf_image *img = open_fixture("payments-pie");
+	(void)state;
+
+	assert_true(elf_image_is_pie(img));
+	assert_true(elf_image_has_symtab(img));
+	check_go_facts(img, ".data.rel.ro.gopclntab");
+	check_text(img);
+	assert_int_equal(elf_image_text_start(img), nm_runtime_text(elf_image_path(img)));
+	elf_image_close(img);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[512];
+	(void)state;
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vaddr_exec),
+		cmocka_unit_test(test_vaddr_pie),
+		cmocka_unit_test(test_vaddr_bss_tail),
+		cmocka_unit_test(test_open_not_elf),
+		cmocka_unit_test(test_open_truncated),
+		cmocka_unit_test(test_open_wrong_arch),
+		cmocka_unit_test(test_bin_true),
+		cmocka_unit_test(test_go_default),
+		cmocka_unit_test(test_go_stripped),
+		cmocka_unit_test(test_go_pie),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
