@@ -33,7 +33,9 @@ void gopclntab_close(struct gopclntab *tab);
 uint32_t gopclntab_magic(const struct gopclntab *tab);
 size_t gopclntab_count(const struct gopclntab *tab);
 int gopclntab_func(const struct gopclntab *tab, size_t i, struct gopclntab_func *f, char *err);
-/* Source position of pc inside function i (pc in [entry, end)). */
+/* Source position of pc inside function i (pc in [entry, end)); file points
+ * into the table.  -ERANGE: i or pc out of range; -ENOENT: the function has
+ * no position for pc; -EINVAL: corrupt table. */
 int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file,
 		   int *line);
 /* Index of the function containing pc, or -ENOENT. */
@@ -45,7 +47,9 @@ long gopclntab_find(const struct gopclntab *tab, uint64_t pc);
  * number of bytes read, or -EINVAL when truncated or too long. */
 int gopclntab_varint(const uint8_t *p, size_t avail, uint32_t *val);
 /* Walk a pcvalue table starting at p: the value that holds at target_pc for
- * a function beginning at entry.  pc_quantum is the header's minLC. */
+ * a function beginning at entry.  pc_quantum is the header's minLC.
+ * -ENOENT when target_pc is before entry or past the table's end, -EINVAL
+ * when the table is truncated or malformed. */
 int gopclntab_pcvalue(const uint8_t *p, size_t avail, uint64_t entry, uint64_t target_pc,
 		      unsigned pc_quantum, int32_t *val);
 

@@ -35,6 +35,10 @@ uint64_t tracer_now_ns(void)
 
 static int tracer_load_error(int ret, char *err)
 {
+	if ((ret == -EPERM || ret == -EACCES) && geteuid() == 0)
+		return err_set(err, -ret,
+			       "the kernel refused retop's BPF programs (%s): see the verifier's log with -vv",
+			       strerror(-ret));
 	if (ret == -EPERM || ret == -EACCES)
 		return err_set(err, -ret,
 			       "loading the BPF programs was refused: run retop as root (or with "

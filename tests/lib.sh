@@ -42,7 +42,8 @@ need_fixture() {
     for f in "$@"; do
         [ -x "$FIXTURES/$f" ] && continue
         command -v "${GO:-go}" >/dev/null 2>&1 || skip "go not found: install golang-go"
-        "$abs_top_srcdir/tests/go/build-fixtures.sh" "$FIXTURES" "${f%-*}" >/dev/null ||
+        case $f in gosym-oracle) name=$f ;; *) name=${f%-*} ;; esac
+        "$abs_top_srcdir/tests/go/build-fixtures.sh" "$FIXTURES" "$name" >/dev/null ||
             fail "could not build fixture $f"
         [ -x "$FIXTURES/$f" ] || fail "no fixture $f after building"
     done

@@ -7,7 +7,9 @@
  * every RET site found lies inside its function.
  */
 #define _GNU_SOURCE
+#include "elf_image.h"
 #include "funcs.h"
+#include "gopclntab.h"
 #include "log.h"
 
 #include <stdint.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #define MAX_FUNCS 4096 /* keeps each run fast on a huge nfunc */
+#define MAX_SITES 64  /* each boundary check decodes from the entry */
 
 static int memfd = -1;
 
@@ -38,6 +41,37 @@ static int write_input(const uint8_t *data, size_t size)
 	return memfd;
 }
 
+/* The safety property: every RET site is an instruction boundary of the
+ * decode from the entry, inside the function, and decodes as a ret. */
+static void check_sites(struct func_index *idx, const struct func_info *f)
+{
+	struct gopclntab_func gf;
+	uint8_t *code;
+	size_t span;
+	char text[160];
+
+	if (f->rets.count == 0)
+		return;
+	if (gopclntab_func(idx->pcln, f->pcln_index, &gf, NULL) != 0 || gf.end - gf.entry > (1u << 24))
+		abort(); /* funcs_resolve_rets() succeeded on this very function */
+	span = gf.end - gf.entry;
+	code = malloc(span);
+	if (!code || elf_image_read_code(idx->img, f->entry, code, span) != 0)
+		abort();
+	for (size_t i = 0; i < f->rets.count && i < MAX_SITES; i++) {
+		uint32_t off = f->rets.offsets[i];
+		if (off >= f->size || (i && off <= f->rets.offsets[i - 1]))
+			abort();
+		if (!retsites_is_boundary(idx->eng, code, span, f->entry, off))
+			abort();
+		if (retsites_disasm_one(idx->eng, code + off, span - off, f->entry + off, text,
+					sizeof(text)) <= 0 ||
+		    !(strncmp(text, "ret", 3) == 0 || strstr(text, " ret")))
+			abort();
+	}
+	free(code);
+}
+
 static void check_rets(struct func_index *idx, struct func_info *f)
 {
 	char err[ERR_LEN];
@@ -47,12 +81,9 @@ static void check_rets(struct func_index *idx, struct func_info *f)
 			abort();
 		return;
 	}
-	if (f->rets.count > 0 && f->rets.traceable == TRACEABLE_NO)
-		abort();
-	for (size_t i = 0; i < f->rets.count; i++)
-		if (f->rets.offsets[i] >= f->size || (i && f->rets.offsets[i] <= f->rets.offsets[i - 1]))
-			abort();
-	(void)strlen(f->rets.reason);
+	if (f->rets.traceable != TRACEABLE_FULL && !f->rets.reason[0])
+		abort(); /* not traceable in full must say why */
+	check_sites(idx, f);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

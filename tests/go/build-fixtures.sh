@@ -15,7 +15,8 @@ mkdir -p "$1"
 out=$(cd "$1" && pwd)
 shift
 if [ $# -eq 0 ]; then
-    set -- $all # shellcheck disable=SC2086
+    # shellcheck disable=SC2086 # $all is a list
+    set -- $all
     [ ! -f "$here/dwarfcheck/main.go" ] || set -- "$@" dwarfcheck
 fi
 

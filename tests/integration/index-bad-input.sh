@@ -1,6 +1,7 @@
 #!/bin/sh
 # Bad input gets one clear line on stderr and exit 1 (runtime failure) or 2
 # (usage error): never a crash, never a second line.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_cmd objdump
 need_retop

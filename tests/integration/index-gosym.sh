@@ -1,6 +1,7 @@
 #!/bin/sh
 # retop's function index (retop -l -x BIN -o json) against debug/gosym and
 # objdump, on every build of payments and the default build of each fixture.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_cmd objdump
 need_cmd python3

@@ -33,7 +33,7 @@ func main() {
 	})
 	// Top-level fields describe Recurse(1000); only counts exist per frame.
 	r := result("main.Recurse(1000)")
-	r["per_func"] = map[string]summary{"main.Recurse": {Calls: int(recursions)}}
+	r["per_func"] = map[string]map[string]int64{"main.Recurse": {"calls": recursions}}
 	r["depth"] = depth
 	r["recurse_calls"] = recursions
 	finish(r)

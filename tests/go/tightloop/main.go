@@ -25,6 +25,6 @@ func main() {
 	}
 	finish(map[string]interface{}{
 		"calls": n, "elapsed_ns": elapsed, "mean_ns": perCall,
-		"per_func": map[string]summary{"main.Tiny": {Calls: n, MeanNs: perCall}},
+		"per_func": map[string]map[string]int64{"main.Tiny": {"calls": int64(n), "mean_ns": perCall}},
 	})
 }
