@@ -180,9 +180,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	o->delay_s = 1.0;
 	o->orphan_timeout_s = 60.0;
 	o->max_functions = 64;
-	opterr = 1;
+	opterr = 0; /* one message, ours */
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {
 		if (c == 'h') {
 			cli_usage(stdout);
 			return 1;
@@ -191,8 +191,12 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 			printf("retop %s\n", PACKAGE_VERSION);
 			return 1;
 		}
-		if (c == '?')
-			return usage_error("%s", "bad option");
+		if (c == '?' || c == ':') {
+			const char *arg = argv[optind - 1];
+			if (optopt && strchr("pxtndosl", optopt) && arg[0] == '-' && arg[1] == optopt)
+				return usage_error("-%c needs an argument", optopt);
+			return usage_error("unknown option '%s'", arg);
+		}
 		if (cli_parse_one(c, o))
 			return -1;
 	}

@@ -36,13 +36,8 @@ static int main_load_index(const struct cli_options *o, struct func_index **idx,
 	if (ret)
 		return ret;
 	ret = funcs_load(path, o->no_dwarf ? FUNCS_NO_DWARF : 0, idx, err);
-	if (ret == -ENOEXEC && o->pid) {
-		struct proc_info p;
-		char inner[ERR_LEN];
-		snprintf(inner, sizeof(inner), "%s", err);
-		procs_describe(o->pid, &p);
-		err_set(err, ENOEXEC, "PID %d (%s) is not a Go program: %s", o->pid, p.comm, inner);
-	}
+	if (ret == -ENOEXEC && o->pid)
+		procs_explain_not_go(o->pid, err);
 	return ret;
 }
 

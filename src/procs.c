@@ -25,7 +25,7 @@ int procs_exe_path(int pid, char *buf, size_t len, char *err)
 	char link[512];
 
 	if (!procs_alive(pid))
-		return err_set(err, ESRCH, "no process with PID %d", pid);
+		return err_set(err, ESRCH, "no such process: PID %d (is it still running?)", pid);
 	snprintf(buf, len, "/proc/%d/exe", pid);
 	if (access(buf, R_OK) != 0) {
 		int e = errno;
@@ -172,4 +172,25 @@ int procs_scan_go(struct proc_info **out, size_t *n)
 	}
 	closedir(d);
 	return 0;
+}
+
+void procs_explain_not_go(int pid, char *err)
+{
+	struct proc_info p;
+	char exe[64];
+	const char *why;
+	size_t n;
+
+	if (!err)
+		return;
+	/* Keep only the reason: the path in the message is /proc/PID/exe. */
+	n = (size_t)snprintf(exe, sizeof(exe), "/proc/%d/exe: ", pid);
+	why = strncmp(err, exe, n) == 0 ? err + n : err;
+	procs_describe(pid, &p);
+	char reason[ERR_LEN];
+	snprintf(reason, sizeof(reason), "%s", why);
+	if (strstr(reason, "no .gopclntab"))
+		snprintf(reason, sizeof(reason), "its binary has no .gopclntab section");
+	err_set(err, ENOEXEC, "PID %d (%s, %s) is not a Go program: %s", pid, p.comm,
+		p.exe[0] ? p.exe : "?", reason);
 }

@@ -30,6 +30,8 @@ int procs_exe_path(int pid, char *buf, size_t len, char *err);
 int procs_describe(int pid, struct proc_info *out);
 /* PIDs whose /proc/PID/exe is the same file (device and inode) as path. */
 size_t procs_running(const char *path, int *pids, size_t max);
+/* Rewrite an index error about /proc/PID/exe as one about the process. */
+void procs_explain_not_go(int pid, char *err);
 /* Every Go process (the picker); *out is malloc'd. */
 int procs_scan_go(struct proc_info **out, size_t *n);
 

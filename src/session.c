@@ -53,13 +53,8 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	ret = session_resolve_target(s, err);
 	if (!ret)
 		ret = funcs_load(s->binary, opts->no_dwarf ? FUNCS_NO_DWARF : 0, &s->idx, err);
-	if (ret == -ENOEXEC && opts->pid) {
-		struct proc_info p;
-		char inner[ERR_LEN];
-		snprintf(inner, sizeof(inner), "%s", err);
-		procs_describe(opts->pid, &p);
-		err_set(err, ENOEXEC, "PID %d (%s) is not a Go program: %s", opts->pid, p.comm, inner);
-	}
+	if (ret == -ENOEXEC && opts->pid)
+		procs_explain_not_go(opts->pid, err);
 	if (ret) {
 		session_close(s);
 		return ret;

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #define MAX_FUNCS 4096 /* keeps each run fast on a huge nfunc */
-#define MAX_SITES 64  /* each boundary check decodes from the entry */
+#define MAX_SITES 64   /* each boundary check decodes from the entry */
 
 static int memfd = -1;
 
@@ -52,7 +52,8 @@ static void check_sites(struct func_index *idx, const struct func_info *f)
 
 	if (f->rets.count == 0)
 		return;
-	if (gopclntab_func(idx->pcln, f->pcln_index, &gf, NULL) != 0 || gf.end - gf.entry > (1u << 24))
+	if (gopclntab_func(idx->pcln, f->pcln_index, &gf, NULL) != 0 ||
+	    gf.end - gf.entry > (1u << 24))
 		abort(); /* funcs_resolve_rets() succeeded on this very function */
 	span = gf.end - gf.entry;
 	code = malloc(span);
