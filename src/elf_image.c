@@ -45,7 +45,7 @@ static int elf_image_map(struct elf_image *img, char *err)
 		return err_set(err, errno, "%s: %s", img->path, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return err_set(err, EINVAL, "%s: not a regular file", img->path);
-	if (st.st_size < (off_t)sizeof(Elf64_Ehdr))
+	if (st.st_size < SELFMAG)
 		return err_set(err, ENOEXEC, "%s: not an ELF file (%lld bytes)", img->path,
 			       (long long)st.st_size);
 	img->map_size = (size_t)st.st_size;
@@ -64,6 +64,9 @@ static int elf_image_read_headers(struct elf_image *img, char *err)
 
 	if (memcmp(img->map, ELFMAG, SELFMAG) != 0)
 		return err_set(err, ENOEXEC, "%s: not an ELF file", img->path);
+	if (img->map_size < sizeof(Elf64_Ehdr))
+		return err_set(err, ENOEXEC, "%s: truncated ELF header (%zu bytes)", img->path,
+			       img->map_size);
 	elf_version(EV_CURRENT);
 	img->elf = elf_memory((char *)img->map, img->map_size);
 	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF || !gelf_getehdr(img->elf, &img->ehdr))
@@ -167,12 +170,27 @@ static void elf_image_read_notes(struct elf_image *img, Elf_Scn *scn)
 		const uint8_t *desc = (const uint8_t *)data->d_buf + desc_off;
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 && !memcmp(name, "GNU", 4))
 			hex_encode(desc, nh.n_descsz, img->build_id, sizeof(img->build_id));
-		else if (nh.n_type == 4 && nh.n_namesz == 3 && !memcmp(name, "Go", 3) &&
+		else if (nh.n_type == 4 && nh.n_namesz == 4 && !memcmp(name, "Go\0\0", 4) &&
 			 nh.n_descsz < sizeof(img->go_build_id)) {
 			memcpy(img->go_build_id, desc, nh.n_descsz);
 			img->go_build_id[nh.n_descsz] = '\0';
 		}
 	}
+}
+
+/* File bytes of [vaddr, vaddr+len) inside one loaded segment, or NULL;
+ * written so that no sum can wrap. */
+static const uint8_t *elf_image_vaddr_data(const struct elf_image *img, uint64_t vaddr,
+					   uint64_t len)
+{
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		if (vaddr < s->vaddr || vaddr - s->vaddr > s->filesz ||
+		    s->filesz - (vaddr - s->vaddr) < len)
+			continue;
+		return img->map + s->offset + (vaddr - s->vaddr);
+	}
+	return NULL;
 }
 
 /* The version string of .go.buildinfo: inline since Go 1.18 (flag bit 2),
@@ -195,21 +213,18 @@ static void elf_image_read_go_version(struct elf_image *img, const uint8_t *p, s
 	}
 	if (p[14] == 8) {
 		uint64_t str_hdr, str_ptr, str_len;
+		const uint8_t *hdr;
 		memcpy(&str_hdr, p + 16, 8);
-		for (size_t i = 0; i < img->nsegs; i++) {
-			const struct elf_segment *s = &img->segs[i];
-			if (str_hdr < s->vaddr || str_hdr + 16 > s->vaddr + s->filesz)
-				continue;
-			memcpy(&str_ptr, img->map + s->offset + (str_hdr - s->vaddr), 8);
-			memcpy(&str_len, img->map + s->offset + (str_hdr - s->vaddr) + 8, 8);
-			for (size_t j = 0; j < img->nsegs; j++) {
-				const struct elf_segment *t = &img->segs[j];
-				if (str_len >= sizeof(img->go_version) || str_ptr < t->vaddr ||
-				    str_ptr + str_len > t->vaddr + t->filesz)
-					continue;
-				memcpy(img->go_version, img->map + t->offset + (str_ptr - t->vaddr), str_len);
-				img->go_version[str_len] = '\0';
-			}
+		if (!(hdr = elf_image_vaddr_data(img, str_hdr, 16)))
+			return;
+		memcpy(&str_ptr, hdr, 8);
+		memcpy(&str_len, hdr + 8, 8);
+		const uint8_t *str = str_len < sizeof(img->go_version)
+					     ? elf_image_vaddr_data(img, str_ptr, str_len)
+					     : NULL;
+		if (str) {
+			memcpy(img->go_version, str, str_len);
+			img->go_version[str_len] = '\0';
 		}
 	}
 }

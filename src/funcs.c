@@ -33,6 +33,10 @@ static const struct elf_symbol *symtab_lookup(const struct elf_symbol *syms, siz
 		else
 			hi = mid;
 	}
+	/* Markers such as runtime.text share an address with a function:
+	 * prefer the symbol that has a size. */
+	while (lo + 1 < n && syms[lo].size == 0 && syms[lo + 1].value == addr)
+		lo++;
 	return lo < n && syms[lo].value == addr ? &syms[lo] : NULL;
 }
 

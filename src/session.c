@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
+#include "elf_image.h"
 #include "log.h"
 #include "procs.h"
 
@@ -103,6 +104,28 @@ bool session_is_traced(const struct session *s, const struct func_info *f)
 	return sf && sf->slot >= 0;
 }
 
+/* "go1.19.8" -> 19; -1 when the string is not a Go release version. */
+static int go_minor_version(const char *v)
+{
+	int major, minor;
+
+	if (sscanf(v, "go%d.%d", &major, &minor) != 2 || major != 1)
+		return -1;
+	return minor;
+}
+
+/* The pairing key reads g from R14, where the register ABI keeps it since
+ * Go 1.17; an older program would get garbage keys, so refuse it. */
+static int session_check_go_version(const struct session *s, char *why)
+{
+	const char *v = elf_image_go_version(s->idx->img);
+	int minor = go_minor_version(v);
+
+	if (minor >= 0 && minor < 17)
+		return err_set(why, ENOTSUP, "unsupported Go version %s: retop traces Go >= 1.17 (register ABI)", v);
+	return 0;
+}
+
 int session_trace(struct session *s, struct func_info *f, char *err)
 {
 	struct session_func *sf = session_find(s, f);
@@ -121,7 +144,9 @@ int session_trace(struct session *s, struct func_info *f, char *err)
 	}
 	sf->slot = -1;
 	sf->have_prev = false;
-	ret = funcs_resolve_rets(s->idx, f, why);
+	ret = session_check_go_version(s, why);
+	if (!ret)
+		ret = funcs_resolve_rets(s->idx, f, why);
 	if (!ret)
 		ret = tracer_attach(s->tracer, f, s->binary, s->attach_pid, &entry_only, why);
 	if (ret < 0) {

@@ -1,0 +1,203 @@
+#!/bin/sh
+# Per-call overhead of retop on main.Tiny (the tightloop fixture), against the
+# floor of two no-op uprobes at the very same file offsets (entry + each RET).
+#
+# In one run, interleaved, R times:  none (no probes), floor (noop_probe),
+# retop (retop -b -p PID -t main.Tiny -d 1 -o json). Each measurement is a
+# fresh fixture making CALLS calls; its own clock gives elapsed_ns.
+# Prints medians of ns/call and the ratios retop/floor (target <= 1.10) and
+# (retop-none)/(floor-none); checks that retop's final calls equals CALLS.
+#
+# Environment: R (5), CALLS (150000), VARIANT (default: tightloop-VARIANT),
+# abs_top_builddir (the build tree, default SRCDIR/build), BENCH_BUILD (where
+# the loader is built, default $abs_top_builddir/tests/bench).
+# A benchmark, not a test: exits 0 unless something is broken.
+
+here=$(cd "$(dirname "$0")" && pwd)
+: "${abs_top_srcdir:=$(cd "$here/../.." && pwd)}"
+: "${abs_top_builddir:=$abs_top_srcdir/build}"
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+
+R=${R:-5}
+CALLS=${CALLS:-150000}
+FIX=tightloop-${VARIANT:-default}
+FUNC=main.Tiny
+BENCH_BUILD=${BENCH_BUILD:-$abs_top_builddir/tests/bench}
+# Generous: a probed call costs tens of microseconds at most.
+RUN_TIMEOUT=$((CALLS / 10000 + 60))
+
+need_root
+need_retop
+need_cmd python3
+need_cmd clang
+need_cmd bpftool
+need_fixture "$FIX"
+BIN=$FIXTURES/$FIX
+
+# ---- the no-op loader
+NOOP=$BENCH_BUILD/noop_probe
+"$here/build-noop.sh" "$BENCH_BUILD" || fail "cannot build $NOOP (see above)"
+
+# ---- the offsets retop uses: entry and every RET site
+"$RETOP" -l -x "$BIN" -o json "$FUNC" >"$T/list.json" 2>"$T/list.err" ||
+    fail "retop -l -x $BIN -o json $FUNC failed: $(head -n 3 "$T/list.err")"
+OFFSETS=$(python3 - "$T/list.json" "$FUNC" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    f = json.loads(line)
+    if f["name"] == sys.argv[2]:
+        if f["traceable"] != "full":
+            sys.exit("%s is not fully traceable: %s" % (f["name"], f["reason"]))
+        offs = [f["file_offset"]] + [f["file_offset"] + r["offset"] for r in f["ret_sites"]]
+        print(" ".join(str(o) for o in offs))
+        break
+else:
+    sys.exit("%s not in the listing" % sys.argv[2])
+EOF
+) || fail "no offsets for $FUNC"
+nprobes=$(echo "$OFFSETS" | wc -w)
+
+# ---- helpers
+# wait_lines FILE N SECONDS: until FILE has at least N lines; 1 on timeout.
+wait_lines() {
+    n=$(($3 * 20))
+    while [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -lt "$2" ]; do
+        [ "$n" -gt 0 ] || return 1
+        n=$((n - 1))
+        sleep 0.05
+    done
+}
+
+# stop_pid PID: SIGTERM it, reap it and forget it (so the cleanup never
+# signals a reused PID); its exit status is in $stop_rc.
+stop_pid() {
+    kill "$1" 2>/dev/null
+    if wait "$1"; then stop_rc=0; else stop_rc=$?; fi
+    PIDS=$(echo " $PIDS " | sed "s/ $1 / /")
+}
+
+# ns_per_call RESULT.json: "calls elapsed_ns"
+result_fields() {
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["calls"], d["elapsed_ns"])' "$1"
+}
+
+# work OUT: start the fixture's work and wait for its result in OUT.
+work() {
+    kill -USR1 "$FIXTURE_PID"
+    wait_file "$1" "$RUN_TIMEOUT" || fail "$FIX made no result in $RUN_TIMEOUT s"
+}
+
+# run_none / run_floor / run_retop REP: append "MODE REP calls elapsed_ns [retop_calls]"
+run_none() {
+    out=$T/none.$1.json
+    start_fixture "$FIX" -calls "$CALLS" -out "$out"
+    work "$out"
+    stop_pid "$FIXTURE_PID"
+    echo "none $1 $(result_fields "$out")" >>"$T/results"
+}
+
+run_floor() {
+    out=$T/floor.$1.json
+    start_fixture "$FIX" -calls "$CALLS" -out "$out"
+    # shellcheck disable=SC2086 # $OFFSETS is a list
+    "$NOOP" "$BIN" "$FIXTURE_PID" $OFFSETS >"$T/noop.out" 2>"$T/noop.err" &
+    noop=$!
+    track_pid "$noop"
+    wait_lines "$T/noop.out" 1 30 ||
+        fail "noop_probe did not attach: $(head -n 3 "$T/noop.err")"
+    work "$out"
+    stop_pid "$noop"
+    [ "$stop_rc" -eq 0 ] || fail "noop_probe exited $stop_rc: $(head -n 3 "$T/noop.err")"
+    stop_pid "$FIXTURE_PID"
+    echo "floor $1 $(result_fields "$out")" >>"$T/results"
+}
+
+run_retop() {
+    out=$T/retop.$1.json
+    snaps=$T/retop.$1.snap
+    start_fixture "$FIX" -calls "$CALLS" -out "$out"
+    "$RETOP" -b -p "$FIXTURE_PID" -t "$FUNC" -d 1 -o json >"$snaps" 2>"$T/retop.err" &
+    rt=$!
+    track_pid "$rt"
+    wait_lines "$snaps" 1 30 ||
+        fail "retop -b -p $FIXTURE_PID -t $FUNC printed no snapshot in 30 s: $(head -n 3 "$T/retop.err")"
+    work "$out"
+    # The fixture stays alive: wait for two more snapshots, so the last one
+    # was certainly taken after the last call returned.
+    have=$(wc -l <"$snaps")
+    wait_lines "$snaps" $((have + 2)) 10 ||
+        fail "retop stopped printing snapshots: $(head -n 3 "$T/retop.err")"
+    stop_pid "$rt"
+    [ "$stop_rc" -eq 0 ] || fail "retop exited $stop_rc on SIGTERM: $(head -n 3 "$T/retop.err")"
+    stop_pid "$FIXTURE_PID"
+    got=$(python3 - "$snaps" "$FUNC" <<'EOF'
+import json, sys
+last = None
+for line in open(sys.argv[1]):
+    last = json.loads(line)
+for f in last["functions"]:
+    if f["name"] == sys.argv[2]:
+        print(f["calls"], f["status"].replace(" ", "_"))
+        break
+else:
+    print("missing none")
+EOF
+) || fail "cannot parse retop's snapshots in $snaps"
+    echo "retop $1 $(result_fields "$out") $got" >>"$T/results"
+}
+
+echo "overhead: $FIX, $FUNC, $CALLS calls per run, $R rounds interleaved"
+echo "  probes at file offsets: $OFFSETS ($nprobes uprobes: entry + RET sites)"
+: >"$T/results"
+i=1
+while [ "$i" -le "$R" ]; do
+    # Rotate the order, so no mode always runs first (or right after another).
+    case $((i % 3)) in
+    1) order="none floor retop" ;;
+    2) order="floor retop none" ;;
+    0) order="retop none floor" ;;
+    esac
+    for m in $order; do
+        "run_$m" "$i"
+    done
+    i=$((i + 1))
+done
+
+python3 - "$T/results" "$CALLS" <<'EOF'
+import sys, statistics as st
+rows = [l.split() for l in open(sys.argv[1])]
+want = int(sys.argv[2])
+ns = {"none": [], "floor": [], "retop": []}
+per_rep = {}
+bad = []
+for r in rows:
+    mode, rep, calls, el = r[0], int(r[1]), int(r[2]), int(r[3])
+    v = el / calls
+    ns[mode].append(v)
+    per_rep.setdefault(rep, {})[mode] = v
+    if mode == "retop":
+        rc, status = r[4], r[5]
+        if rc != str(calls):
+            bad.append("round %d: retop counted %s calls of main.Tiny (status %s), the fixture made %d"
+                       % (rep, rc, status, calls))
+
+print("\n  round     none ns/call   floor ns/call   retop ns/call   retop/floor")
+for rep in sorted(per_rep):
+    p = per_rep[rep]
+    print("  %5d %16.1f %15.1f %15.1f %13.3f" % (rep, p["none"], p["floor"], p["retop"], p["retop"] / p["floor"]))
+m = {k: st.median(v) for k, v in ns.items()}
+ratio = m["retop"] / m["floor"]
+extra = (m["retop"] - m["none"]) / (m["floor"] - m["none"])
+print("\n  medians:  none %.1f ns/call   floor %.1f ns/call   retop %.1f ns/call" % (m["none"], m["floor"], m["retop"]))
+print("  ratio retop/floor             = %.3f   (target <= 1.10: %s)" % (ratio, "met" if ratio <= 1.10 else "NOT met"))
+print("  ratio (retop-none)/(floor-none) = %.3f   retop's BPF work adds %.1f%% over the unavoidable trap cost"
+      % (extra, (extra - 1) * 100))
+print("  median of per-round ratios retop/floor = %.3f" % st.median(p["retop"] / p["floor"] for p in per_rep.values()))
+if bad:
+    print("  COUNT MISMATCH:")
+    for b in bad:
+        print("    " + b)
+    sys.exit(1)
+print("  calls: retop's final count of main.Tiny equals the fixture's (%d) in all %d retop rounds" % (want, len(ns["retop"])))
+EOF

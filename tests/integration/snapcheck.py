@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""Helpers for the trace-*.sh integration tests (stdlib only).
+
+Reads retop's batch JSON snapshots (one object per line) and a fixture's own
+result JSON, and asserts things with messages that say what was expected.
+Every check exits 1 with one "snapcheck: ..." line per failure on stderr.
+
+  lines SNAP                      number of complete snapshot lines
+  wait SNAP N SECONDS [PID]       until SNAP has N complete lines; fails early
+                                  when PID (retop) is gone
+  waitfor SNAP FUNC FIELD VALUE SECONDS [PID]
+                                  until the last snapshot's FUNC FIELD is VALUE
+  after SNAP EPOCH SECONDS [PID]  until a snapshot's "time" is >= EPOCH (Unix time)
+  get SNAP FUNC FIELD [LINE]      a field of FUNC in the last (or LINE-th, 1-based,
+                                  negative from the end) snapshot
+  exact SNAP FIXTURE FUNC...      status tracing, calls == fixture per_func calls,
+                                  in_flight, orphans, unmatched_returns all 0
+  timing SNAP FIXTURE TOL FUNC... |mean, p50 - fixture's| / fixture's <= TOL
+  paths SNAP FIXTURE FUNC         FUNC has 2 RET sites whose hits are the
+                                  fixture's paths {valid, invalid}
+  status SNAP PREFIX [FUNC...]    every (or each named) function's status
+                                  starts with PREFIX
+  targets SNAP PID...             the last snapshot's targets are exactly PID...
+  progs                           retop_* BPF programs: "ID NAME HOLDER-PIDS"
+  summary SNAP FIXTURE FUNC LABEL one line: calls, mean and p50 against the fixture's
+  holds PID                       BPF prog and link ids PID holds: "prog ID"/"link ID"
+"""
+import json
+import os
+import sys
+import time
+
+failures = []
+
+
+def bad(msg):
+    failures.append(msg)
+
+
+def done():
+    for m in failures:
+        print("snapcheck: " + m, file=sys.stderr)
+    sys.exit(1 if failures else 0)
+
+
+def die(msg):
+    print("snapcheck: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def complete_lines(path):
+    try:
+        with open(path) as f:
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    # A line still being written has no newline yet: ignore it.
+    return [l for l in data.split("\n")[:-1] if l.strip()]
+
+
+def snapshots(path):
+    out = []
+    for i, l in enumerate(complete_lines(path), 1):
+        try:
+            out.append(json.loads(l))
+        except ValueError as e:
+            die("%s line %d is not JSON (%s): %.200s" % (path, i, e, l))
+    if not out:
+        die("%s holds no snapshot" % path)
+    return out
+
+
+def snapshot(path, index=-1):
+    snaps = snapshots(path)
+    try:
+        return snaps[index]
+    except IndexError:
+        die("%s has %d snapshots, no snapshot %d" % (path, len(snaps), index))
+
+
+def func(snap, name):
+    fs = [f for f in snap.get("functions", []) if f.get("name") == name]
+    if len(fs) != 1:
+        die("%s appears %d times in the snapshot (functions: %s)" % (
+            name, len(fs), ", ".join(f.get("name", "?") for f in snap.get("functions", []))))
+    return fs[0]
+
+
+def fixture(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        die("cannot read the fixture's result %s: %s" % (path, e))
+
+
+def fixture_func(fx, name):
+    pf = fx.get("per_func", {})
+    if name not in pf:
+        die("fixture result has no per_func entry for %s" % name)
+    return pf[name]
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def cmd_lines(args):
+    print(len(complete_lines(args[0])))
+
+
+def cmd_wait(args):
+    path, n, secs = args[0], int(args[1]), float(args[2])
+    pid = int(args[3]) if len(args) > 3 else None
+    deadline = time.monotonic() + secs
+    while True:
+        got = len(complete_lines(path))
+        if got >= n:
+            return
+        if pid is not None and not alive(pid):
+            # One last look: it may have written its last line and exited.
+            if len(complete_lines(path)) >= n:
+                return
+            die("retop (pid %d) exited with %d of the %d snapshots awaited in %s" % (pid, got, n, path))
+        if time.monotonic() > deadline:
+            die("%s: %d snapshot lines after %g s, waited for %d" % (path, got, secs, n))
+        time.sleep(0.02)
+
+
+def cmd_waitfor(args):
+    path, name, field, value, secs = args[0], args[1], args[2], args[3], float(args[4])
+    pid = int(args[5]) if len(args) > 5 else None
+    deadline = time.monotonic() + secs
+    last = None
+    while True:
+        if complete_lines(path):
+            last = func(snapshot(path), name).get(field)
+            if str(last) == value:
+                return
+        if pid is not None and not alive(pid):
+            die("retop (pid %d) exited while %s %s was %r, waiting for %s" % (pid, name, field, last, value))
+        if time.monotonic() > deadline:
+            die("%s %s still %r after %g s, waited for %s" % (name, field, last, secs, value))
+        time.sleep(0.02)
+
+
+def cmd_after(args):
+    path, epoch, secs = args[0], float(args[1]), float(args[2])
+    pid = int(args[3]) if len(args) > 3 else None
+    deadline = time.monotonic() + secs
+    while True:
+        if complete_lines(path) and snapshot(path).get("time", 0) >= epoch:
+            return
+        if pid is not None and not alive(pid):
+            die("retop (pid %d) exited before a snapshot of time %.3f" % (pid, epoch))
+        if time.monotonic() > deadline:
+            die("no snapshot of time >= %.3f after %g s" % (epoch, secs))
+        time.sleep(0.02)
+
+
+def cmd_get(args):
+    idx = int(args[3]) if len(args) > 3 else -1
+    if idx > 0:
+        idx -= 1
+    f = func(snapshot(args[0], idx), args[1])
+    if args[2] not in f:
+        die("%s has no field %s" % (args[1], args[2]))
+    v = f[args[2]]
+    print(json.dumps(v) if isinstance(v, (list, dict)) else v)
+
+
+def check_clean(name, f, what=("in_flight", "orphans", "unmatched_returns")):
+    for k in what:
+        if f.get(k) != 0:
+            bad("%s: %s is %s, expected 0" % (name, k, f.get(k)))
+
+
+def cmd_exact(args):
+    snap, fx = snapshot(args[0]), fixture(args[1])
+    for name in args[2:]:
+        f, want = func(snap, name), fixture_func(fx, name)["calls"]
+        if f.get("status") != "tracing":
+            bad("%s: status %r, expected 'tracing'" % (name, f.get("status")))
+        if f.get("calls") != want:
+            bad("%s: retop counted %s calls, the fixture made %d" % (name, f.get("calls"), want))
+        check_clean(name, f)
+    done()
+
+
+def cmd_timing(args):
+    snap, fx, tol = snapshot(args[0]), fixture(args[1]), float(args[2])
+    for name in args[3:]:
+        f, want = func(snap, name), fixture_func(fx, name)
+        for k in ("mean_ns", "p50_ns"):
+            r, w = f.get(k), want.get(k)
+            if not isinstance(r, (int, float)) or not w:
+                bad("%s: %s is %r (fixture %r)" % (name, k, r, w))
+                continue
+            rel = abs(r - w) / w
+            if rel > tol:
+                bad("%s: %s retop %d vs fixture %d: %.2f%% apart, allowed %.2f%%" % (
+                    name, k, r, w, 100 * rel, 100 * tol))
+    done()
+
+
+def cmd_paths(args):
+    snap, fx, name = snapshot(args[0]), fixture(args[1]), args[2]
+    f = func(snap, name)
+    sites = f.get("ret_sites", [])
+    paths = fx.get("paths", {})
+    want = sorted([paths.get("valid"), paths.get("invalid")])
+    if len(sites) != 2:
+        bad("%s: %d RET sites, expected 2 (error and success)" % (name, len(sites)))
+    else:
+        got = sorted(s.get("hits") for s in sites)
+        if got != want:
+            bad("%s: RET site hits %s, the fixture's paths valid=%s invalid=%s" % (
+                name, ", ".join("+%s (line %s): %s" % (s.get("offset"), s.get("line"), s.get("hits"))
+                                for s in sites), paths.get("valid"), paths.get("invalid")))
+    done()
+
+
+def cmd_status(args):
+    snap, prefix = snapshot(args[0]), args[1]
+    names = args[2:] or [f.get("name") for f in snap.get("functions", [])]
+    if not names:
+        bad("the snapshot lists no function")
+    for name in names:
+        st = func(snap, name).get("status", "")
+        if not st.startswith(prefix):
+            bad("%s: status %r, expected it to start with %r" % (name, st, prefix))
+    done()
+
+
+def cmd_targets(args):
+    snap = snapshot(args[0])
+    got = sorted(t.get("pid") for t in snap.get("targets", []))
+    want = sorted(int(p) for p in args[1:])
+    if got != want:
+        bad("targets are pids %s, expected %s" % (got, want))
+    done()
+
+
+def cmd_summary(args):
+    snap, fx, name, label = snapshot(args[0]), fixture(args[1]), args[2], args[3]
+    f, want = func(snap, name), fixture_func(fx, name)
+    ms = lambda ns: "%.1fms" % (ns / 1e6) if ns >= 1e6 else "%.1fus" % (ns / 1e3)
+    print("%s: %s %d calls, retop %s, mean %s vs %s, p50 %s vs %s" % (
+        label, name, want["calls"], f.get("calls"), ms(f.get("mean_ns", 0)), ms(want.get("mean_ns", 0)),
+        ms(f.get("p50_ns", 0)), ms(want.get("p50_ns", 0))))
+
+
+def holders():
+    """{("prog"|"link", id): [pid...]} from every process's fdinfo."""
+    out = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        d = "/proc/%s/fdinfo" % pid
+        try:
+            fds = os.listdir(d)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                with open(os.path.join(d, fd)) as fh:
+                    info = dict(l.split(":", 1) for l in fh.read().splitlines() if ":" in l)
+            except OSError:
+                continue
+            if "link_id" in info:
+                key = ("link", int(info["link_id"]))
+            elif "prog_id" in info and "prog_type" in info:
+                key = ("prog", int(info["prog_id"]))
+            else:
+                continue
+            out.setdefault(key, set()).add(int(pid))
+    return out
+
+
+def cmd_progs(args):
+    import subprocess
+    try:
+        progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], check=True,
+                                          capture_output=True, text=True).stdout or "[]")
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        die("bpftool prog show failed: %s" % e)
+    h = holders()
+    for p in progs:
+        if str(p.get("name", "")).startswith("retop_"):
+            pids = sorted(h.get(("prog", p["id"]), ()))
+            print(p["id"], p["name"], ",".join(map(str, pids)) or "-")
+
+
+def cmd_holds(args):
+    pid = int(args[0])
+    for (kind, i), pids in sorted(holders().items()):
+        if pid in pids:
+            print(kind, i)
+
+
+CMDS = {"lines": (cmd_lines, 1), "wait": (cmd_wait, 3), "get": (cmd_get, 3),
+        "exact": (cmd_exact, 3), "timing": (cmd_timing, 4), "paths": (cmd_paths, 3),
+        "status": (cmd_status, 2), "targets": (cmd_targets, 1), "progs": (cmd_progs, 0),
+        "holds": (cmd_holds, 1), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3)}
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2 or sys.argv[1] not in CMDS or len(sys.argv) - 2 < CMDS[sys.argv[1]][1]:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    CMDS[sys.argv[1]][0](sys.argv[2:])

@@ -1,0 +1,35 @@
+#!/bin/sh
+# A function with no RET instruction (main.Forever, an endless select loop)
+# can only be traced at its entry: retop says so in its status and still
+# traces the normal function next to it (main.Tick, called every 10 ms).
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_cmd python3
+need_retop
+need_fixture noret-default
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+
+snap=$T/snap
+start_fixture noret-default
+fixture=$FIXTURE_PID
+"$RETOP" -b -p "$fixture" -t main.Forever -t main.Tick -d 0.2 -o json >"$snap" 2>"$T/err" &
+rp=$!
+track_pid "$rp"
+# The first snapshot is at attach; two more are 0.4 s of 10 ms ticks.
+sc wait "$snap" 3 15 "$rp" || fail "retop did not print 3 snapshots: $(head -n 3 "$T/err")"
+kill -INT "$rp"
+if wait "$rp"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+kill -0 "$fixture" || fail "the fixture died while traced"
+
+sc status "$snap" "entry-only: no RET" main.Forever ||
+    fail "noret: retop -b -p PID -t main.Forever -t main.Tick: main.Forever is not entry-only"
+sc status "$snap" tracing main.Tick || fail "noret: main.Tick is not traced"
+ticks=$(sc get "$snap" main.Tick calls)
+[ "$ticks" -gt 0 ] || fail "main.Tick: no call counted in $(sc lines "$snap") snapshots 0.2 s apart"
+for k in unmatched_returns orphans; do
+    v=$(sc get "$snap" main.Tick $k)
+    [ "$v" -eq 0 ] || fail "main.Tick: $k is $v, expected 0"
+done
+echo "noret-default: main.Forever '$(sc get "$snap" main.Forever status)', main.Tick tracing, $ticks calls in $(sc lines "$snap") snapshots"

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Panics: MayPanic panics on every 4th call and the caller recovers, so those
+# calls never reach a RET. With --orphan-timeout 1 each such entry becomes an
+# orphan once, exactly once; every call that returned is counted; the target
+# lives on.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_cmd python3
+need_retop
+need_fixture panics-default
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+fx() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$out" "$1"; }
+
+snap=$T/snap out=$T/out
+start_fixture panics-default -calls 100 -workers 4 -out "$out"
+fixture=$FIXTURE_PID
+"$RETOP" -b -p "$fixture" -t main.MayPanic -d 0.2 --orphan-timeout 1 -o json >"$snap" 2>"$T/err" &
+rp=$!
+track_pid "$rp"
+sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+kill -USR1 "$fixture"
+wait_file "$out" 20 || fail "no result from the fixture in 20 s"
+done_at=$(date +%s.%N)
+panics=$(fx panics) returns=$(fx returns)
+[ "$panics" -gt 0 ] || fail "the fixture reports no panic: nothing to test"
+
+# After the work nothing can return any more: once the orphan timeout has
+# passed (a snapshot taken 1.5 s after the work) and the sweep ran, nothing is
+# in flight.
+sc after "$snap" "$(awk -v t="$done_at" 'BEGIN { printf "%.3f", t + 1.5 }')" 10 "$rp" || fail "no snapshot 1.5 s after the work"
+sc waitfor "$snap" main.MayPanic in_flight 0 10 "$rp" ||
+    fail "panicked calls were not swept as orphans within 10 s of --orphan-timeout 1"
+n=$(sc lines "$snap")
+first=$(sc get "$snap" main.MayPanic orphans)
+[ "$first" -eq "$panics" ] ||
+    fail "retop counted $first orphans (and $(sc get "$snap" main.MayPanic reentries) re-entries), the fixture had $panics panics: panics -calls 100 -workers 4, retop -b -p PID -t main.MayPanic --orphan-timeout 1 -o json"
+
+# Counted once: five more snapshots, the same count.
+sc wait "$snap" $((n + 5)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+kill -INT "$rp"
+if wait "$rp"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+for i in $(seq "$n" "$(sc lines "$snap")"); do
+    o=$(sc get "$snap" main.MayPanic orphans "$i")
+    [ "$o" -eq "$panics" ] || fail "snapshot $i: $o orphans, expected $panics every time (counted once)"
+done
+kill -0 "$fixture" || fail "the fixture died while traced"
+
+calls=$(sc get "$snap" main.MayPanic calls)
+[ "$calls" -eq "$returns" ] || fail "retop counted $calls calls, the fixture saw $returns returns"
+for k in in_flight unmatched_returns; do
+    v=$(sc get "$snap" main.MayPanic $k)
+    [ "$v" -eq 0 ] || fail "main.MayPanic $k is $v, expected 0"
+done
+sc status "$snap" tracing main.MayPanic || fail "status"
+echo "panics-default: $returns returns, $panics panics; retop $calls calls, $first orphans, stable over $(($(sc lines "$snap") - n + 1)) snapshots"
