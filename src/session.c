@@ -232,6 +232,8 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 		else
 			log_warn("session", "%s", why);
 	}
+	/* The first interval starts when the probes are in, not before. */
+	s->last_ns = tracer_now_ns();
 	if (attached == 0)
 		return err_set(err, EINVAL, "nothing could be traced: %s",
 			       s->nfuncs ? s->funcs[0].status : "no function");

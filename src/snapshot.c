@@ -4,6 +4,14 @@
 #include <string.h>
 #include <time.h>
 
+/* A double with a fixed number of decimals: rates and times need no more. */
+static struct json_object *json_fixed(double v, int decimals)
+{
+	char buf[48];
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	return json_object_new_double_s(v, buf);
+}
+
 static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 {
 	struct json_object *o = json_object_new_object(), *sites = json_object_new_array();
@@ -12,7 +20,7 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "name", json_object_new_string(f->name));
 	json_object_object_add(o, "status", json_object_new_string(f->status));
 	json_object_object_add(o, "calls", json_object_new_uint64(v->calls));
-	json_object_object_add(o, "calls_per_s", json_object_new_double(v->calls_per_s));
+	json_object_object_add(o, "calls_per_s", json_fixed(v->calls_per_s, 3));
 	json_object_object_add(o, "mean_ns", json_object_new_uint64(v->mean_ns));
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(v->p50_ns));
 	json_object_object_add(o, "p99_ns", json_object_new_uint64(v->p99_ns));
@@ -39,8 +47,8 @@ void snapshot_print_json(FILE *out, const struct snapshot *snap)
 	struct json_object *o = json_object_new_object(), *targets = json_object_new_array(),
 			   *funcs = json_object_new_array();
 
-	json_object_object_add(o, "time", json_object_new_double(snap->time));
-	json_object_object_add(o, "interval_s", json_object_new_double(snap->interval_s));
+	json_object_object_add(o, "time", json_fixed(snap->time, 3));
+	json_object_object_add(o, "interval_s", json_fixed(snap->interval_s, 6));
 	for (size_t i = 0; i < snap->npids; i++) {
 		struct json_object *t = json_object_new_object();
 		json_object_object_add(t, "pid", json_object_new_int(snap->pids[i]));

@@ -1,0 +1,92 @@
+#!/bin/sh
+# retop killed by SIGKILL while its probes fire: the target lives on, the
+# kernel drops every BPF program and link retop held, and the target runs at
+# its unprobed speed again.
+#
+# retop -x tightloop-default traces two processes: A works forever (-loop) and
+# is hit by the probes when retop is killed; B waits, and runs its calls only
+# after the kill, so its own clock tells whether a probe was left behind.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_cmd python3
+need_cmd bpftool
+need_retop
+need_fixture tightloop-default
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+bin=$FIXTURES/tightloop-default
+calls=100000000 # ~0.25 s unprobed; with a probe left, minutes
+
+# ns_per_call OUT: elapsed_ns / calls of a tightloop result, as a float.
+ns_per_call() {
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["elapsed_ns"] / r["calls"])' "$1"
+}
+
+# The unprobed speed: the faster of two runs.
+before=""
+for i in 1 2; do
+    start_fixture tightloop-default -calls $calls -exit -out "$T/before$i"
+    kill -USR1 "$FIXTURE_PID"
+    wait_file "$T/before$i" 20 || fail "unprobed tightloop run $i did not finish in 20 s"
+    wait "$FIXTURE_PID"
+    v=$(ns_per_call "$T/before$i")
+    before=$(python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' $before "$v")
+done
+
+start_fixture tightloop-default -calls $calls -out "$T/after"
+b=$FIXTURE_PID
+start_fixture tightloop-default -loop
+a=$FIXTURE_PID
+kill -USR1 "$a"
+
+snap=$T/snap
+"$RETOP" -b -x "$bin" -t main.Tiny -d 0.2 -o json >"$snap" 2>"$T/err" &
+rp=$!
+track_pid "$rp"
+# Attached to both, and the probes fire in A.
+sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+sc waitfor "$snap" main.Tiny status tracing 10 "$rp" || fail "main.Tiny is not traced"
+n=$(sc lines "$snap")
+sc wait "$snap" $((n + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+sc targets "$snap" "$a" "$b" || fail "retop -x $bin does not trace both running processes"
+hits=$(sc get "$snap" main.Tiny calls)
+[ "$hits" -gt 0 ] || fail "no call of main.Tiny counted in process A: the probes do not fire"
+
+# What retop holds, as the kernel sees it (ids are never reused).
+sc holds "$rp" >"$T/held"
+grep -q '^link ' "$T/held" || fail "retop holds no BPF link while tracing: $(tr '\n' ' ' <"$T/held")"
+kill -9 "$rp"
+wait "$rp"
+
+kill -0 "$a" || fail "process A died when retop was killed"
+kill -0 "$b" || fail "process B died when retop was killed"
+
+# Link teardown is asynchronous: poll up to 5 s for every id to go.
+left=""
+i=50
+while [ $i -gt 0 ]; do
+    bpftool -j prog show >"$T/progs" && bpftool -j link show >"$T/links" ||
+        fail "bpftool prog/link show failed"
+    left=$(python3 - "$T/held" "$T/progs" "$T/links" <<'PY'
+import json, sys
+held = [l.split() for l in open(sys.argv[1]) if l.strip()]
+live = {("prog", p["id"]): p.get("name", "?") for p in json.load(open(sys.argv[2]))}
+live.update({("link", l["id"]): l.get("type", "?") for l in json.load(open(sys.argv[3]))})
+print(" ".join("%s %s (%s)" % (k, i, live[(k, int(i))]) for k, i in held if (k, int(i)) in live))
+PY
+)
+    [ -n "$left" ] || break
+    i=$((i - 1))
+    sleep 0.1
+done
+[ -z "$left" ] || fail "5 s after retop was killed, the kernel still has its $left"
+
+kill -TERM "$a"
+wait "$a"
+# B runs now: at its unprobed speed (a probe costs microseconds a call).
+kill -USR1 "$b"
+wait_file "$T/after" 20 || fail "B's $calls calls took over 20 s after the kill: a probe is left in it"
+after=$(ns_per_call "$T/after")
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) <= 1.5 * float(sys.argv[1]) else 1)' "$before" "$after" ||
+    fail "after the kill main.Tiny costs $after ns a call, $before ns before tracing: a probe is left"
+echo "tightloop-default: retop -x killed with $hits calls counted and $(wc -l <"$T/held") BPF objects held; all gone, A and B alive, $(printf %.2f "$after") ns/call after vs $(printf %.2f "$before") before"

@@ -1,0 +1,139 @@
+/* What every screen of the dashboard shares: the ui state, the key table
+ * (htop style: handlers return flags instead of one giant switch), the
+ * screen interface, and small list and text-entry helpers. */
+#ifndef RETOP_UI_SCREENS_H
+#define RETOP_UI_SCREENS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
+#include <curses.h>
+
+#include "../src/cli.h"
+#include "draw.h"
+#include "worker.h"
+
+/* What a key handler did. */
+enum ui_flags { UI_HANDLED = 1, UI_REDRAW = 2, UI_RESCAN = 4, UI_QUIT = 8 };
+
+struct ui;
+typedef int (*ui_key_fn)(struct ui *ui, int key);
+
+struct ui_key {
+	int key;	  /* a character or a curses KEY_* code */
+	const char *name; /* for the footer and help; NULL: an alias, not listed */
+	const char *help;
+	ui_key_fn fn;
+	bool footer;
+};
+
+enum ui_screen_id { SCR_PICKER = 0, SCR_BROWSER, SCR_LIVE, SCR_DETAIL, SCR_HELP, SCR_COUNT };
+
+struct ui_screen {
+	const char *title;
+	const struct ui_key *keys;
+	size_t nkeys;
+	void (*draw)(struct ui *ui);
+	/* Text entry gets keys before the table; returns 0 when it did not
+	 * take the key. */
+	int (*input)(struct ui *ui, int key);
+	void (*enter)(struct ui *ui); /* became the top screen */
+};
+
+/* A cursor over n rows shown height at a time. */
+struct ui_list {
+	long cur, top;
+};
+
+struct ui_input {
+	char buf[128];
+	size_t len;
+};
+
+struct picker;
+struct browser;
+struct live;
+struct detail;
+
+struct ui {
+	const struct cli_options *opts;
+	struct worker w;
+	bool worker_up;
+	enum ui_screen_id stack[8];
+	int depth;
+	bool quit;
+	int exit_code;
+	unsigned spin;
+
+	/* Copied from the worker under its mutex: drawing never holds it long. */
+	enum worker_state wstate;
+	struct func_index *idx; /* immutable parts only */
+	char target[600];
+	int target_pid;
+	bool can_trace;
+	struct snapshot snap;
+	struct snapshot_func *funcs;
+	struct func_info **fptr;
+	size_t nfuncs;
+	uint64_t snap_seq, ticks_seen, progress_seq;
+	bool have_snap, busy;
+
+	double delay;
+	bool paused, interval_pct;
+
+	char status[256];
+	enum draw_role status_role;
+
+	bool prompting; /* the status line is asking for the delay */
+	struct ui_input prompt;
+
+	struct picker *picker;
+	struct browser *browser;
+	struct live *live;
+	struct detail *detail;
+	struct ui_list help;
+};
+
+/* Layout: two header lines, the body, a status line and the footer. */
+#define UI_BODY_TOP 2
+
+extern const struct ui_screen picker_screen, browser_screen, live_screen, detail_screen,
+	help_screen;
+
+/* ui.c */
+void ui_push(struct ui *ui, enum ui_screen_id id);
+void ui_pop(struct ui *ui);
+void ui_replace(struct ui *ui, enum ui_screen_id id);
+enum ui_screen_id ui_top(const struct ui *ui);
+const struct ui_screen *ui_screen_of(enum ui_screen_id id);
+void ui_status(struct ui *ui, enum draw_role role, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void ui_header_target(struct ui *ui); /* header line 0 */
+int ui_list_key(struct ui_list *l, int key, long n, int height);
+void ui_list_fix(struct ui_list *l, long n, int height);
+/* 1 when the key edited the text, 0 when it is not a text key. */
+int ui_input_key(struct ui_input *in, int key);
+/* Shared by the browser and the live table. */
+void ui_toggle_trace(struct ui *ui, struct func_info *f);
+
+/* Screens' lifetimes, called by ui.c. */
+int picker_open(struct ui *ui);
+void picker_close(struct ui *ui);
+int browser_open(struct ui *ui);
+void browser_close(struct ui *ui);
+int live_open(struct ui *ui);
+void live_close(struct ui *ui);
+int detail_open(struct ui *ui);
+void detail_close(struct ui *ui);
+/* Show the detail of f (the live table's Enter). */
+void detail_show(struct ui *ui, struct func_info *f);
+/* The live table's rows, for the help text's sort columns. */
+const char *live_sort_name(const struct ui *ui);
+
+static inline int ui_body_height(void) { return LINES - UI_BODY_TOP - 2; }
+
+#endif

@@ -1,0 +1,538 @@
+/* The worker thread: owns the session, runs the jobs the UI posts and samples
+ * every delay.  It holds mu only to take a job and to publish results, never
+ * across a session call, so the draw loop never waits on an attach. */
+#include "worker.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char worker_unresolved_reason[] = "could not decode its code";
+
+void worker_lock(struct worker *w) { pthread_mutex_lock(&w->mu); }
+void worker_unlock(struct worker *w) { pthread_mutex_unlock(&w->mu); }
+
+static uint64_t worker_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Wake the UI's poll(); a full pipe already means "wake up". */
+static void worker_wake(struct worker *w)
+{
+	char c = 1;
+	ssize_t r = write(w->wake_fd, &c, 1);
+	(void)r;
+}
+
+static void worker_progress_locked(struct worker *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void worker_progress_locked(struct worker *w, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(w->progress, sizeof(w->progress), fmt, ap);
+	va_end(ap);
+	w->progress_seq++;
+}
+
+bool worker_busy_locked(const struct worker *w) { return w->qlen > 0 || w->running; }
+
+bool worker_post_locked(struct worker *w, const struct worker_job *job)
+{
+	if (w->qlen == WORKER_QUEUE)
+		return false;
+	w->queue[(w->qhead + w->qlen++) % WORKER_QUEUE] = *job;
+	if (job->f && w->tstate && w->idx)
+		w->tstate[job->f - w->idx->funcs] = job->kind == JOB_TRACE ? TS_QUEUED : TS_NONE;
+	pthread_cond_signal(&w->cv);
+	return true;
+}
+
+bool worker_post(struct worker *w, const struct worker_job *job)
+{
+	worker_lock(w);
+	bool ok = worker_post_locked(w, job);
+	worker_unlock(w);
+	return ok;
+}
+
+void worker_set_delay_locked(struct worker *w, double delay_s)
+{
+	w->delay_s = delay_s;
+	pthread_cond_signal(&w->cv);
+}
+
+void worker_want_locked(struct worker *w, const uint32_t *fidx, size_t n)
+{
+	if (n > WORKER_WANT)
+		n = WORKER_WANT;
+	memcpy(w->want, fidx, n * sizeof(*fidx));
+	w->nwant = n;
+	pthread_cond_signal(&w->cv);
+}
+
+void worker_detail_locked(struct worker *w, const struct func_info *f)
+{
+	w->detail_f = f;
+	w->detail_dirty = true;
+	pthread_cond_signal(&w->cv);
+}
+
+static void worker_meta_fill(struct worker *w, size_t i, int ret)
+{
+	struct func_info *f = &w->idx->funcs[i];
+	struct worker_meta *m = &w->meta[i];
+
+	m->size = f->size;
+	if (ret == 0 && f->rets_resolved) {
+		m->resolved = RES_OK;
+		m->nrets = (uint16_t)f->rets.count;
+		m->traceable = (uint8_t)f->rets.traceable;
+		m->reason = f->rets.reason;
+	} else {
+		m->resolved = RES_FAILED;
+		m->traceable = TRACEABLE_NO;
+		m->reason = worker_unresolved_reason;
+	}
+}
+
+/* Make the session's index visible to the UI (mu held). */
+static int worker_publish_session_locked(struct worker *w, struct session *s)
+{
+	size_t n = s->idx->count;
+
+	w->meta = calloc(n ? n : 1, sizeof(*w->meta));
+	w->tstate = calloc(n ? n : 1, 1);
+	if (!w->meta || !w->tstate)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		w->meta[i].size = s->idx->funcs[i].size;
+	w->s = s;
+	w->idx = s->idx;
+	snprintf(w->target, sizeof(w->target), "%s", s->display);
+	w->pid = s->attach_pid;
+	w->state = WS_READY;
+	return 0;
+}
+
+static void worker_drop_session_locked(struct worker *w)
+{
+	free(w->meta);
+	free(w->tstate);
+	w->meta = NULL;
+	w->tstate = NULL;
+	w->idx = NULL;
+	w->snap_n = 0;
+	w->ntraced = 0;
+	w->detail_f = NULL;
+	w->state = WS_NONE;
+	w->target[0] = '\0';
+	w->snap_seq++;
+}
+
+/* Mirror the session's traced list into tstate (mu held; the worker is the
+ * only writer of s->funcs, so reading it here is safe). */
+static void worker_sync_tstate_locked(struct worker *w)
+{
+	struct session *s = w->s;
+
+	if (!s || !w->tstate)
+		return;
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct session_func *sf = &s->funcs[i];
+		uint8_t st = sf->slot < 0 ? TS_ERROR : sf->entry_only ? TS_ENTRY_ONLY : TS_TRACING;
+		size_t k = (size_t)(sf->f - s->idx->funcs);
+		if (w->tstate[k] != TS_QUEUED)
+			w->tstate[k] = st;
+	}
+	w->ntraced = s->nfuncs;
+}
+
+static void worker_resolve(struct worker *w, struct func_info *f)
+{
+	char why[ERR_LEN];
+	int ret = funcs_resolve_rets(w->s->idx, f, why);
+
+	worker_lock(w);
+	worker_meta_fill(w, (size_t)(f - w->idx->funcs), ret);
+	worker_unlock(w);
+}
+
+static void worker_job_trace(struct worker *w, struct func_info *f)
+{
+	struct session *s = w->s;
+	char err[ERR_LEN];
+
+	if (!f->rets_resolved)
+		worker_resolve(w, f);
+	worker_lock(w);
+	worker_progress_locked(w, "attaching %s: %zu probes...", f->name,
+			       1 + (f->rets_resolved ? f->rets.count : 0));
+	worker_unlock(w);
+	worker_wake(w);
+	if (!w->can_trace) {
+		worker_lock(w);
+		w->tstate[f - s->idx->funcs] = TS_NONE;
+		worker_unlock(w);
+		log_warn("ui", "%s: cannot trace: %s", f->name, w->trace_err);
+		return;
+	}
+	int ret = session_trace(s, f, err);
+	worker_lock(w);
+	w->tstate[f - s->idx->funcs] = TS_NONE;
+	worker_sync_tstate_locked(w);
+	if (ret == 0) {
+		for (size_t i = 0; i < s->nfuncs; i++) {
+			if (s->funcs[i].f != f)
+				continue;
+			if (s->funcs[i].entry_only)
+				worker_progress_locked(w, "%s: %s", f->name, s->funcs[i].status);
+			else
+				worker_progress_locked(w, "%s: tracing, %zu probes", f->name,
+						       tracer_probe_count(s->tracer, s->funcs[i].slot));
+		}
+	}
+	w->detail_dirty = true;
+	worker_unlock(w);
+	if (ret != 0)
+		log_warn("ui", "%s", err);
+}
+
+static void worker_job_untrace(struct worker *w, struct func_info *f)
+{
+	session_untrace(w->s, f);
+	worker_lock(w);
+	w->tstate[f - w->idx->funcs] = TS_NONE;
+	worker_sync_tstate_locked(w);
+	worker_progress_locked(w, "%s: detached", f->name);
+	worker_unlock(w);
+}
+
+static void worker_job_patterns(struct worker *w)
+{
+	char err[ERR_LEN];
+
+	worker_lock(w);
+	worker_progress_locked(w, "attaching the functions matching %s%s...", w->patterns[0],
+			       w->npatterns > 1 ? " and more" : "");
+	worker_unlock(w);
+	worker_wake(w);
+	int ret = w->can_trace ? session_trace_patterns(w->s, w->patterns, w->npatterns, err)
+			       : err_set(err, EPERM, "cannot trace: %s", w->trace_err);
+	worker_lock(w);
+	for (size_t i = 0; i < w->s->nfuncs; i++)
+		worker_meta_fill(w, (size_t)(w->s->funcs[i].f - w->idx->funcs), 0);
+	worker_sync_tstate_locked(w);
+	if (ret == 0)
+		worker_progress_locked(w, "tracing %zu functions", w->s->nfuncs);
+	worker_unlock(w);
+	if (ret != 0)
+		log_warn("ui", "%s", err);
+}
+
+static void worker_job_open(struct worker *w, int pid)
+{
+	struct session_opts so = w->sopts;
+	struct session *s;
+	char err[ERR_LEN], terr[ERR_LEN] = "";
+
+	so.pid = pid;
+	so.exe = NULL;
+	int ret = session_open(&so, &s, err);
+	if (ret == 0 && session_start_tracing(s, terr) != 0)
+		log_warn("ui", "cannot trace: %s", terr);
+	worker_lock(w);
+	if (ret == 0) {
+		w->can_trace = terr[0] == '\0';
+		snprintf(w->trace_err, sizeof(w->trace_err), "%s", terr);
+		if (worker_publish_session_locked(w, s) != 0) {
+			worker_drop_session_locked(w);
+			session_close(s);
+			w->s = NULL;
+			ret = err_set(err, ENOMEM, "out of memory");
+		}
+	}
+	if (ret != 0) {
+		w->state = WS_FAILED;
+		snprintf(w->open_err, sizeof(w->open_err), "%s", err);
+	} else {
+		worker_progress_locked(w, "PID %d: %zu functions", pid, s->idx->count);
+	}
+	worker_unlock(w);
+}
+
+static void worker_job_close(struct worker *w)
+{
+	struct session *s = w->s;
+
+	worker_lock(w);
+	worker_drop_session_locked(w);
+	w->s = NULL;
+	worker_unlock(w);
+	session_close(s);
+}
+
+static void worker_job_scan(struct worker *w)
+{
+	struct proc_info *p;
+	size_t n;
+
+	if (procs_scan_go(&p, &n) != 0)
+		return;
+	worker_lock(w);
+	free(w->procs);
+	w->procs = p;
+	w->nprocs = n;
+	w->procs_seq++;
+	w->scanned = true;
+	worker_unlock(w);
+}
+
+static void worker_run_job(struct worker *w, const struct worker_job *job)
+{
+	switch (job->kind) {
+	case JOB_OPEN:
+		if (!w->s)
+			worker_job_open(w, job->pid);
+		break;
+	case JOB_CLOSE:
+		if (w->s)
+			worker_job_close(w);
+		break;
+	case JOB_TRACE:
+		if (w->s)
+			worker_job_trace(w, job->f);
+		break;
+	case JOB_UNTRACE:
+		if (w->s)
+			worker_job_untrace(w, job->f);
+		break;
+	case JOB_PATTERNS:
+		if (w->s && w->npatterns)
+			worker_job_patterns(w);
+		break;
+	case JOB_RESET:
+		if (w->s)
+			session_reset(w->s);
+		break;
+	case JOB_SCAN:
+		worker_job_scan(w);
+		break;
+	}
+}
+
+/* Copy the histogram of the function the detail view shows (mu held). */
+static void worker_copy_hist_locked(struct worker *w)
+{
+	w->detail_dirty = false;
+	if (!w->s || !w->detail_f)
+		return;
+	for (size_t i = 0; i < w->s->nfuncs; i++) {
+		struct session_func *sf = &w->s->funcs[i];
+		if (sf->f != w->detail_f)
+			continue;
+		memcpy(w->hist, sf->cur.hist, sizeof(sf->cur.hist));
+		w->hist_min = sf->cur.min_ns;
+		w->hist_max = sf->cur.max_ns;
+		w->hist_calls = sf->cur.calls;
+		w->hist_seq++;
+		return;
+	}
+}
+
+static void worker_sample(struct worker *w)
+{
+	const struct snapshot *snap = NULL;
+
+	if (w->s && w->s->tracer)
+		snap = session_sample(w->s);
+	worker_lock(w);
+	w->ticks++;
+	if (snap) {
+		w->snap = *snap;
+		w->snap.funcs = w->snap_funcs;
+		w->snap_n = snap->nfuncs;
+		memcpy(w->snap_funcs, snap->funcs, snap->nfuncs * sizeof(*snap->funcs));
+		for (size_t i = 0; i < snap->nfuncs; i++)
+			w->snap_fptr[i] = w->s->funcs[i].f;
+		w->snap_seq++;
+		worker_sync_tstate_locked(w);
+		worker_copy_hist_locked(w);
+	}
+	worker_unlock(w);
+	worker_wake(w);
+}
+
+/* Resolve the RET sites of the rows the browser shows, outside mu. */
+static bool worker_resolve_wanted(struct worker *w)
+{
+	uint32_t todo[WORKER_WANT];
+	size_t n = 0;
+
+	worker_lock(w);
+	for (size_t i = 0; i < w->nwant; i++)
+		if (w->idx && w->want[i] < w->idx->count && w->meta[w->want[i]].resolved == RES_NO)
+			todo[n++] = w->want[i];
+	w->nwant = 0;
+	worker_unlock(w);
+	for (size_t i = 0; i < n; i++)
+		worker_resolve(w, &w->s->idx->funcs[todo[i]]);
+	return n > 0;
+}
+
+static void worker_wait_locked(struct worker *w, uint64_t deadline_ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (deadline_ns <= now)
+		return;
+	uint64_t at = deadline_ns;
+	ts.tv_sec = (time_t)(at / 1000000000ull);
+	ts.tv_nsec = (long)(at % 1000000000ull);
+	pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	uint64_t next = worker_now_ns() + (uint64_t)(w->delay_s * 1e9);
+
+	worker_lock(w);
+	while (!w->quit) {
+		if (w->qlen) {
+			struct worker_job job = w->queue[w->qhead];
+			w->qhead = (w->qhead + 1) % WORKER_QUEUE;
+			w->qlen--;
+			w->running = true;
+			worker_unlock(w);
+			worker_run_job(w, &job);
+			worker_lock(w);
+			w->running = false;
+			worker_unlock(w);
+			worker_wake(w);
+			worker_lock(w);
+			continue;
+		}
+		uint64_t now = worker_now_ns(), period = (uint64_t)(w->delay_s * 1e9);
+		if (now >= next) {
+			/* Absolute deadlines keep intervals even; after a long
+			 * job, start over instead of sampling in a burst. */
+			next = next + period > now ? next + period : now + period;
+			worker_unlock(w);
+			worker_sample(w);
+			worker_lock(w);
+			continue;
+		}
+		if (next > now + period)
+			next = now + period; /* the delay was shortened */
+		if (w->detail_dirty) {
+			worker_copy_hist_locked(w);
+			worker_unlock(w);
+			worker_wake(w);
+			worker_lock(w);
+			continue;
+		}
+		if (w->nwant && w->s) {
+			worker_unlock(w);
+			bool did = worker_resolve_wanted(w);
+			if (did)
+				worker_wake(w);
+			worker_lock(w);
+			continue;
+		}
+		worker_wait_locked(w, next);
+	}
+	worker_unlock(w);
+	return NULL;
+}
+
+static int worker_alloc(struct worker *w)
+{
+	w->snap_funcs = calloc(RETOP_MAX_FUNCS, sizeof(*w->snap_funcs));
+	w->snap_fptr = calloc(RETOP_MAX_FUNCS, sizeof(*w->snap_fptr));
+	w->hist = calloc(RETOP_HIST_BUCKETS, sizeof(*w->hist));
+	return w->snap_funcs && w->snap_fptr && w->hist ? 0 : -ENOMEM;
+}
+
+static void worker_free(struct worker *w)
+{
+	free(w->snap_funcs);
+	free(w->snap_fptr);
+	free(w->hist);
+	free(w->procs);
+	free(w->meta);
+	free(w->tstate);
+	w->snap_funcs = NULL;
+	w->snap_fptr = NULL;
+	w->hist = NULL;
+	w->procs = NULL;
+	w->meta = NULL;
+	w->tstate = NULL;
+}
+
+int worker_start(struct worker *w, struct session *s, const struct session_opts *so,
+		 const char *trace_err, const char *const *patterns, size_t npatterns,
+		 double delay_s, int wake_fd, char *err)
+{
+	sigset_t all, old;
+
+	memset(w, 0, sizeof(*w));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	w->sopts = *so;
+	w->patterns = patterns;
+	w->npatterns = npatterns;
+	w->delay_s = delay_s;
+	w->wake_fd = wake_fd;
+	if (worker_alloc(w) != 0 || (s && worker_publish_session_locked(w, s) != 0)) {
+		worker_free(w);
+		return err_set(err, ENOMEM, "out of memory");
+	}
+	w->can_trace = s && !(trace_err && trace_err[0]);
+	snprintf(w->trace_err, sizeof(w->trace_err), "%s", trace_err ? trace_err : "");
+	if (s && npatterns)
+		worker_post_locked(w, &(struct worker_job){.kind = JOB_PATTERNS});
+	/* Signals (SIGWINCH, SIGINT, SIGTERM) must reach the UI thread, which
+	 * polls for them: the worker blocks them all. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int ret = pthread_create(&w->thread, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret != 0) {
+		w->s = NULL; /* still the caller's */
+		worker_free(w);
+		return err_set(err, ret, "cannot start the worker thread: %s", strerror(ret));
+	}
+	w->started = true;
+	return 0;
+}
+
+void worker_stop(struct worker *w)
+{
+	if (w->started) {
+		worker_lock(w);
+		w->quit = true;
+		pthread_cond_signal(&w->cv);
+		worker_unlock(w);
+		pthread_join(w->thread, NULL);
+		w->started = false;
+	}
+	/* After the join nothing races: detach everything now. */
+	session_close(w->s);
+	w->s = NULL;
+	worker_free(w);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+}
