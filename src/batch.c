@@ -71,13 +71,15 @@ int batch_run(const struct cli_options *o)
 		next += period;
 		const struct snapshot *snap = session_sample(s);
 		batch_print(o, snap);
+		if (ferror(stdout))
+			break; /* the reader went away (retop -b | head) */
 		if (snap->target_exited) {
 			fprintf(stderr, "retop: PID %d exited; tracing stopped\n", o->pid);
 			break;
 		}
 	}
 	/* Interrupted mid-interval: one last snapshot, so nothing is lost. */
-	if (batch_stop)
+	if (batch_stop && !ferror(stdout))
 		batch_print(o, session_sample(s));
 	session_close(s);
 	return 0;

@@ -70,7 +70,8 @@ struct ui {
 	unsigned spin;
 
 	/* Copied from the worker under its mutex: drawing never holds it long. */
-	enum worker_state wstate;
+	enum worker_state wstate; /* the UI's view: NONE on the picker */
+	uint64_t open_gen;
 	struct func_index *idx; /* immutable parts only */
 	char target[600];
 	int target_pid;

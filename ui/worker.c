@@ -119,6 +119,7 @@ static int worker_publish_session_locked(struct worker *w, struct session *s)
 	snprintf(w->target, sizeof(w->target), "%s", s->display);
 	w->pid = s->attach_pid;
 	w->state = WS_READY;
+	w->session_gen++;
 	return 0;
 }
 
@@ -133,6 +134,7 @@ static void worker_drop_session_locked(struct worker *w)
 	w->ntraced = 0;
 	w->detail_f = NULL;
 	w->state = WS_NONE;
+	w->session_gen++;
 	w->target[0] = '\0';
 	w->snap_seq++;
 }
@@ -261,6 +263,7 @@ static void worker_job_open(struct worker *w, int pid)
 	}
 	if (ret != 0) {
 		w->state = WS_FAILED;
+		w->session_gen++;
 		snprintf(w->open_err, sizeof(w->open_err), "%s", err);
 	} else {
 		worker_progress_locked(w, "PID %d: %zu functions", pid, s->idx->count);

@@ -75,6 +75,7 @@ struct worker {
 
 	/* Published: read under mu. */
 	enum worker_state state;
+	uint64_t session_gen; /* bumped by every open, failure and close */
 	char open_err[ERR_LEN];
 	struct func_index *idx; /* immutable parts only, see above */
 	char target[600];

@@ -122,6 +122,8 @@ print("  retop, wall time to the first snapshot        %.3f s  (index + load + a
 print("    of which the index of the binary (retop -l)  %.3f s" % index)
 print("    so load + attach + first interval, about     %.3f s" % (first - index))
 print("  floor: noop_probe attaching the same probes    %.3f s" % fatt)
+print("  ratio (first snapshot - index - 0.05 s) / floor attach  %.2f  (rough: retop's part also loads BPF and reads the process)"
+      % ((first - index - 0.05) / fatt))
 print("  retop exit after its snapshot (detach)         %.3f s" % rexit)
 print("  floor: noop_probe detaching the same probes    %.3f s" % fdet)
 print("  ratio retop exit / floor detach                %.2f" % (rexit / fdet))

@@ -1,0 +1,19 @@
+#!/bin/sh
+# Run every benchmark of tests/bench in sequence: overhead, attach, index.
+# Each prints its own figures; this exits 0 when none of them was broken
+# (a skipped one, exit 77, is reported but not an error).
+# Environment: abs_top_builddir (default SRCDIR/build) and each benchmark's own.
+here=$(cd "$(dirname "$0")" && pwd)
+status=0
+for b in overhead attach index; do
+    echo "==== $b"
+    start=$(date +%s)
+    if "$here/$b.sh"; then rc=0; else rc=$?; fi
+    echo "==== $b: exit $rc after $(($(date +%s) - start)) s"
+    echo
+    case $rc in
+    0 | 77) ;;
+    *) status=1 ;;
+    esac
+done
+exit "$status"
