@@ -1,5 +1,6 @@
 #include "funcs.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
@@ -40,24 +41,65 @@ static const struct elf_symbol *symtab_lookup(const struct elf_symbol *syms, siz
 	return lo < n && syms[lo].value == addr ? &syms[lo] : NULL;
 }
 
-/* Trailing int3 padding, read from the last bytes only; funcs_resolve_rets()
- * later replaces this with the decoder's answer. */
-static uint64_t trim_padding(const struct elf_image *img, uint64_t entry, uint64_t end)
-{
-	uint8_t tail[64];
-	uint64_t size = end - entry;
-	size_t n = size < sizeof(tail) ? (size_t)size : sizeof(tail);
+/* Code read sequentially in large chunks: trimming the padding of every
+ * function of a stripped binary then costs a few reads, not one per
+ * function, and the buffer's reuse keeps the resident set flat. */
+#define CODE_WINDOW_SIZE (256u << 10)
 
-	if (n == 0 || elf_image_read_code(img, end - n, tail, n) != 0)
+struct code_window {
+	uint8_t *buf;
+	uint64_t start;
+	size_t len;
+};
+
+static const uint8_t *code_window_get(const struct elf_image *img, struct code_window *w,
+				      uint64_t vaddr, size_t len)
+{
+	const struct elf_segment *segs;
+	size_t nsegs = elf_image_segments(img, &segs), avail = 0;
+
+	if (w->buf && vaddr >= w->start && vaddr - w->start + len <= w->len)
+		return w->buf + (vaddr - w->start);
+	if (!w->buf && !(w->buf = malloc(CODE_WINDOW_SIZE)))
+		return NULL;
+	for (size_t i = 0; i < nsegs; i++)
+		if ((segs[i].flags & PF_X) && vaddr >= segs[i].vaddr &&
+		    vaddr - segs[i].vaddr < segs[i].filesz)
+			avail = (size_t)(segs[i].vaddr + segs[i].filesz - vaddr);
+	if (avail > CODE_WINDOW_SIZE)
+		avail = CODE_WINDOW_SIZE;
+	if (avail < len || elf_image_read_code(img, vaddr, w->buf, avail) != 0) {
+		w->len = 0;
+		return NULL;
+	}
+	w->start = vaddr;
+	w->len = avail;
+	return w->buf;
+}
+
+/* Trailing int3 padding, from the last bytes only; funcs_resolve_rets()
+ * later replaces this with the decoder's answer. */
+static uint64_t trim_padding(const struct elf_image *img, struct code_window *w, uint64_t entry,
+			     uint64_t end)
+{
+	uint64_t size = end - entry;
+	size_t n = size < 64 ? (size_t)size : 64;
+	const uint8_t *tail = n ? code_window_get(img, w, end - n, n) : NULL;
+
+	if (!tail)
 		return size;
 	while (n > 0 && tail[n - 1] == 0xCC) {
 		n--;
 		size--;
 	}
+	/* Go ends most functions with a short jump back to the entry; its
+	 * displacement can be 0xCC (EB CC: jmp -52) and is no padding. */
+	if (n > 0 && n < 64 && tail[n - 1] == 0xEB && size < end - entry)
+		size++;
 	return size;
 }
 
-static void funcs_fill_one(struct func_index *idx, struct func_info *f,
+static void funcs_fill_one(struct func_index *idx, struct code_window *w, struct func_info *f,
 			   const struct gopclntab_func *gf)
 {
 	const struct elf_symbol *syms, *sym;
@@ -78,7 +120,7 @@ static void funcs_fill_one(struct func_index *idx, struct func_info *f,
 			f->size = f->dwarf->high_pc - f->dwarf->low_pc;
 	}
 	if (f->size == 0 || f->size > gf->end - gf->entry)
-		f->size = trim_padding(idx->img, gf->entry, gf->end);
+		f->size = trim_padding(idx->img, w, gf->entry, gf->end);
 	if (elf_image_vaddr_to_offset(idx->img, f->entry, &f->file_offset) != 0)
 		f->file_offset = 0;
 	if (gopclntab_line(idx->pcln, gf->index, gf->entry, &f->file, &f->line) != 0) {
@@ -103,15 +145,19 @@ static int funcs_build(struct func_index *idx, char *err)
 	idx->by_name = calloc(n ? n : 1, sizeof(*idx->by_name));
 	if (!idx->funcs || !idx->by_name)
 		return err_set(err, ENOMEM, "%s: out of memory for %zu functions", idx->path, n);
+	struct code_window w = {0};
 	for (size_t i = 0; i < n; i++) {
 		struct gopclntab_func gf;
 		int ret = gopclntab_func(idx->pcln, i, &gf, err);
-		if (ret)
+		if (ret) {
+			free(w.buf);
 			return ret;
-		funcs_fill_one(idx, &idx->funcs[idx->count], &gf);
+		}
+		funcs_fill_one(idx, &w, &idx->funcs[idx->count], &gf);
 		idx->by_name[idx->count] = &idx->funcs[idx->count];
 		idx->count++;
 	}
+	free(w.buf);
 	qsort(idx->by_name, idx->count, sizeof(*idx->by_name), by_name_cmp);
 	return 0;
 }

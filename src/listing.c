@@ -84,7 +84,7 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 	}
 	if (n > 64)
 		funcs_resolve_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
-	if (!json)
+	if (!json && n > 0)
 		listing_text_header(out);
 	for (size_t i = 0; i < n; i++) {
 		struct func_info *f = pattern ? matches[i] : idx->by_name[i];

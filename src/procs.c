@@ -13,11 +13,21 @@
 #include "elf_image.h"
 #include "log.h"
 
+static void read_small_file(const char *path, char *buf, size_t len, bool nul_to_space);
+
+/* Alive means running code: a zombie still has /proc/PID but no memory,
+ * so nothing of it can be traced any more. */
 bool procs_alive(int pid)
 {
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d", pid);
-	return access(path, F_OK) == 0;
+	char path[64], buf[512];
+	const char *paren;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	read_small_file(path, buf, sizeof(buf), false);
+	if (!buf[0])
+		return false;
+	paren = strrchr(buf, ')');
+	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
 }
 
 int procs_exe_path(int pid, char *buf, size_t len, char *err)

@@ -248,23 +248,30 @@ static double session_cpu_seconds(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
-static void session_check_target(struct session *s)
+/* Who is being traced; true when a -p target has just exited, so that the
+ * caller reads the final counters before detaching. */
+static bool session_check_target(struct session *s)
 {
 	if (s->attach_pid > 0) {
 		s->snap.pids[0] = s->attach_pid;
 		s->snap.npids = 1;
-		if (!s->target_exited && !procs_alive(s->attach_pid)) {
-			s->target_exited = true;
-			for (size_t i = 0; i < s->nfuncs; i++) {
-				tracer_detach(s->tracer, s->funcs[i].slot);
-				s->funcs[i].slot = -1;
-				snprintf(s->funcs[i].status, sizeof(s->funcs[i].status),
-					 "detached: process exited");
-			}
-		}
-		return;
+		return !s->target_exited && !procs_alive(s->attach_pid);
 	}
 	s->snap.npids = procs_running(s->binary, s->snap.pids, SNAPSHOT_MAX_PIDS);
+	return false;
+}
+
+static void session_detach_all(struct session *s, const char *why)
+{
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		if (s->funcs[i].slot < 0)
+			continue;
+		tracer_detach(s->tracer, s->funcs[i].slot);
+		s->funcs[i].slot = -1;
+		snprintf(s->funcs[i].status, sizeof(s->funcs[i].status), "detached: %s", why);
+		snprintf(s->snap.funcs[i].status, sizeof(s->snap.funcs[i].status), "detached: %s",
+			 why);
+	}
 }
 
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
@@ -312,7 +319,8 @@ const struct snapshot *session_sample(struct session *s)
 	double interval = (double)(now - s->last_ns) / 1e9, cpu = session_cpu_seconds();
 	struct timeval tv;
 
-	session_check_target(s);
+	bool exited = session_check_target(s);
+
 	if (s->tracer)
 		tracer_sweep(s->tracer, s->inflight);
 	gettimeofday(&tv, NULL);
@@ -327,6 +335,11 @@ const struct snapshot *session_sample(struct session *s)
 	for (size_t i = 0; i < s->nfuncs; i++)
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
 	s->snap.nfuncs = s->nfuncs;
+	if (exited) {
+		/* The counters above are final: the process is gone. */
+		s->target_exited = s->snap.target_exited = true;
+		session_detach_all(s, "process exited");
+	}
 	return &s->snap;
 }
 

@@ -10,17 +10,18 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "probes.h"
 #include "retop.skel.h"
 
 struct tracer_slot {
 	bool used;
-	struct bpf_link **links; /* entry first, then one per RET site */
-	size_t nlinks;
+	struct probe_set *sets[2]; /* the entry, and every RET site */
 	uint64_t orphans;
 };
 
 struct tracer {
 	struct retop *skel;
+	bool multi; /* uprobe_multi links */
 	struct tracer_opts opts;
 	struct tracer_slot slots[RETOP_MAX_FUNCS];
 	struct retop_func_stats zero; /* for resets; large, so not on the stack */
@@ -72,6 +73,10 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		return ret;
 	}
 	bpf_map__set_max_entries(t->skel->maps.inflight, t->opts.inflight_max);
+	t->multi = probes_multi_supported();
+	probes_prepare(t->skel->progs.retop_entry, t->multi);
+	probes_prepare(t->skel->progs.retop_return, t->multi);
+	log_debug("tracer", "%s", t->multi ? "uprobe_multi links" : "perf-event uprobe links");
 	ret = retop__load(t->skel);
 	if (ret) {
 		ret = tracer_load_error(ret, err);
@@ -85,19 +90,32 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 
 static void tracer_slot_unlink(struct tracer_slot *s)
 {
-	for (size_t i = 0; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
-	free(s->links);
-	s->links = NULL;
-	s->nlinks = 0;
+	probe_sets_destroy(s->sets, 2);
 }
 
 void tracer_close(struct tracer *t)
 {
+	struct probe_set **all;
+	size_t n = 0;
+
 	if (!t)
 		return;
-	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
-		tracer_slot_unlink(&t->slots[i]);
+	/* Every set at once, so that their detach costs overlap. */
+	all = calloc(2 * RETOP_MAX_FUNCS, sizeof(*all));
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+		for (size_t k = 0; k < 2; k++) {
+			if (!t->slots[i].sets[k])
+				continue;
+			if (all) {
+				all[n++] = t->slots[i].sets[k];
+				t->slots[i].sets[k] = NULL;
+			}
+		}
+		if (!all)
+			tracer_slot_unlink(&t->slots[i]);
+	}
+	probe_sets_destroy(all, n);
+	free(all);
 	retop__destroy(t->skel);
 	free(t);
 }
@@ -108,15 +126,6 @@ static int tracer_free_slot(const struct tracer *t)
 		if (!t->slots[i].used)
 			return (int)i;
 	return -1;
-}
-
-static struct bpf_link *tracer_link(struct tracer *t, bool entry, const char *binary, int pid,
-				    uint64_t offset, uint64_t cookie)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = cookie, .retprobe = false);
-	struct bpf_program *prog = entry ? t->skel->progs.retop_entry : t->skel->progs.retop_return;
-
-	return bpf_program__attach_uprobe_opts(prog, pid, binary, (size_t)offset, &uo);
 }
 
 /* Every offset handed to the kernel must be a decoded instruction start
@@ -148,6 +157,36 @@ static int tracer_attach_error(int e, const struct func_info *f, const char *bin
 		       (unsigned long long)off, strerror(e));
 }
 
+/* The entry probe, then the RET probes: two sets, both or neither. */
+static int tracer_attach_sites(struct tracer *t, int slot, const struct func_info *f,
+			       const char *binary, int pid, size_t nrets, char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
+	size_t failed;
+	int ret;
+
+	off[0] = f->file_offset;
+	cookie[0] = RETOP_COOKIE(slot, RETOP_SITE_ENTRY);
+	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, off, cookie, 1,
+			       &s->sets[0], &failed);
+	if (ret)
+		return tracer_attach_error(-ret, f, binary, off[0], err);
+	if (nrets == 0)
+		return 0;
+	for (size_t i = 0; i < nrets; i++) {
+		off[i] = f->file_offset + f->rets.offsets[i];
+		cookie[i] = RETOP_COOKIE(slot, (uint32_t)i);
+	}
+	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, binary, pid, off, cookie,
+			       nrets, &s->sets[1], &failed);
+	if (ret) {
+		tracer_slot_unlink(s);
+		return tracer_attach_error(-ret, f, binary, off[failed], err);
+	}
+	return 0;
+}
+
 int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
 		  bool *entry_only, char *err)
 {
@@ -173,28 +212,16 @@ int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int
 		nrets = 0;
 	}
 	s = &t->slots[slot];
-	s->links = calloc(nrets + 1, sizeof(*s->links));
-	if (!s->links)
-		return err_set(err, ENOMEM, "%s: out of memory", f->name);
 	/* Counters start from zero before the first probe can fire. */
 	ret = tracer_reset(t, slot);
-	for (size_t i = 0; !ret && i <= nrets; i++) {
-		bool entry = i == 0;
-		uint64_t off = f->file_offset + (entry ? 0 : f->rets.offsets[i - 1]);
-		uint64_t cookie = RETOP_COOKIE(slot, entry ? RETOP_SITE_ENTRY : (uint32_t)(i - 1));
-		s->links[i] = tracer_link(t, entry, binary, pid, off, cookie);
-		if (!s->links[i])
-			ret = tracer_attach_error(errno, f, binary, off, err);
-		else
-			s->nlinks++;
-	}
-	if (ret) {
-		tracer_slot_unlink(s);
+	if (!ret)
+		ret = tracer_attach_sites(t, slot, f, binary, pid, nrets, err);
+	if (ret)
 		return ret;
-	}
 	s->used = true;
 	s->orphans = 0;
-	log_info("tracer", "%s: %zu probes at %s:0x%llx (slot %d)", f->name, s->nlinks, binary,
+	log_info("tracer", "%s: %zu probes at %s:0x%llx (slot %d)", f->name,
+		 tracer_probe_count(t, slot), binary,
 		 (unsigned long long)f->file_offset, slot);
 	return slot;
 }
@@ -209,7 +236,9 @@ void tracer_detach(struct tracer *t, int slot)
 
 size_t tracer_probe_count(const struct tracer *t, int slot)
 {
-	return slot >= 0 && slot < RETOP_MAX_FUNCS ? t->slots[slot].nlinks : 0;
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return 0;
+	return probe_set_count(t->slots[slot].sets[0]) + probe_set_count(t->slots[slot].sets[1]);
 }
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)

@@ -114,6 +114,18 @@ void draw_textf(int y, int x, int width, enum draw_role role, const char *fmt, .
 	draw_text(y, x, width, role, false, buf);
 }
 
+void draw_name(int y, int x, int width, enum draw_role role, const char *name)
+{
+	int len = (int)strlen(name);
+
+	if (len <= width || width < 8) {
+		draw_text(y, x, width, role, false, name);
+		return;
+	}
+	draw_text(y, x, 1, role == DR_NORMAL ? DR_DIM : role, false, draw_has_utf8 ? "\u2026" : "~");
+	draw_text(y, x + 1, width - 1, role, false, name + len - (width - 1));
+}
+
 void draw_rtext(int y, int x, int width, enum draw_role role, const char *s)
 {
 	int len = (int)strlen(s);
@@ -160,6 +172,8 @@ void draw_bar(int y, int x, int width, double frac)
 	int units = (int)(frac * width * 8 + 0.5);
 	if (units == 0 && frac > 0)
 		units = 1; /* a populated bucket is never invisible */
+	if (units == 0)
+		return;
 	attrset(draw_attrs[DR_BAR]);
 	move(y, x);
 	if (draw_has_utf8) {
@@ -199,11 +213,12 @@ void draw_footer(int y, const struct draw_footer_item *items, size_t n)
 	draw_fill(y, DR_NORMAL);
 	for (size_t i = 0; i < n && x < COLS; i++) {
 		int kl = (int)strlen(items[i].key), ll = (int)strlen(items[i].label);
-		if (x + kl + 1 + ll > COLS)
+		if (x + kl + ll + 1 > COLS)
 			break; /* never a half item */
 		draw_text(y, x, kl, DR_KEY, false, items[i].key);
-		draw_text(y, x + kl, ll + 1, DR_NORMAL, false, items[i].label);
-		x += kl + ll + 1;
+		draw_text(y, x + kl, ll + 2, DR_NORMAL, false, " ");
+		draw_text(y, x + kl + 1, ll, DR_NORMAL, false, items[i].label);
+		x += kl + ll + 2;
 	}
 }
 

@@ -34,6 +34,9 @@ int draw_attr(enum draw_role role);
 void draw_text(int y, int x, int width, enum draw_role role, bool pad, const char *s);
 void draw_textf(int y, int x, int width, enum draw_role role, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* A function name in width columns: when too long, its start gives way
+ * ("...ssa.(*Value).String"): the end tells closures and methods apart. */
+void draw_name(int y, int x, int width, enum draw_role role, const char *name);
 /* Right-aligned in width columns. */
 void draw_rtext(int y, int x, int width, enum draw_role role, const char *s);
 /* A whole screen line filled with role. */

@@ -184,17 +184,17 @@ static int picker_input(struct ui *ui, int key)
 }
 
 static const struct ui_key picker_keys[] = {
-	{'\r', "Enter", "open the functions of the process", picker_key_open, true},
-	{'\n', NULL, NULL, picker_key_open, false},
-	{KEY_ENTER, NULL, NULL, picker_key_open, false},
-	{KEY_RIGHT, NULL, NULL, picker_key_open, false},
-	{-2, "type", "filter", NULL, true},
-	{KEY_UP, "Up/Dn", "move", picker_key_nav, true},
-	{KEY_DOWN, NULL, NULL, picker_key_nav, false},
-	{KEY_PPAGE, "PgUp/PgDn", "page", picker_key_nav, false},
-	{KEY_NPAGE, NULL, NULL, picker_key_nav, false},
-	{KEY_HOME, "Home/End", "first, last", picker_key_nav, false},
-	{KEY_END, NULL, NULL, picker_key_nav, false},
+	{'\r', "Enter", "open the functions of the process", picker_key_open, "open"},
+	{'\n', NULL, NULL, picker_key_open, NULL},
+	{KEY_ENTER, NULL, NULL, picker_key_open, NULL},
+	{KEY_RIGHT, NULL, NULL, picker_key_open, NULL},
+	{-2, "type", "filter by command or PID (Backspace edits, Esc clears)", NULL, "filter"},
+	{KEY_UP, "Up/Down", "move", picker_key_nav, NULL},
+	{KEY_DOWN, NULL, NULL, picker_key_nav, NULL},
+	{KEY_PPAGE, "PgUp/PgDn", "page", picker_key_nav, NULL},
+	{KEY_NPAGE, NULL, NULL, picker_key_nav, NULL},
+	{KEY_HOME, "Home/End", "first, last", picker_key_nav, NULL},
+	{KEY_END, NULL, NULL, picker_key_nav, NULL},
 };
 
 static void picker_enter(struct ui *ui)

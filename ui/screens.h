@@ -27,8 +27,8 @@ struct ui_key {
 	int key;	  /* a character or a curses KEY_* code */
 	const char *name; /* for the footer and help; NULL: an alias, not listed */
 	const char *help;
-	ui_key_fn fn;
-	bool footer;
+	ui_key_fn fn;	    /* NULL: documented here, handled by the global table */
+	const char *footer; /* short label for the footer, or NULL */
 };
 
 enum ui_screen_id { SCR_PICKER = 0, SCR_BROWSER, SCR_LIVE, SCR_DETAIL, SCR_HELP, SCR_COUNT };
@@ -90,6 +90,8 @@ struct ui {
 	enum draw_role status_role;
 
 	bool prompting; /* the status line is asking for the delay */
+	bool editing;	/* a screen's text entry owns the status line */
+	char edit[160];
 	struct ui_input prompt;
 
 	struct picker *picker;
@@ -118,6 +120,8 @@ int ui_list_key(struct ui_list *l, int key, long n, int height);
 void ui_list_fix(struct ui_list *l, long n, int height);
 /* 1 when the key edited the text, 0 when it is not a text key. */
 int ui_input_key(struct ui_input *in, int key);
+/* The keys every screen has (q, ?, Esc...). */
+const struct ui_key *ui_global_key_table(size_t *n);
 /* Shared by the browser and the live table. */
 void ui_toggle_trace(struct ui *ui, struct func_info *f);
 

@@ -349,20 +349,19 @@ static int ui_key_delay(struct ui *ui, int key)
 }
 
 static const struct ui_key ui_global_keys[] = {
-	{'q', "q", "quit (detaches every probe)", ui_key_quit, true},
-	{'?', "?", "help", ui_key_help, true},
-	{KEY_F(1), NULL, NULL, ui_key_help, false},
-	{27, "Esc", "back to the previous screen", ui_key_back, false},
-	{KEY_BACKSPACE, NULL, NULL, ui_key_back, false},
-	{127, NULL, NULL, ui_key_back, false},
-	{'h', NULL, NULL, ui_key_back, false},
-	{KEY_LEFT, NULL, NULL, ui_key_back, false},
-	{'d', "d", "set the refresh delay", ui_key_delay, false},
-	{'p', "p", "pause the display", ui_key_pause, false},
-	{12, "^L", "redraw the screen", ui_key_redraw, false},
+	{'q', "q", "quit (detaches every probe)", ui_key_quit, "quit"},
+	{'?', "?", "help", ui_key_help, "help"},
+	{KEY_F(1), NULL, NULL, ui_key_help, NULL},
+	{27, "Esc", "back to the previous screen", ui_key_back, NULL},
+	{KEY_BACKSPACE, NULL, NULL, ui_key_back, NULL},
+	{127, NULL, NULL, ui_key_back, NULL},
+	{'h', NULL, NULL, ui_key_back, NULL},
+	{KEY_LEFT, NULL, NULL, ui_key_back, NULL},
+	{'d', "d", "set the refresh delay", ui_key_delay, NULL},
+	{'p', "p", "pause the display", ui_key_pause, NULL},
+	{12, "^L", "redraw the screen", ui_key_redraw, NULL},
 };
 
-const struct ui_key *ui_global_key_table(size_t *n);
 const struct ui_key *ui_global_key_table(size_t *n)
 {
 	*n = sizeof(ui_global_keys) / sizeof(ui_global_keys[0]);
@@ -400,7 +399,7 @@ static int ui_prompt_key(struct ui *ui, int key)
 static int ui_dispatch_in(struct ui *ui, const struct ui_key *keys, size_t n, int key)
 {
 	for (size_t i = 0; i < n; i++)
-		if (keys[i].key == key)
+		if (keys[i].key == key && keys[i].fn)
 			return keys[i].fn(ui, key) | UI_HANDLED;
 	return 0;
 }
@@ -432,8 +431,11 @@ static void ui_draw_status(struct ui *ui)
 	int y = LINES - 2, x = 0;
 
 	draw_fill(y, DR_NORMAL);
-	if (ui->prompting) {
-		draw_textf(y, 0, COLS, DR_WARN, "Delay in seconds: %s", ui->prompt.buf);
+	if (ui->prompting || ui->editing) {
+		if (ui->prompting)
+			snprintf(ui->edit, sizeof(ui->edit), "Delay in seconds: %s", ui->prompt.buf);
+		draw_text(y, 0, COLS, DR_WARN, false, ui->edit);
+		move(y, (int)strlen(ui->edit) < COLS ? (int)strlen(ui->edit) : COLS - 1);
 		curs_set(1);
 		return;
 	}
@@ -449,20 +451,30 @@ static void ui_draw_status(struct ui *ui)
 	draw_text(y, x, COLS - x, ui->status_role, true, ui->status);
 }
 
+/* The current screen's keys, then help and quit, which always fit. */
 static void ui_draw_footer(struct ui *ui)
 {
 	const struct ui_screen *sc = ui_screen_of(ui_top(ui));
-	struct draw_footer_item items[32];
-	size_t n = 0;
-
-	for (size_t i = 0; i < sc->nkeys && n < 28; i++)
-		if (sc->keys[i].footer && sc->keys[i].name)
-			items[n++] = (struct draw_footer_item){sc->keys[i].name, sc->keys[i].help};
-	size_t ng;
+	struct draw_footer_item items[40];
+	size_t n = 0, ng;
 	const struct ui_key *g = ui_global_key_table(&ng);
+	int room = COLS;
+
 	for (size_t i = 0; i < ng; i++)
 		if (g[i].footer)
-			items[n++] = (struct draw_footer_item){g[i].name, g[i].help};
+			room -= (int)(strlen(g[i].name) + strlen(g[i].footer) + 2);
+	for (size_t i = 0; i < sc->nkeys && n < 32; i++) {
+		const struct ui_key *k = &sc->keys[i];
+		const char *name = k->name ? k->name : keyname(k->key);
+		int w = (int)(strlen(name) + strlen(k->footer ? k->footer : "") + 2);
+		if (!k->footer || w > room)
+			continue;
+		items[n++] = (struct draw_footer_item){name, k->footer};
+		room -= w;
+	}
+	for (size_t i = 0; i < ng; i++)
+		if (g[i].footer)
+			items[n++] = (struct draw_footer_item){g[i].name, g[i].footer};
 	draw_footer(LINES - 1, items, n);
 }
 
@@ -474,11 +486,10 @@ static void ui_draw(struct ui *ui)
 		refresh();
 		return;
 	}
+	ui->editing = false;
 	ui_screen_of(ui_top(ui))->draw(ui);
-	ui_draw_status(ui);
 	ui_draw_footer(ui);
-	if (ui->prompting)
-		move(LINES - 2, 18 + (int)ui->prompt.len);
+	ui_draw_status(ui); /* last: the cursor stays in a text entry */
 	refresh();
 }
 
@@ -732,7 +743,13 @@ int ui_run(const struct cli_options *opts)
 	ui_curses_begin();
 	ui_first_screens(&ui);
 	ui_loop(&ui);
-	/* Detach first: the probes go even if the terminal is gone. */
+	/* Detach first: the probes go even if the terminal is gone.  The
+	 * kernel waits for a grace period per probe: say so meanwhile. */
+	if (ui.nfuncs) {
+		ui_status(&ui, DR_INFO, "detaching %zu functions...", ui.nfuncs);
+		ui.busy = false;
+		ui_draw(&ui);
+	}
 	browser_close(&ui);
 	worker_stop(&ui.w);
 	endwin();

@@ -36,6 +36,7 @@ hex=$(readelf -SW "$BIN" | awk '{ for (i = 1; i < NF; i++) if ($i == ".gopclntab
 pclntab=$((0x$hex))
 
 # to_null CMD...: run CMD with stdout to /dev/null, in this same process.
+# shellcheck disable=SC2016 # expanded by that sh -c, not here
 to_null='exec "$0" "$@" >/dev/null'
 TIME=$here/timecmd.py
 

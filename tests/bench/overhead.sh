@@ -62,7 +62,7 @@ nprobes=$(echo "$OFFSETS" | wc -w)
 # wait_lines FILE N SECONDS: until FILE has at least N lines; 1 on timeout.
 wait_lines() {
     n=$(($3 * 20))
-    while [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -lt "$2" ]; do
+    while [ "$( (cat "$1" 2>/dev/null || :) | wc -l)" -lt "$2" ]; do
         [ "$n" -gt 0 ] || return 1
         n=$((n - 1))
         sleep 0.05
@@ -101,10 +101,11 @@ run_floor() {
     out=$T/floor.$1.json
     start_fixture "$FIX" -calls "$CALLS" -out "$out"
     # shellcheck disable=SC2086 # $OFFSETS is a list
-    "$NOOP" "$BIN" "$FIXTURE_PID" $OFFSETS >"$T/noop.out" 2>"$T/noop.err" &
+    # A file per round: a "ready" left by the previous round must not count.
+    "$NOOP" "$BIN" "$FIXTURE_PID" $OFFSETS >"$T/noop.$1.out" 2>"$T/noop.err" &
     noop=$!
     track_pid "$noop"
-    wait_lines "$T/noop.out" 1 30 ||
+    wait_lines "$T/noop.$1.out" 1 30 ||
         fail "noop_probe did not attach: $(head -n 3 "$T/noop.err")"
     work "$out"
     stop_pid "$noop"
@@ -187,6 +188,11 @@ for rep in sorted(per_rep):
     p = per_rep[rep]
     print("  %5d %16.1f %15.1f %15.1f %13.3f" % (rep, p["none"], p["floor"], p["retop"], p["retop"] / p["floor"]))
 m = {k: st.median(v) for k, v in ns.items()}
+# A floor run barely slower than no probes at all means the probes never fired.
+for rep, p in sorted(per_rep.items()):
+    if p["floor"] < 20 * m["none"]:
+        bad.append("round %d: the floor (%.1f ns/call) is no slower than no probes: noop_probe's probes did not fire"
+                   % (rep, p["floor"]))
 ratio = m["retop"] / m["floor"]
 extra = (m["retop"] - m["none"]) / (m["floor"] - m["none"])
 print("\n  medians:  none %.1f ns/call   floor %.1f ns/call   retop %.1f ns/call" % (m["none"], m["floor"], m["retop"]))
@@ -195,7 +201,7 @@ print("  ratio (retop-none)/(floor-none) = %.3f   retop's BPF work adds %.1f%% o
       % (extra, (extra - 1) * 100))
 print("  median of per-round ratios retop/floor = %.3f" % st.median(p["retop"] / p["floor"] for p in per_rep.values()))
 if bad:
-    print("  COUNT MISMATCH:")
+    print("  BROKEN:")
     for b in bad:
         print("    " + b)
     sys.exit(1)

@@ -18,6 +18,7 @@ if [ $# -eq 0 ]; then
     # shellcheck disable=SC2086 # $all is a list
     set -- $all
     [ ! -f "$here/dwarfcheck/main.go" ] || set -- "$@" dwarfcheck
+    [ ! -f "$here/sdkapp/main.go" ] || set -- "$@" sdkapp
 fi
 
 GO=${GO:-go}
@@ -61,6 +62,13 @@ for n in "$@"; do
     dwarfcheck)               # someone else's fixture: two builds only
         build "$out/dwarfcheck" "$src" CGO_ENABLED=0 "$GO" build
         build "$out/dwarfcheck-stripped" "$src" CGO_ENABLED=0 "$GO" build -ldflags=-s\ -w
+        continue ;;
+    sdkapp) # embeds sdk/go (a local replace): rebuild when the SDK changes too
+        for v in default stripped; do
+            ! stale "$out/sdkapp-$v" "$here/../../sdk/go" || rm -f "$out/sdkapp-$v"
+        done
+        build "$out/sdkapp-default" "$src" CGO_ENABLED=0 "$GO" build
+        build "$out/sdkapp-stripped" "$src" CGO_ENABLED=0 "$GO" build -ldflags=-s\ -w
         continue ;;
     esac
     [ -f "$src/main.go" ] || { echo "$0: no fixture named $n" >&2; exit 1; }

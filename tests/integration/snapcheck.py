@@ -11,6 +11,7 @@ Every check exits 1 with one "snapcheck: ..." line per failure on stderr.
   waitfor SNAP FUNC FIELD VALUE SECONDS [PID]
                                   until the last snapshot's FUNC FIELD is VALUE
   after SNAP EPOCH SECONDS [PID]  until a snapshot's "time" is >= EPOCH (Unix time)
+  gone PID SECONDS                until PID has exited (a zombie counts as exited)
   get SNAP FUNC FIELD [LINE]      a field of FUNC in the last (or LINE-th, 1-based,
                                   negative from the end) snapshot
   exact SNAP FIXTURE FUNC...      status tracing, calls == fixture per_func calls,
@@ -163,6 +164,15 @@ def cmd_after(args):
         time.sleep(0.02)
 
 
+def cmd_gone(args):
+    pid, secs = int(args[0]), float(args[1])
+    deadline = time.monotonic() + secs
+    while alive(pid):
+        if time.monotonic() > deadline:
+            die("pid %d still running after %g s" % (pid, secs))
+        time.sleep(0.02)
+
+
 def cmd_get(args):
     idx = int(args[3]) if len(args) > 3 else -1
     if idx > 0:
@@ -306,7 +316,7 @@ def cmd_holds(args):
 CMDS = {"lines": (cmd_lines, 1), "wait": (cmd_wait, 3), "get": (cmd_get, 3),
         "exact": (cmd_exact, 3), "timing": (cmd_timing, 4), "paths": (cmd_paths, 3),
         "status": (cmd_status, 2), "targets": (cmd_targets, 1), "progs": (cmd_progs, 0),
-        "holds": (cmd_holds, 1), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3)}
+        "holds": (cmd_holds, 1), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CMDS or len(sys.argv) - 2 < CMDS[sys.argv[1]][1]:

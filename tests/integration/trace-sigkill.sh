@@ -4,8 +4,8 @@
 # its unprobed speed again.
 #
 # retop -x tightloop-default traces two processes: A works forever (-loop) and
-# is hit by the probes when retop is killed; B waits, and runs its calls only
-# after the kill, so its own clock tells whether a probe was left behind.
+# is hit by the probes when retop is killed; three Bs wait, and run their
+# calls only after the kill, so their own clocks tell whether a probe was left.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -33,8 +33,11 @@ for i in 1 2; do
     before=$(python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' $before "$v")
 done
 
-start_fixture tightloop-default -calls $calls -out "$T/after"
-b=$FIXTURE_PID
+bs=""
+for i in 1 2 3; do
+    start_fixture tightloop-default -calls $calls -out "$T/after$i"
+    bs="$bs $FIXTURE_PID"
+done
 start_fixture tightloop-default -loop
 a=$FIXTURE_PID
 kill -USR1 "$a"
@@ -48,7 +51,8 @@ sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
 sc waitfor "$snap" main.Tiny status tracing 10 "$rp" || fail "main.Tiny is not traced"
 n=$(sc lines "$snap")
 sc wait "$snap" $((n + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-sc targets "$snap" "$a" "$b" || fail "retop -x $bin does not trace both running processes"
+# shellcheck disable=SC2086 # $bs is a list
+sc targets "$snap" "$a" $bs || fail "retop -x $bin does not trace both running processes"
 hits=$(sc get "$snap" main.Tiny calls)
 [ "$hits" -gt 0 ] || fail "no call of main.Tiny counted in process A: the probes do not fire"
 
@@ -59,7 +63,7 @@ kill -9 "$rp"
 wait "$rp"
 
 kill -0 "$a" || fail "process A died when retop was killed"
-kill -0 "$b" || fail "process B died when retop was killed"
+for b in $bs; do kill -0 "$b" || fail "process B ($b) died when retop was killed"; done
 
 # Link teardown is asynchronous: poll up to 5 s for every id to go.
 left=""
@@ -81,12 +85,22 @@ PY
 done
 [ -z "$left" ] || fail "5 s after retop was killed, the kernel still has its $left"
 
-kill -TERM "$a"
+# A -loop fixture reads no signal while it works: SIGKILL ends it.
+kill -9 "$a"
 wait "$a"
-# B runs now: at its unprobed speed (a probe costs microseconds a call).
-kill -USR1 "$b"
-wait_file "$T/after" 20 || fail "B's $calls calls took over 20 s after the kill: a probe is left in it"
-after=$(ns_per_call "$T/after")
-python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) <= 1.5 * float(sys.argv[1]) else 1)' "$before" "$after" ||
+# The Bs run now, one at a time: at the unprobed speed. A probe left behind
+# costs microseconds a call, 500 times a call's 2 ns, and this machine's own
+# noise is up to 1.5 times: allow 5 times (the fastest of three runs against
+# the fastest of two before tracing).
+after=""
+i=1
+for b in $bs; do
+    kill -USR1 "$b"
+    wait_file "$T/after$i" 20 || fail "B's $calls calls took over 20 s after the kill: a probe is left in it"
+    v=$(ns_per_call "$T/after$i")
+    after=$(python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' $after "$v")
+    i=$((i + 1))
+done
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) <= 5 * float(sys.argv[1]) else 1)' "$before" "$after" ||
     fail "after the kill main.Tiny costs $after ns a call, $before ns before tracing: a probe is left"
 echo "tightloop-default: retop -x killed with $hits calls counted and $(wc -l <"$T/held") BPF objects held; all gone, A and B alive, $(printf %.2f "$after") ns/call after vs $(printf %.2f "$before") before"

@@ -1,0 +1,3 @@
+module retopsdk
+
+go 1.19

@@ -1,0 +1,67 @@
+#!/bin/sh
+# -x BINARY traces every process running the binary, also those started
+# after retop: two payments started after retop are both listed as targets and
+# every one of their calls is counted.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_cmd python3
+need_retop
+need_fixture payments-default
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+
+funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"
+# A private copy: -x means every process of this binary, and nobody else
+# runs this copy.
+snap=$T/snap bin=$FIXTURES/payments-default
+:
+"$RETOP" -b -x "$bin" -t main.ProcessPayment -t main.ValidateCard \
+    -t main.CalculateTotal -d 0.2 -o json >"$snap" 2>"$T/err" &
+rp=$!
+track_pid "$rp"
+sc wait "$snap" 1 15 "$rp" || fail "retop -x did not start: $(head -n 3 "$T/err")"
+
+# Each fixture has its own ready file (start_fixture names it by fixture).
+pids=""
+for i in 1 2; do
+    rm -f "$T/ready$i"
+    "$bin" -ready "$T/ready$i" -calls 40 -workers 4 -out "$T/out$i" &
+    pids="$pids $!"
+    track_pid "$!"
+    wait_file "$T/ready$i" 10 || fail "payments $i did not become ready in 10 s"
+done
+# retop notices new processes on its own: both become targets.
+i=100
+# shellcheck disable=SC2086 # $pids is a list
+until sc targets "$snap" $pids 2>"$T/why"; do
+    [ $i -gt 0 ] || fail "retop -x $bin: new processes not traced after 10 s: $(cat "$T/why")"
+    sc gone "$rp" 0 2>/dev/null && fail "retop exited: $(head -n 3 "$T/err")"
+    i=$((i - 1))
+    sleep 0.1
+done
+# A snapshot after both were found: the probes are in place for both.
+sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+
+# shellcheck disable=SC2086 # $pids is a list
+kill -USR1 $pids
+for i in 1 2; do
+    wait_file "$T/out$i" 20 || fail "no result from payments $i in 20 s"
+done
+sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+kill -INT "$rp"
+if wait "$rp"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+
+# The fixtures' counts, summed, as one fixture result.
+python3 - "$T/out1" "$T/out2" >"$T/sum" <<'PY'
+import json, sys
+rs = [json.load(open(p)) for p in sys.argv[1:]]
+pf = {n: {"calls": sum(r["per_func"][n]["calls"] for r in rs)} for n in rs[0]["per_func"]}
+print(json.dumps({"calls": sum(r["calls"] for r in rs), "per_func": pf}))
+PY
+# shellcheck disable=SC2086 # lists
+{ sc targets "$snap" $pids && sc exact "$snap" "$T/sum" $funcs; } ||
+    fail "retop -b -x $bin with two payments -calls 40 started after it: wrong targets or counts"
+echo "payments-default x2 under -x: targets$pids, ProcessPayment $(sc get "$snap" main.ProcessPayment calls) calls \
+of $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["calls"])' "$T/sum"), \
+ValidateCard $(sc get "$snap" main.ValidateCard calls), CalculateTotal $(sc get "$snap" main.CalculateTotal calls)"

@@ -1,0 +1,3 @@
+module hostile
+
+go 1.19

@@ -1,0 +1,385 @@
+/* The detail view of one traced function: summary, latency histogram as
+ * bars (from the raw in-kernel buckets, merged into ~16 rows), hits per RET
+ * site with its source line, and the instructions leading to each RET.
+ * The page scrolls; everything is drawn through a virtual line cursor. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/elf_image.h"
+#include "../src/retsites.h"
+#include "../src/stats.h"
+#include "screens.h"
+
+#define DETAIL_HIST_ROWS 16
+#define DETAIL_BEFORE_RET 4 /* instructions shown before each RET */
+#define DETAIL_MAX_CODE (1u << 20)
+
+struct detail_insn {
+	uint32_t off;
+	char text[80];
+};
+
+struct detail {
+	const struct func_info *f;
+	__u64 hist[RETOP_HIST_BUCKETS];
+	uint64_t hist_seq, hmin, hmax, hcalls;
+	bool have_hist;
+	struct retsites_engine *eng; /* our own: capstone handles are not shared */
+	struct detail_insn *insns;   /* the whole function, decoded once */
+	size_t ninsns;
+	bool decoded;
+	char disasm_err[128];
+	struct ui_list scroll;
+	int lines; /* of the last page drawn */
+};
+
+/* A virtual line cursor: rows above the scroll offset or below the body
+ * are counted, not drawn. */
+struct detail_page {
+	int v, top, y0, h;
+};
+
+static int detail_row(struct detail_page *pg)
+{
+	int v = pg->v++;
+	if (v < pg->top || v >= pg->top + pg->h)
+		return -1;
+	return pg->y0 + v - pg->top;
+}
+
+int detail_open(struct ui *ui)
+{
+	ui->detail = calloc(1, sizeof(*ui->detail));
+	if (!ui->detail)
+		return -1;
+	if (retsites_engine_open(&ui->detail->eng, NULL) != 0)
+		ui->detail->eng = NULL; /* no disassembly, the rest still works */
+	return 0;
+}
+
+void detail_close(struct ui *ui)
+{
+	if (!ui->detail)
+		return;
+	retsites_engine_close(ui->detail->eng);
+	free(ui->detail->insns);
+	free(ui->detail);
+	ui->detail = NULL;
+}
+
+void detail_show(struct ui *ui, struct func_info *f)
+{
+	struct detail *d = ui->detail;
+
+	d->f = f;
+	d->have_hist = false;
+	d->decoded = false;
+	d->scroll = (struct ui_list){0, 0};
+	free(d->insns);
+	d->insns = NULL;
+	d->ninsns = 0;
+	worker_lock(&ui->w);
+	worker_detail_locked(&ui->w, f);
+	worker_unlock(&ui->w);
+}
+
+/* Decode the function once, from its entry, with the size the index has. */
+static void detail_decode(struct ui *ui, struct detail *d)
+{
+	uint64_t size;
+	uint8_t *code;
+
+	d->decoded = true;
+	d->disasm_err[0] = '\0';
+	worker_lock(&ui->w);
+	size = ui->w.meta ? ui->w.meta[d->f - ui->idx->funcs].size : 0;
+	worker_unlock(&ui->w);
+	if (!d->eng || size == 0 || size > DETAIL_MAX_CODE) {
+		snprintf(d->disasm_err, sizeof(d->disasm_err), "no disassembly (size %llu)",
+			 (unsigned long long)size);
+		return;
+	}
+	code = malloc(size);
+	d->insns = calloc(size, sizeof(*d->insns));
+	if (!code || !d->insns ||
+	    elf_image_read_code(ui->idx->img, d->f->entry, code, size) != 0) {
+		snprintf(d->disasm_err, sizeof(d->disasm_err), "cannot read the code of %s",
+			 d->f->name);
+		free(code);
+		return;
+	}
+	for (uint64_t off = 0; off < size;) {
+		struct detail_insn *in = &d->insns[d->ninsns];
+		int len = retsites_disasm_one(d->eng, code + off, size - off, d->f->entry + off,
+					      in->text, sizeof(in->text));
+		if (len <= 0)
+			break;
+		in->off = (uint32_t)off;
+		d->ninsns++;
+		off += (uint64_t)len;
+	}
+	free(code);
+}
+
+static const struct snapshot_func *detail_row_of(const struct ui *ui, const struct func_info *f)
+{
+	for (size_t i = 0; i < ui->nfuncs; i++)
+		if (ui->fptr[i] == f)
+			return &ui->funcs[i];
+	return NULL;
+}
+
+static void detail_sync(struct ui *ui, struct detail *d)
+{
+	worker_lock(&ui->w);
+	if (ui->w.detail_f == d->f && ui->w.hist_seq != d->hist_seq) {
+		memcpy(d->hist, ui->w.hist, sizeof(d->hist));
+		d->hmin = ui->w.hist_min;
+		d->hmax = ui->w.hist_max;
+		d->hcalls = ui->w.hist_calls;
+		d->hist_seq = ui->w.hist_seq;
+		d->have_hist = true;
+	}
+	worker_unlock(&ui->w);
+}
+
+static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
+{
+	char rate[16], mean[16], mn[16], mx[16], old[16];
+	int y;
+
+	fmt_count(sf->v.calls_per_s, rate, sizeof(rate));
+	fmt_duration(sf->v.mean_ns, mean, sizeof(mean));
+	fmt_duration(sf->v.min_ns, mn, sizeof(mn));
+	fmt_duration(sf->v.max_ns, mx, sizeof(mx));
+	fmt_duration(sf->oldest_in_flight_ns, old, sizeof(old));
+	if ((y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_NORMAL, "Status: %s   entry %s:%d", sf->status,
+			   fmt_basename(ui->detail->f->file), ui->detail->f->line);
+	if ((y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_NORMAL,
+			   "Calls %llu (%s/s)  mean %s  min %s  max %s  entries %llu",
+			   (unsigned long long)sf->v.calls, rate, mean, mn, mx,
+			   (unsigned long long)sf->entries);
+	if ((y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, sf->oldest_in_flight_ns >= 1000000000ull ? DR_STUCK : DR_NORMAL,
+			   "In flight %llu (oldest %s)  orphans %llu  unmatched returns %llu  "
+			   "re-entries %llu",
+			   (unsigned long long)sf->in_flight, old, (unsigned long long)sf->orphans,
+			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries);
+	detail_row(pg);
+}
+
+static void detail_hist_row(struct detail *d, struct detail_page *pg, uint32_t b0, uint32_t b1,
+			    uint64_t top, uint64_t p50, uint64_t p99)
+{
+	uint64_t lo, hi, tmp, count = 0;
+	char l[16], h[16], c[16], label[48];
+	int y = detail_row(pg);
+
+	stats_bucket_range(b0, &lo, &tmp);
+	stats_bucket_range(b1, &tmp, &hi);
+	for (uint32_t b = b0; b <= b1; b++)
+		count += d->hist[b];
+	if (y < 0)
+		return;
+	stats_format_duration(lo, l, sizeof(l));
+	stats_format_duration(hi, h, sizeof(h));
+	fmt_count((double)count, c, sizeof(c));
+	snprintf(label, sizeof(label), "%s%s%s", p50 >= lo && p50 < hi ? "p50" : "",
+		 p50 >= lo && p50 < hi && p99 >= lo && p99 < hi ? " " : "",
+		 p99 >= lo && p99 < hi ? "p99" : "");
+	int barw = COLS - 20 - 8 - 9;
+	draw_textf(y, 0, 19, DR_NORMAL, "%7s - %-7s", l, h);
+	draw_bar(y, 20, barw > 4 ? barw : 4, top ? (double)count / (double)top : 0);
+	draw_rtext(y, COLS - 16, 7, DR_NORMAL, c);
+	draw_text(y, COLS - 8, 8, DR_MARK, false, label);
+}
+
+/* Merge the populated buckets into about DETAIL_HIST_ROWS rows of equal
+ * bucket counts: buckets are log-linear, so rows stay roughly logarithmic. */
+static void detail_histogram(struct detail *d, struct detail_page *pg)
+{
+	uint32_t first = RETOP_HIST_BUCKETS, last = 0;
+	int y;
+
+	for (uint32_t b = 0; b < RETOP_HIST_BUCKETS; b++)
+		if (d->hist[b]) {
+			if (first == RETOP_HIST_BUCKETS)
+				first = b;
+			last = b;
+		}
+	if ((y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_HEADER,
+			   "Latency since start: %llu calls; p50/p99 within +-%.1f%% (log-linear buckets)",
+			   (unsigned long long)d->hcalls, STATS_PERCENTILE_ERROR_PCT);
+	if (first == RETOP_HIST_BUCKETS) {
+		if ((y = detail_row(pg)) >= 0)
+			draw_text(y, 2, COLS - 2, DR_DIM, false,
+				  d->have_hist ? "no call has returned yet" : "waiting for a sample...");
+		detail_row(pg);
+		return;
+	}
+	uint32_t nb = last - first + 1, per = (nb + DETAIL_HIST_ROWS - 1) / DETAIL_HIST_ROWS;
+	uint64_t top = 0, p50 = stats_percentile(d->hist, RETOP_HIST_BUCKETS, 0.5, d->hmin, d->hmax);
+	uint64_t p99 = stats_percentile(d->hist, RETOP_HIST_BUCKETS, 0.99, d->hmin, d->hmax);
+	for (uint32_t b = first; b <= last; b += per) {
+		uint64_t sum = 0;
+		for (uint32_t k = b; k < b + per && k <= last; k++)
+			sum += d->hist[k];
+		top = sum > top ? sum : top;
+	}
+	for (uint32_t b = first; b <= last; b += per)
+		detail_hist_row(d, pg, b, b + per - 1 > last ? last : b + per - 1, top, p50, p99);
+	detail_row(pg);
+}
+
+static void detail_sites(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
+{
+	uint64_t total = 0;
+	int y;
+
+	for (size_t i = 0; i < sf->nsites; i++)
+		total += sf->sites[i].hits;
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 0, COLS, DR_TITLE, true, "  #  RET AT   SOURCE                  HITS   HITS/S  SHARE");
+	if (sf->nsites == 0 && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_WARN, false, "no RET site traced (entry-only)");
+	for (size_t i = 0; i < sf->nsites; i++) {
+		const struct snapshot_site *s = &sf->sites[i];
+		char src[64], hits[16], rate[16];
+		if ((y = detail_row(pg)) < 0)
+			continue;
+		snprintf(src, sizeof(src), "%s:%d", fmt_basename(ui->detail->f->file), s->line);
+		fmt_count((double)s->hits, hits, sizeof(hits));
+		fmt_count(ui->snap.interval_s > 0 ? (double)s->hits_delta / ui->snap.interval_s : 0,
+			  rate, sizeof(rate));
+		draw_textf(y, 0, COLS, DR_NORMAL, "%3zu  +0x%-6x %-20.20s %7s %8s %5.1f%%", i + 1,
+			   s->offset, src, hits, rate, total ? 100.0 * (double)s->hits / (double)total : 0);
+	}
+	detail_row(pg);
+}
+
+static void detail_disasm_site(struct detail *d, const struct snapshot_site *s, size_t n,
+			       struct detail_page *pg)
+{
+	size_t k = 0;
+	int y;
+
+	while (k < d->ninsns && d->insns[k].off < s->offset)
+		k++;
+	if ((y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_HEADER, "RET #%zu at +0x%x, line %d", n, s->offset, s->line);
+	if (k == d->ninsns || d->insns[k].off != s->offset) {
+		if ((y = detail_row(pg)) >= 0)
+			draw_text(y, 2, COLS - 2, DR_ERROR, false, "not an instruction start?");
+		return;
+	}
+	for (size_t j = k >= DETAIL_BEFORE_RET ? k - DETAIL_BEFORE_RET : 0; j <= k; j++) {
+		if ((y = detail_row(pg)) < 0)
+			continue;
+		bool ret = j == k;
+		draw_textf(y, 0, COLS, ret ? DR_MARK : DR_NORMAL, "  %s 0x%llx +0x%-5x %s",
+			   ret ? draw_ret_mark() : " ",
+			   (unsigned long long)(d->f->entry + d->insns[j].off), d->insns[j].off,
+			   d->insns[j].text);
+	}
+}
+
+static void detail_disasm(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
+{
+	struct detail *d = ui->detail;
+	int y;
+
+	if (!d->decoded)
+		detail_decode(ui, d);
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 0, COLS, DR_TITLE, true, "  Disassembly before each RET");
+	if (d->disasm_err[0] && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_WARN, false, d->disasm_err);
+	for (size_t i = 0; i < sf->nsites && !d->disasm_err[0]; i++)
+		detail_disasm_site(d, &sf->sites[i], i + 1, pg);
+}
+
+static void detail_draw(struct ui *ui)
+{
+	struct detail *d = ui->detail;
+	const struct snapshot_func *sf = d->f ? detail_row_of(ui, d->f) : NULL;
+	struct detail_page pg = {.top = (int)d->scroll.top, .y0 = UI_BODY_TOP,
+				 .h = ui_body_height()};
+	char p50[16], p99[16];
+
+	detail_sync(ui, d);
+	ui_header_target(ui);
+	if (!sf) {
+		draw_textf(1, 0, COLS, DR_HEADER, "%s", d->f ? d->f->name : "?");
+		draw_text(UI_BODY_TOP + 1, 2, COLS - 2, DR_DIM, false,
+			  "not in the last sample: traced just now, or no longer traced");
+		return;
+	}
+	fmt_duration(sf->v.p50_ns, p50, sizeof(p50));
+	fmt_duration(sf->v.p99_ns, p99, sizeof(p99));
+	draw_textf(1, 0, COLS, DR_HEADER, "%s  p50 %s  p99 %s  (+-%.1f%%)", sf->name, p50, p99,
+		   STATS_PERCENTILE_ERROR_PCT);
+	/* RET sites first: a few lines that fit even at 24 rows. */
+	detail_summary(ui, sf, &pg);
+	detail_sites(ui, sf, &pg);
+	detail_histogram(d, &pg);
+	detail_disasm(ui, sf, &pg);
+	d->lines = pg.v;
+}
+
+static int detail_key_scroll(struct ui *ui, int key)
+{
+	struct detail *d = ui->detail;
+	int h = ui_body_height();
+	long max = d->lines > h ? d->lines - h : 0;
+
+	switch (key) {
+	case KEY_UP: case 'k': d->scroll.top--; break;
+	case KEY_DOWN: case 'j': d->scroll.top++; break;
+	case KEY_PPAGE: d->scroll.top -= h - 1; break;
+	case KEY_NPAGE: d->scroll.top += h - 1; break;
+	case KEY_HOME: case 'g': d->scroll.top = 0; break;
+	case KEY_END: case 'G': d->scroll.top = max; break;
+	}
+	if (d->scroll.top > max)
+		d->scroll.top = max;
+	if (d->scroll.top < 0)
+		d->scroll.top = 0;
+	return UI_REDRAW;
+}
+
+static int detail_key_untrace(struct ui *ui, int key)
+{
+	(void)key;
+	if (ui->detail->f)
+		ui_toggle_trace(ui, (struct func_info *)ui->detail->f);
+	return UI_REDRAW;
+}
+
+static const struct ui_key detail_keys[] = {
+	{KEY_UP, "j/k", "scroll", detail_key_scroll, "scroll"},
+	{KEY_DOWN, NULL, NULL, detail_key_scroll, NULL},
+	{'j', NULL, NULL, detail_key_scroll, NULL},
+	{'k', NULL, NULL, detail_key_scroll, NULL},
+	{KEY_PPAGE, "PgUp/PgDn", "page", detail_key_scroll, NULL},
+	{KEY_NPAGE, NULL, NULL, detail_key_scroll, NULL},
+	{KEY_HOME, "g/G", "top, bottom", detail_key_scroll, NULL},
+	{KEY_END, NULL, NULL, detail_key_scroll, NULL},
+	{'g', NULL, NULL, detail_key_scroll, NULL},
+	{'G', NULL, NULL, detail_key_scroll, NULL},
+	{' ', "Space", "untrace the function", detail_key_untrace, "untrace"},
+	{27, "Esc", "back to the live table", NULL, "back"},
+	{'d', NULL, NULL, NULL, "delay"},
+	{'p', NULL, NULL, NULL, "pause"},
+};
+
+const struct ui_screen detail_screen = {
+	.title = "Detail view",
+	.keys = detail_keys,
+	.nkeys = sizeof(detail_keys) / sizeof(detail_keys[0]),
+	.draw = detail_draw,
+};

@@ -1,0 +1,396 @@
+/* The live table: the traced functions of the latest snapshot, sortable like
+ * htop.  Columns are laid out by priority: at 80 columns the essential ones,
+ * wider terminals add the age of the oldest call in flight and unmatched
+ * returns; the function name takes what is left. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "screens.h"
+
+enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_MAX, LC_INFL, LC_OLDEST,
+		LC_ORPH, LC_RETS, LC_UNM, LC_COUNT };
+
+static const struct {
+	const char *title;
+	int width, prio; /* lower prio: dropped last */
+	bool sortable;
+} live_cols[LC_COUNT] = {
+	[LC_NAME] = {"FUNCTION", 20, 0, true},	[LC_CALLS] = {"CALLS", 6, 1, true},
+	[LC_RATE] = {"CALLS/S", 7, 1, true},	[LC_P50] = {"P50", 7, 1, true},
+	[LC_P99] = {"P99", 7, 1, true},		[LC_MAX] = {"MAX", 7, 2, true},
+	[LC_INFL] = {"INFL", 4, 2, true},	[LC_OLDEST] = {"OLDEST", 7, 4, true},
+	[LC_ORPH] = {"ORPH", 4, 3, true},	[LC_RETS] = {"RETS", 9, 3, NULL},
+	[LC_UNM] = {"UNMATCH", 7, 5, true},
+};
+
+struct live {
+	enum live_col sort;
+	bool ascending;
+	size_t order[RETOP_MAX_FUNCS];
+	struct ui_list list;
+	const struct func_info *sel; /* the cursor follows the function */
+	int width[LC_COUNT];	     /* 0: hidden at this terminal width */
+};
+
+int live_open(struct ui *ui)
+{
+	ui->live = calloc(1, sizeof(*ui->live));
+	if (!ui->live)
+		return -1;
+	ui->live->sort = LC_P99;
+	return 0;
+}
+
+void live_close(struct ui *ui)
+{
+	free(ui->live);
+	ui->live = NULL;
+}
+
+const char *live_sort_name(const struct ui *ui) { return live_cols[ui->live->sort].title; }
+
+/* Drop the least important columns until the row fits; then the name
+ * takes the rest, and RETS some of it when the terminal is wide. */
+static void live_layout(struct live *lv)
+{
+	int total = 0;
+
+	for (int c = 0; c < LC_COUNT; c++) {
+		lv->width[c] = live_cols[c].width;
+		total += live_cols[c].width + (c ? 1 : 0);
+	}
+	for (int prio = 5; prio > 0 && total > COLS; prio--)
+		for (int c = LC_COUNT - 1; c > 0 && total > COLS; c--)
+			if (live_cols[c].prio == prio && lv->width[c]) {
+				total -= lv->width[c] + 1;
+				lv->width[c] = 0;
+			}
+	int spare = COLS - total;
+	if (spare > 0 && lv->width[LC_RETS] && spare > 24) {
+		int extra = (spare - 24) / 2 > 16 ? 16 : (spare - 24) / 2;
+		lv->width[LC_RETS] += extra;
+		spare -= extra;
+	}
+	if (spare > 0)
+		lv->width[LC_NAME] += spare;
+}
+
+static uint64_t live_p50(const struct ui *ui, const struct snapshot_func *f)
+{
+	return ui->interval_pct ? f->v.p50_interval_ns : f->v.p50_ns;
+}
+
+static uint64_t live_p99(const struct ui *ui, const struct snapshot_func *f)
+{
+	return ui->interval_pct ? f->v.p99_interval_ns : f->v.p99_ns;
+}
+
+static double live_key(const struct ui *ui, const struct snapshot_func *f, enum live_col c)
+{
+	switch (c) {
+	case LC_CALLS: return (double)f->v.calls;
+	case LC_RATE: return f->v.calls_per_s;
+	case LC_P50: return (double)live_p50(ui, f);
+	case LC_P99: return (double)live_p99(ui, f);
+	case LC_MAX: return (double)f->v.max_ns;
+	case LC_INFL: return (double)f->in_flight;
+	case LC_OLDEST: return (double)f->oldest_in_flight_ns;
+	case LC_ORPH: return (double)f->orphans;
+	case LC_UNM: return (double)f->v.unmatched;
+	default: return 0;
+	}
+}
+
+static const struct ui *live_sort_ui; /* qsort has no context argument */
+
+static int live_cmp(const void *a, const void *b)
+{
+	const struct ui *ui = live_sort_ui;
+	const struct snapshot_func *x = &ui->funcs[*(const size_t *)a];
+	const struct snapshot_func *y = &ui->funcs[*(const size_t *)b];
+	enum live_col c = ui->live->sort;
+	int r;
+
+	if (c == LC_NAME) {
+		r = strcmp(x->name, y->name);
+	} else {
+		double kx = live_key(ui, x, c), ky = live_key(ui, y, c);
+		r = (kx > ky) - (kx < ky);
+		if (r == 0) /* ties in name order, whatever the direction */
+			return strcmp(x->name, y->name);
+	}
+	return ui->live->ascending ? r : -r;
+}
+
+static void live_sort(struct ui *ui)
+{
+	struct live *lv = ui->live;
+
+	for (size_t i = 0; i < ui->nfuncs; i++)
+		lv->order[i] = i;
+	live_sort_ui = ui;
+	qsort(lv->order, ui->nfuncs, sizeof(lv->order[0]), live_cmp);
+	for (size_t i = 0; i < ui->nfuncs; i++)
+		if (ui->fptr[lv->order[i]] == lv->sel)
+			lv->list.cur = (long)i;
+	ui_list_fix(&lv->list, (long)ui->nfuncs, ui_body_height() - 1);
+	lv->sel = ui->nfuncs ? ui->fptr[lv->order[lv->list.cur]] : NULL;
+}
+
+/* "301/99": hits per RET site, clipped to width with a trailing '+'. */
+static void live_rets(const struct snapshot_func *f, int width, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < f->nsites && n + 1 < len; i++) {
+		char c[16];
+		fmt_count((double)f->sites[i].hits, c, sizeof(c));
+		size_t need = strlen(c) + (i ? 1 : 0);
+		if ((int)(n + need) > width || n + need + 1 >= len) {
+			if (n > 0 && (int)n < width)
+				buf[n++] = '+';
+			else if (n > 0)
+				buf[n - 1] = '+';
+			buf[n] = '\0';
+			return;
+		}
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "/" : "", c);
+	}
+}
+
+static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum live_col c,
+		      int width, char *buf, size_t len)
+{
+	switch (c) {
+	case LC_NAME: snprintf(buf, len, "%s", f->name); break;
+	case LC_CALLS: fmt_count((double)f->v.calls, buf, len); break;
+	case LC_RATE: fmt_count(f->v.calls_per_s, buf, len); break;
+	case LC_P50: fmt_duration(f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
+	case LC_P99: fmt_duration(f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
+	case LC_MAX: fmt_duration(f->entry_only ? 0 : f->v.max_ns, buf, len); break;
+	case LC_INFL: fmt_count((double)f->in_flight, buf, len); break;
+	case LC_OLDEST: fmt_duration(f->oldest_in_flight_ns, buf, len); break;
+	case LC_ORPH: fmt_count((double)f->orphans, buf, len); break;
+	case LC_UNM: fmt_count((double)f->v.unmatched, buf, len); break;
+	case LC_RETS: live_rets(f, width, buf, len); break;
+	default: buf[0] = '\0';
+	}
+}
+
+/* A row that is not "tracing" shows its status where the numbers that do
+ * not apply would be. */
+static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, bool sel)
+{
+	struct live *lv = ui->live;
+	enum draw_role role = sel ? DR_SELECTED : DR_NORMAL;
+	bool tracing = !strcmp(f->status, "tracing");
+	int x = 0;
+
+	draw_fill(y, role);
+	for (int c = 0; c < LC_COUNT; c++) {
+		char buf[256];
+		int w = lv->width[c];
+		if (!w)
+			continue;
+		if (!tracing && (c > LC_RATE || (!f->entry_only && c > LC_NAME))) {
+			enum draw_role r = sel ? role : f->entry_only ? DR_WARN : DR_ERROR;
+			draw_text(y, x, COLS - x, r, false, f->status);
+			return;
+		}
+		live_cell(ui, f, (enum live_col)c, w, buf, sizeof(buf));
+		enum draw_role r = role;
+		if (!sel && (c == LC_INFL || c == LC_OLDEST) && f->oldest_in_flight_ns >= 1000000000ull)
+			r = DR_STUCK; /* a call stuck for a second is worth a colour */
+		if (c == LC_NAME)
+			draw_name(y, x, w, r, buf);
+		else if (c == LC_RETS)
+			draw_text(y, x, w, r, false, buf);
+		else
+			draw_rtext(y, x, w, r, buf);
+		x += w + 1;
+	}
+}
+
+static void live_draw_title(struct ui *ui, int y)
+{
+	struct live *lv = ui->live;
+	int x = 0;
+
+	draw_fill(y, DR_TITLE);
+	for (int c = 0; c < LC_COUNT; c++) {
+		int w = lv->width[c];
+		char t[32];
+		if (!w)
+			continue;
+		bool sorted = (enum live_col)c == lv->sort;
+		enum draw_role r = sorted ? DR_SORT : DR_TITLE;
+		snprintf(t, sizeof(t), "%s", live_cols[c].title);
+		if (c == LC_NAME || c == LC_RETS) {
+			draw_text(y, x, w, r, false, t);
+			if (sorted)
+				draw_text(y, x + (int)strlen(t), 1, r, false,
+					  draw_sort_mark(!lv->ascending));
+		} else {
+			draw_rtext(y, x, w, r, t);
+			if (sorted && w > (int)strlen(t))
+				draw_text(y, x + w - (int)strlen(t) - 1, 1, r, false,
+					  draw_sort_mark(!lv->ascending));
+		}
+		x += w + 1;
+	}
+}
+
+static void live_draw_header(struct ui *ui)
+{
+	double rate = 0;
+	char r[16], line[300];
+
+	for (size_t i = 0; i < ui->nfuncs; i++)
+		rate += ui->funcs[i].v.calls_per_s;
+	fmt_count(rate, r, sizeof(r));
+	ui_header_target(ui);
+	snprintf(line, sizeof(line),
+		 "%zu traced, %s calls/s, cpu %.1f%%, p50/p99 %s +-%.1f%%, every %gs%s", ui->nfuncs,
+		 r, ui->have_snap ? ui->snap.self_cpu_pct : 0.0,
+		 ui->interval_pct ? "last interval" : "since start", STATS_PERCENTILE_ERROR_PCT,
+		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "");
+	draw_text(1, 0, COLS, DR_HEADER, true, line);
+}
+
+static void live_draw(struct ui *ui)
+{
+	struct live *lv = ui->live;
+	int h = ui_body_height() - 1;
+
+	live_layout(lv);
+	live_sort(ui);
+	live_draw_header(ui);
+	live_draw_title(ui, UI_BODY_TOP);
+	for (int r = 0; r < h && lv->list.top + r < (long)ui->nfuncs; r++) {
+		long i = lv->list.top + r;
+		live_draw_row(ui, &ui->funcs[lv->order[i]], UI_BODY_TOP + 1 + r, i == lv->list.cur);
+	}
+	if (ui->nfuncs == 0)
+		draw_text(UI_BODY_TOP + 2, 2, COLS - 2, DR_DIM, false,
+			  ui->have_snap || ui->w.npatterns == 0
+				  ? "nothing traced yet: Tab goes to the browser, Space there traces"
+				  : "waiting for the first sample...");
+}
+
+static int live_key_nav(struct ui *ui, int key)
+{
+	struct live *lv = ui->live;
+	int flags = ui_list_key(&lv->list, key, (long)ui->nfuncs, ui_body_height() - 1);
+
+	if (ui->nfuncs)
+		lv->sel = ui->fptr[lv->order[lv->list.cur]];
+	return flags;
+}
+
+static int live_key_sort(struct ui *ui, int key)
+{
+	struct live *lv = ui->live;
+	int step = key == '<' ? -1 : 1;
+
+	if (key == 'I') {
+		lv->ascending = !lv->ascending;
+	} else {
+		/* Only to columns that are on screen and sortable. */
+		int c = (int)lv->sort;
+		for (int tries = 0; tries < LC_COUNT; tries++) {
+			c = (c + step + LC_COUNT) % LC_COUNT;
+			if (live_cols[c].sortable && lv->width[c])
+				break;
+		}
+		lv->sort = (enum live_col)c;
+		lv->ascending = lv->sort == LC_NAME;
+	}
+	ui_status(ui, DR_INFO, "sorted by %s, %s", live_cols[lv->sort].title,
+		  lv->ascending ? "ascending" : "descending");
+	return UI_REDRAW;
+}
+
+static int live_key_enter(struct ui *ui, int key)
+{
+	struct live *lv = ui->live;
+	(void)key;
+
+	if (!ui->nfuncs || !lv->sel)
+		return UI_HANDLED;
+	detail_show(ui, (struct func_info *)lv->sel);
+	ui_push(ui, SCR_DETAIL);
+	return UI_REDRAW;
+}
+
+static int live_key_space(struct ui *ui, int key)
+{
+	struct live *lv = ui->live;
+	(void)key;
+
+	if (lv->sel)
+		ui_toggle_trace(ui, (struct func_info *)lv->sel);
+	return UI_REDRAW;
+}
+
+static int live_key_reset(struct ui *ui, int key)
+{
+	(void)key;
+	worker_post(&ui->w, &(struct worker_job){.kind = JOB_RESET});
+	ui_status(ui, DR_INFO, "counters reset");
+	return UI_REDRAW;
+}
+
+static int live_key_interval(struct ui *ui, int key)
+{
+	(void)key;
+	ui->interval_pct = !ui->interval_pct;
+	ui_status(ui, DR_INFO, "p50/p99 %s", ui->interval_pct ? "of the last interval" : "since start");
+	return UI_REDRAW;
+}
+
+static int live_key_browser(struct ui *ui, int key)
+{
+	(void)key;
+	if (ui->depth > 1 && ui->stack[ui->depth - 2] == SCR_BROWSER)
+		ui_pop(ui);
+	else
+		ui_replace(ui, SCR_BROWSER);
+	return UI_REDRAW;
+}
+
+static const struct ui_key live_keys[] = {
+	{'\r', "Enter", "detail view of the function", live_key_enter, "detail"},
+	{'\n', NULL, NULL, live_key_enter, NULL},
+	{KEY_ENTER, NULL, NULL, live_key_enter, NULL},
+	{KEY_RIGHT, NULL, NULL, live_key_enter, NULL},
+	{' ', "Space", "untrace the function", live_key_space, "untrace"},
+	{'\t', "Tab", "back to the function browser", live_key_browser, "browser"},
+	{'s', "s", "next sort column", live_key_sort, "sort"},
+	{'>', "< >", "previous, next sort column", live_key_sort, NULL},
+	{'<', NULL, NULL, live_key_sort, NULL},
+	{'d', NULL, NULL, NULL, "delay"},
+	{'p', NULL, NULL, NULL, "pause"},
+	{'I', "I", "invert the sort order", live_key_sort, "invert"},
+	{'i', "i", "p50/p99 of the last interval or since start", live_key_interval, "interval"},
+	{'r', "r", "reset the counters", live_key_reset, "reset"},
+	{KEY_UP, "j/k", "move", live_key_nav, NULL},
+	{KEY_DOWN, NULL, NULL, live_key_nav, NULL},
+	{'j', NULL, NULL, live_key_nav, NULL},
+	{'k', NULL, NULL, live_key_nav, NULL},
+	{KEY_PPAGE, "PgUp/PgDn", "page", live_key_nav, NULL},
+	{KEY_NPAGE, NULL, NULL, live_key_nav, NULL},
+	{KEY_HOME, "g/G", "first, last", live_key_nav, NULL},
+	{KEY_END, NULL, NULL, live_key_nav, NULL},
+	{'g', NULL, NULL, live_key_nav, NULL},
+	{'G', NULL, NULL, live_key_nav, NULL},
+};
+
+const struct ui_screen live_screen = {
+	.title = "Live table",
+	.keys = live_keys,
+	.nkeys = sizeof(live_keys) / sizeof(live_keys[0]),
+	.draw = live_draw,
+};
