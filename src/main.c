@@ -11,6 +11,7 @@
 #include "listing.h"
 #include "log.h"
 #include "procs.h"
+#include "../ui/ui.h"
 
 /* Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -90,6 +91,8 @@ int main(int argc, char **argv)
 		return main_list(&opts);
 	case CLI_BATCH:
 		return batch_run(&opts);
+	case CLI_INTERACTIVE:
+		return ui_run(&opts);
 	default:
 		fprintf(stderr, "retop: this mode is not available in this build yet; use -l\n");
 		return EXIT_RUNTIME;

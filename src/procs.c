@@ -39,8 +39,11 @@ int procs_exe_path(int pid, char *buf, size_t len, char *err)
 	snprintf(buf, len, "/proc/%d/exe", pid);
 	if (access(buf, R_OK) != 0) {
 		int e = errno;
-		if (e == EACCES || e == EPERM)
+		if ((e == EACCES || e == EPERM) && geteuid() != 0)
 			return err_set(err, e, "cannot read %s: %s (run retop as root)", buf, strerror(e));
+		if (e == EACCES || e == EPERM)
+			return err_set(err, e, "cannot read %s: %s (a security module or a PID namespace hides it)",
+				       buf, strerror(e));
 		if (readlink(buf, link, sizeof(link)) < 0)
 			return err_set(err, e, "PID %d has no executable (kernel thread or exiting): %s",
 				       pid, strerror(e));

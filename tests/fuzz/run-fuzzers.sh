@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${abs_top_srcdir:-$(cd "$here/../.." && pwd)}
 builddir=${abs_top_builddir:-$srcdir}
 seconds=${RETOP_FUZZ_SECONDS:-30}
-fuzzers="fuzz_gopclntab fuzz_elf_index"
+fuzzers="fuzz_gopclntab fuzz_elf_index fuzz_sdk_json"
 
 if [ -f "$srcdir/tests/lib.sh" ]; then
     . "$srcdir/tests/lib.sh"

@@ -22,6 +22,8 @@ Every check exits 1 with one "snapcheck: ..." line per failure on stderr.
   status SNAP PREFIX [FUNC...]    every (or each named) function's status
                                   starts with PREFIX
   targets SNAP PID...             the last snapshot's targets are exactly PID...
+  wait-targets SNAP SECONDS RETOPPID PID...
+                                  until the last snapshot's targets are exactly PID...
   progs                           retop_* BPF programs: "ID NAME HOLDER-PIDS"
   summary SNAP FIXTURE FUNC LABEL one line: calls, mean and p50 against the fixture's
   holds PID                       BPF prog and link ids PID holds: "prog ID"/"link ID"
@@ -247,13 +249,32 @@ def cmd_status(args):
     done()
 
 
+def target_pids(path):
+    return sorted(t.get("pid") for t in snapshot(path).get("targets", []))
+
+
 def cmd_targets(args):
-    snap = snapshot(args[0])
-    got = sorted(t.get("pid") for t in snap.get("targets", []))
-    want = sorted(int(p) for p in args[1:])
+    got, want = target_pids(args[0]), sorted(int(p) for p in args[1:])
     if got != want:
         bad("targets are pids %s, expected %s" % (got, want))
     done()
+
+
+def cmd_wait_targets(args):
+    path, secs, retop = args[0], float(args[1]), int(args[2])
+    want = sorted(int(p) for p in args[3:])
+    deadline = time.monotonic() + secs
+    got = None
+    while True:
+        if complete_lines(path):
+            got = target_pids(path)
+            if got == want:
+                return
+        if not alive(retop):
+            die("retop (pid %d) exited while its targets were %s, waiting for %s" % (retop, got, want))
+        if time.monotonic() > deadline:
+            die("targets still %s after %g s, waited for %s" % (got, secs, want))
+        time.sleep(0.02)
 
 
 def cmd_summary(args):
@@ -316,7 +337,7 @@ def cmd_holds(args):
 CMDS = {"lines": (cmd_lines, 1), "wait": (cmd_wait, 3), "get": (cmd_get, 3),
         "exact": (cmd_exact, 3), "timing": (cmd_timing, 4), "paths": (cmd_paths, 3),
         "status": (cmd_status, 2), "targets": (cmd_targets, 1), "progs": (cmd_progs, 0),
-        "holds": (cmd_holds, 1), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2)}
+        "holds": (cmd_holds, 1), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2), "wait-targets": (cmd_wait_targets, 3)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CMDS or len(sys.argv) - 2 < CMDS[sys.argv[1]][1]:

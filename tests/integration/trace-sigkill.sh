@@ -14,6 +14,11 @@ need_cmd bpftool
 need_retop
 need_fixture tightloop-default
 sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+# A private copy: -x means every process of this binary, and nobody else
+# runs this copy. start_fixture runs it from there.
+mkdir "$T/bin" && cp "$FIXTURES/tightloop-default" "$T/bin/" ||
+    fail "cannot copy tightloop-default to $T/bin"
+FIXTURES=$T/bin
 bin=$FIXTURES/tightloop-default
 calls=100000000 # ~0.25 s unprobed; with a probe left, minutes
 

@@ -31,14 +31,9 @@ for i in 1 2; do
     wait_file "$T/ready$i" 10 || fail "payments $i did not become ready in 10 s"
 done
 # retop notices new processes on its own: both become targets.
-i=100
 # shellcheck disable=SC2086 # $pids is a list
-until sc targets "$snap" $pids 2>"$T/why"; do
-    [ $i -gt 0 ] || fail "retop -x $bin: new processes not traced after 10 s: $(cat "$T/why")"
-    sc gone "$rp" 0 2>/dev/null && fail "retop exited: $(head -n 3 "$T/err")"
-    i=$((i - 1))
-    sleep 0.1
-done
+sc wait-targets "$snap" 10 "$rp" $pids ||
+    fail "retop -x $bin: the processes started after it are not its targets: $(head -n 3 "$T/err")"
 # A snapshot after both were found: the probes are in place for both.
 sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
 

@@ -658,11 +658,14 @@ static bool same_netns(const char *a, const char *b)
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 }
 
-static int run(const char *fmt, const char *ns)
+static int __attribute__((format(printf, 1, 2))) run(const char *fmt, ...)
 {
 	char cmd[256];
+	va_list ap;
 
-	snprintf(cmd, sizeof(cmd), fmt, ns);
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
 	return system(cmd);
 }
 
