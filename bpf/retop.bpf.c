@@ -30,11 +30,21 @@ struct {
 	__type(value, struct retop_func_stats);
 } func_stats SEC(".maps");
 
+/* When each goroutine last recovered from a panic (runtime.recovery): the
+ * frames a panic unwound never return, and a recovery tells them apart
+ * from a function restarted by the stack-check prologue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);   /* g */
+	__type(value, __u64); /* bpf_ktime_get_ns() */
+} recovered SEC(".maps");
+
 /* The key for this goroutine frame: identical at the entry instruction and
  * at a RET, because SP then points at the same return address and a stack
  * copy preserves its distance to stack.hi. */
 static __always_inline int inflight_key(struct pt_regs *ctx, __u32 func_id,
-					struct retop_inflight_key *key)
+					struct retop_inflight_key *key, __u64 *stack_hi)
 {
 	__u64 g = ctx->r14, hi = 0;
 
@@ -44,6 +54,7 @@ static __always_inline int inflight_key(struct pt_regs *ctx, __u32 func_id,
 	key->func_id = func_id;
 	key->g = g;
 	key->depth = hi - PT_REGS_SP(ctx);
+	*stack_hi = hi;
 	return 0;
 }
 
@@ -53,24 +64,37 @@ int retop_entry(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 func_id = RETOP_COOKIE_FUNC(cookie);
 	struct retop_inflight_key key = {};
-	struct retop_inflight_val val = {};
+	struct retop_inflight_val val = {}, *old;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
+	__u64 hi, now;
 
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->entries, 1);
-	if (inflight_key(ctx, func_id, &key))
+	if (inflight_key(ctx, func_id, &key, &hi))
 		return 0;
-	val.start_ns = bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
+	old = bpf_map_lookup_elem(&inflight, &key);
+	if (old) {
+		/* The same frame entered again.  Usually the stack-check
+		 * prologue restarted the function (after growing the stack, or
+		 * for a preemption): one call.  But if the goroutine recovered
+		 * from a panic since, on the same stack, the earlier call was
+		 * unwound and never returns: an orphan.  Either way the newer
+		 * entry is the live one. */
+		__u64 *rec = bpf_map_lookup_elem(&recovered, &key.g);
+		if (old->stack_hi == hi && rec && *rec > old->start_ns)
+			__sync_fetch_and_add(&st->abandoned, 1);
+		else
+			__sync_fetch_and_add(&st->reentries, 1);
+		old->start_ns = now;
+		old->stack_hi = hi;
+		return 0;
+	}
+	val.start_ns = now;
+	val.stack_hi = hi;
 	val.tid = (__u32)bpf_get_current_pid_tgid();
-	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) == 0)
-		return 0;
-	/* The same frame entered again: the stack-check prologue called
-	 * morestack and restarted the function, or an earlier call at this
-	 * depth was unwound by a panic.  The newer entry wins. */
-	if (bpf_map_update_elem(&inflight, &key, &val, BPF_EXIST) == 0)
-		__sync_fetch_and_add(&st->reentries, 1);
-	else
+	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0)
 		__sync_fetch_and_add(&st->dropped, 1);
 	return 0;
 }
@@ -102,13 +126,13 @@ int retop_return(struct pt_regs *ctx)
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val *val;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
-	__u64 dur, b;
+	__u64 dur, b, hi;
 
 	if (!st)
 		return 0;
 	if (site < RETOP_MAX_RET_SITES)
 		__sync_fetch_and_add(&st->ret_hits[site], 1);
-	if (inflight_key(ctx, func_id, &key)) {
+	if (inflight_key(ctx, func_id, &key, &hi)) {
 		__sync_fetch_and_add(&st->unmatched, 1);
 		return 0;
 	}
@@ -129,5 +153,17 @@ int retop_return(struct pt_regs *ctx)
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
+	return 0;
+}
+
+/* runtime.recovery(gp): runs on g0, so the goroutine is its argument (RAX
+ * in the register ABI), not R14. */
+SEC("uprobe")
+int retop_recovery(struct pt_regs *ctx)
+{
+	__u64 g = ctx->rax, now = bpf_ktime_get_ns();
+
+	if (g)
+		bpf_map_update_elem(&recovered, &g, &now, BPF_ANY);
 	return 0;
 }

@@ -60,6 +60,7 @@ struct retop_inflight_key {
 
 struct retop_inflight_val {
 	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
+	__u64 stack_hi; /* g.stack.hi then: tells a restart from an abandoned call */
 	__u32 tid;
 	__u32 pad;
 };
@@ -71,7 +72,9 @@ struct retop_func_stats {
 	__u64 min_ns;	  /* 0 until the first call */
 	__u64 max_ns;
 	__u64 entries;	  /* entry probe hits */
-	__u64 reentries;  /* entry over an existing in-flight key (morestack restart) */
+	__u64 reentries;  /* entry again on a copied stack (morestack restart) */
+	__u64 abandoned;  /* entry again on the same stack: the earlier call was
+			   * unwound (panic) and never returns: an orphan */
 	__u64 unmatched;  /* RET hits with no entry (call began before attach) */
 	__u64 dropped;	  /* entries lost because the in-flight map was full */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */

@@ -44,14 +44,12 @@ static void batch_print(const struct cli_options *o, const struct snapshot *snap
 
 int batch_run(const struct cli_options *o)
 {
-	struct session_opts so = {
-		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
-		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
-	};
+	struct session_opts so;
 	struct session *s;
 	char err[ERR_LEN];
 	int ret;
 
+	session_opts_from_cli(o, &so);
 	ret = session_open(&so, &s, err);
 	if (!ret)
 		ret = session_start_tracing(s, err);

@@ -329,7 +329,8 @@ void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
 			pthread_join(w[t].thread, NULL);
 }
 
-struct func_info *funcs_find(const struct func_index *idx, const char *name)
+/* Index in by_name of the first function named name, or idx->count. */
+static size_t funcs_name_lower_bound(const struct func_index *idx, const char *name)
 {
 	size_t lo = 0, hi = idx->count;
 
@@ -340,7 +341,25 @@ struct func_info *funcs_find(const struct func_index *idx, const char *name)
 		else
 			hi = mid;
 	}
-	return lo < idx->count && !strcmp(idx->by_name[lo]->name, name) ? idx->by_name[lo] : NULL;
+	return lo < idx->count && !strcmp(idx->by_name[lo]->name, name) ? lo : idx->count;
+}
+
+struct func_info *funcs_find(const struct func_index *idx, const char *name)
+{
+	size_t i = funcs_name_lower_bound(idx, name);
+	return i < idx->count ? idx->by_name[i] : NULL;
+}
+
+struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry)
+{
+	size_t first = funcs_name_lower_bound(idx, name);
+
+	/* Duplicate names (ABI wrappers, generic shapes) sit next to each
+	 * other in by_name, ordered by entry. */
+	for (size_t i = first; i < idx->count && !strcmp(idx->by_name[i]->name, name); i++)
+		if (idx->by_name[i]->entry == entry)
+			return idx->by_name[i];
+	return first < idx->count ? idx->by_name[first] : NULL;
 }
 
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)

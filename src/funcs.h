@@ -59,6 +59,8 @@ int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err);
 void funcs_resolve_all(struct func_index *idx, unsigned nthreads);
 
 struct func_info *funcs_find(const struct func_index *idx, const char *name);
+/* The function of that name at entry, else the first of that name. */
+struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry);
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr);
 /* Functions matching a pattern, in name order: a glob when the pattern has
  * any of *?[, otherwise a substring.  Caller frees *out. */

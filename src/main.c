@@ -11,6 +11,7 @@
 #include "listing.h"
 #include "log.h"
 #include "procs.h"
+#include "sdk_facts.h"
 #include "../ui/ui.h"
 
 /* Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
@@ -63,6 +64,13 @@ static int main_list(const struct cli_options *o)
 	if (main_load_index(o, &idx, err) != 0) {
 		fprintf(stderr, "retop: %s\n", err);
 		return EXIT_RUNTIME;
+	}
+	/* The target's SDK, if any, confirms entries and offsets (source "sdk"). */
+	if (o->sdk_url || o->pid) {
+		struct sdk_facts *sdk;
+		if (sdk_facts_open(idx, o->sdk_url, o->pid, &sdk) == 0 && sdk->status[0])
+			fprintf(stderr, "retop: %s\n", sdk->status);
+		sdk_facts_close(sdk);
 	}
 	n = listing_print(stdout, idx, o->list_pattern, o->output == CLI_OUT_JSON);
 	if (n == 0 && o->list_pattern)

@@ -389,6 +389,21 @@ static bool arg_location(struct json_object *o, struct sdk_arg *a, char *reason)
 		a->loc = SDK_LOC_STACK;
 		return get_u64(loc, "offset", &a->loc_value, reason);
 	}
+	if (!strcmp(kind, "registers")) {
+		/* A multi-word value (string, slice, struct) in several registers:
+		 * kept as its first register. */
+		struct json_object *regs, *r0;
+		if (!json_object_object_get_ex(loc, "registers", &regs) ||
+		    json_object_get_type(regs) != json_type_array || json_object_array_length(regs) == 0 ||
+		    !(r0 = json_object_array_get_idx(regs, 0)) || json_object_get_type(r0) != json_type_int ||
+		    json_object_get_int64(r0) < 0) {
+			snprintf(reason, REASON_LEN, "\"registers\" is not a list of register numbers");
+			return false;
+		}
+		a->loc = SDK_LOC_REGISTER;
+		a->loc_value = (uint64_t)json_object_get_int64(r0);
+		return true;
+	}
 	snprintf(reason, REASON_LEN, "unknown location type");
 	return false;
 }
@@ -583,7 +598,7 @@ bool sdk_client_check(const struct func_index *idx, const struct sdk_func *rec,
 	char name[SHOW_LEN + 8], where[REASON_LEN];
 	uint64_t off;
 
-	struct func_info *f = rec->name ? funcs_find(idx, rec->name) : NULL;
+	struct func_info *f = rec->name ? funcs_find_at(idx, rec->name, rec->entry) : NULL;
 	if (local)
 		*local = f;
 	if (!f) {

@@ -634,12 +634,11 @@ static struct MHD_Daemon *serve_start_http(struct serve_state *st, int fd)
 
 static int serve_open_session(const struct cli_options *o, struct session **s, char *err)
 {
-	struct session_opts so = {
-		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
-		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
-	};
-	int ret = session_open(&so, s, err);
+	struct session_opts so;
+	int ret;
 
+	session_opts_from_cli(o, &so);
+	ret = session_open(&so, s, err);
 	if (!ret)
 		ret = session_start_tracing(*s, err);
 	if (!ret)

@@ -12,6 +12,7 @@
 #include "elf_image.h"
 #include "log.h"
 #include "procs.h"
+#include "sdk_facts.h"
 
 static int session_resolve_target(struct session *s, char *err)
 {
@@ -34,6 +35,26 @@ static int session_resolve_target(struct session *s, char *err)
 	snprintf(s->display, sizeof(s->display), "%s", s->opts.exe);
 	s->attach_pid = -1;
 	return 0;
+}
+
+void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
+{
+	*so = (struct session_opts){
+		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
+		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
+		.sdk_url = o->sdk_url,
+	};
+}
+
+/* An SDK confirms the index's facts; for -x only when asked for, since the
+ * default address may belong to another program. */
+static void session_open_sdk(struct session *s)
+{
+	if (!s->opts.sdk_url && !s->opts.pid)
+		return;
+	if (sdk_facts_open(s->idx, s->opts.sdk_url, s->opts.pid, &s->sdk) != 0 || !s->sdk->status[0])
+		return;
+	log_msg(s->sdk->warn ? LOG_WARN : LOG_INFO, "sdk", "%s", s->sdk->status);
 }
 
 int session_open(const struct session_opts *opts, struct session **out, char *err)
@@ -60,6 +81,7 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 		session_close(s);
 		return ret;
 	}
+	session_open_sdk(s);
 	*out = s;
 	return 0;
 }
@@ -74,9 +96,13 @@ int session_start_tracing(struct session *s, char *err)
 	if (s->tracer)
 		return 0;
 	int ret = tracer_open(&to, &s->tracer, err);
-	if (!ret)
-		s->start_ns = s->last_ns = tracer_now_ns();
-	return ret;
+	if (ret)
+		return ret;
+	s->start_ns = s->last_ns = tracer_now_ns();
+	struct func_info *rec = funcs_find(s->idx, "runtime.recovery");
+	if (rec && tracer_watch_recovery(s->tracer, rec, s->binary, s->attach_pid) != 0)
+		log_info("session", "runtime.recovery not watched: panics count as restarts");
+	return 0;
 }
 
 void session_close(struct session *s)
@@ -84,6 +110,7 @@ void session_close(struct session *s)
 	if (!s)
 		return;
 	tracer_close(s->tracer);
+	sdk_facts_close(s->sdk);
 	funcs_free(s->idx);
 	free(s->funcs);
 	free(s->snap.funcs);
@@ -147,6 +174,12 @@ int session_trace(struct session *s, struct func_info *f, char *err)
 	ret = session_check_go_version(s, why);
 	if (!ret)
 		ret = funcs_resolve_rets(s->idx, f, why);
+	if (!ret && s->sdk) {
+		char warn[ERR_LEN];
+		sdk_facts_validate(s->sdk, f, warn);
+		if (warn[0])
+			log_warn("sdk", "%s", warn);
+	}
 	if (!ret)
 		ret = tracer_attach(s->tracer, f, s->binary, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
@@ -289,7 +322,9 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		sf->have_prev = true;
 		out->in_flight = s->inflight[sf->slot].count;
 		out->oldest_in_flight_ns = s->inflight[sf->slot].oldest_ns;
-		out->orphans = s->inflight[sf->slot].orphans;
+		/* Swept after the timeout, plus those the BPF side saw abandoned
+		 * (a new call in the same frame after a panic). */
+		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);

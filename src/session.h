@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cli.h"
 #include "funcs.h"
 #include "snapshot.h"
 #include "tracer.h"
@@ -18,6 +19,7 @@ struct session_opts {
 	bool no_dwarf;
 	size_t max_functions;
 	double orphan_timeout_s;
+	const char *sdk_url; /* -s; NULL: try the default quietly for a PID */
 };
 
 struct session_func {
@@ -33,6 +35,7 @@ struct session {
 	struct session_opts opts;
 	struct func_index *idx;
 	struct tracer *tracer;
+	struct sdk_facts *sdk; /* NULL without an SDK */
 	char binary[600];  /* what uprobes attach to: PATH or /proc/PID/exe */
 	char display[600]; /* what the operator sees as the target */
 	int attach_pid;	   /* PID, or -1 for every process running the binary */
@@ -45,6 +48,7 @@ struct session {
 	struct snapshot snap;
 };
 
+void session_opts_from_cli(const struct cli_options *o, struct session_opts *so);
 /* Resolve the target and index its binary (no BPF yet). */
 int session_open(const struct session_opts *opts, struct session **out, char *err);
 /* Load the BPF programs; needed before the first session_trace(). */

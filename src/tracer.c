@@ -21,7 +21,8 @@ struct tracer_slot {
 
 struct tracer {
 	struct retop *skel;
-	bool multi; /* uprobe_multi links */
+	bool multi;		   /* uprobe_multi links */
+	struct probe_set *recovery; /* runtime.recovery of the target */
 	struct tracer_opts opts;
 	struct tracer_slot slots[RETOP_MAX_FUNCS];
 	struct retop_func_stats zero; /* for resets; large, so not on the stack */
@@ -76,6 +77,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	t->multi = probes_multi_supported();
 	probes_prepare(t->skel->progs.retop_entry, t->multi);
 	probes_prepare(t->skel->progs.retop_return, t->multi);
+	probes_prepare(t->skel->progs.retop_recovery, t->multi);
 	log_debug("tracer", "%s", t->multi ? "uprobe_multi links" : "perf-event uprobe links");
 	ret = retop__load(t->skel);
 	if (ret) {
@@ -101,7 +103,7 @@ void tracer_close(struct tracer *t)
 	if (!t)
 		return;
 	/* Every set at once, so that their detach costs overlap. */
-	all = calloc(2 * RETOP_MAX_FUNCS, sizeof(*all));
+	all = calloc(2 * RETOP_MAX_FUNCS + 1, sizeof(*all));
 	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
 		for (size_t k = 0; k < 2; k++) {
 			if (!t->slots[i].sets[k])
@@ -114,6 +116,10 @@ void tracer_close(struct tracer *t)
 		if (!all)
 			tracer_slot_unlink(&t->slots[i]);
 	}
+	if (all && t->recovery)
+		all[n++] = t->recovery;
+	else if (t->recovery)
+		probe_sets_destroy(&t->recovery, 1);
 	probe_sets_destroy(all, n);
 	free(all);
 	retop__destroy(t->skel);
@@ -232,6 +238,18 @@ void tracer_detach(struct tracer *t, int slot)
 		return;
 	tracer_slot_unlink(&t->slots[slot]);
 	t->slots[slot].used = false;
+}
+
+int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, const char *binary,
+			  int pid)
+{
+	uint64_t off = recovery->file_offset, cookie = 0;
+	size_t failed;
+
+	if (t->recovery || !off)
+		return 0;
+	return probe_set_attach(t->skel->progs.retop_recovery, t->multi, binary, pid, &off, &cookie,
+				1, &t->recovery, &failed);
 }
 
 size_t tracer_probe_count(const struct tracer *t, int slot)

@@ -42,6 +42,10 @@ void tracer_close(struct tracer *t);
 int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
 		  bool *entry_only, char *err);
 void tracer_detach(struct tracer *t, int slot);
+/* Watch the target's runtime.recovery, so that calls unwound by a recovered
+ * panic count as orphans, not as restarts.  Once per tracer. */
+int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, const char *binary,
+			  int pid);
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);

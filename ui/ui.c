@@ -664,13 +664,11 @@ static int ui_open_target(const struct cli_options *o, const struct session_opts
 
 static int ui_setup(struct ui *ui, const struct cli_options *o)
 {
-	struct session_opts so = {
-		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
-		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
-	};
+	struct session_opts so;
 	struct session *s = NULL;
 	char err[ERR_LEN], trace_err[ERR_LEN] = "";
 
+	session_opts_from_cli(o, &so);
 	if ((o->pid || o->exe) && ui_open_target(o, &so, &s, trace_err) != 0)
 		return -1;
 	ui->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*ui->funcs));

@@ -62,8 +62,8 @@ check "nonexistent PID $pid" 1 "$pid" \
 
 # Unprivileged (nobody): copies of retop and payments that nobody can run and
 # read, wherever the build tree is.
-chmod 711 "$T" && mkdir -m 755 "$T/pub" && cp "$RETOP" "$FIXTURES/payments-default" "$T/pub/" &&
-    chmod 755 "$T/pub/retop" "$T/pub/payments-default" || fail "cannot make copies for nobody in $T"
+{ chmod 711 "$T" && mkdir -m 755 "$T/pub" && cp "$RETOP" "$FIXTURES/payments-default" "$T/pub/" &&
+    chmod 755 "$T/pub/retop" "$T/pub/payments-default"; } || fail "cannot make copies for nobody in $T"
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 check "unprivileged, -x" 1 'root|CAP_BPF|permi' \
     nobody "$T/pub/retop" -b -x "$T/pub/payments-default" -t main.ProcessPayment -n 1 -o json

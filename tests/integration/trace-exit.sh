@@ -30,6 +30,7 @@ if wait "$rp"; then rc=0; else rc=$?; fi
 sc status "$snap" "detached: process exited" $funcs ||
     fail "the last snapshot does not say 'detached: process exited' for every function"
 # Counts as exact as ever (the statuses are checked above, not "tracing").
+# shellcheck disable=SC2086 # $funcs is a list
 python3 - "$snap" "$out" $funcs <<'PY' || fail "payments -exit: the last snapshot's counts differ from the fixture's"
 import json, sys
 snap = json.loads(open(sys.argv[1]).read().strip().split("\n")[-1])
@@ -44,6 +45,7 @@ for name in sys.argv[3:]:
             bad = 1
 sys.exit(bad)
 PY
+# shellcheck disable=SC2086 # $funcs is a list
 echo "payments-default -exit: retop ended by itself, status 0, '$(sc get "$snap" main.ProcessPayment status)'; \
 calls $(sc get "$snap" main.ProcessPayment calls)/$(sc get "$snap" main.ValidateCard calls)/$(sc get "$snap" main.CalculateTotal calls) \
 = fixture's $(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["per_func"]; print("/".join(str(p[n]["calls"]) for n in sys.argv[2:]))' "$out" $funcs)"

@@ -16,8 +16,8 @@ need_fixture tightloop-default
 sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 # A private copy: -x means every process of this binary, and nobody else
 # runs this copy. start_fixture runs it from there.
-mkdir "$T/bin" && cp "$FIXTURES/tightloop-default" "$T/bin/" ||
-    fail "cannot copy tightloop-default to $T/bin"
+mkdir "$T/bin" || fail "cannot make $T/bin"
+cp "$FIXTURES/tightloop-default" "$T/bin/" || fail "cannot copy tightloop-default to $T/bin"
 FIXTURES=$T/bin
 bin=$FIXTURES/tightloop-default
 calls=100000000 # ~0.25 s unprobed; with a probe left, minutes
@@ -28,14 +28,14 @@ ns_per_call() {
 }
 
 # The unprobed speed: the faster of two runs.
-before=""
+before=inf
 for i in 1 2; do
     start_fixture tightloop-default -calls $calls -exit -out "$T/before$i"
     kill -USR1 "$FIXTURE_PID"
     wait_file "$T/before$i" 20 || fail "unprobed tightloop run $i did not finish in 20 s"
     wait "$FIXTURE_PID"
     v=$(ns_per_call "$T/before$i")
-    before=$(python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' $before "$v")
+    before=$(python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' "$before" "$v")
 done
 
 bs=""
@@ -74,8 +74,8 @@ for b in $bs; do kill -0 "$b" || fail "process B ($b) died when retop was killed
 left=""
 i=50
 while [ $i -gt 0 ]; do
-    bpftool -j prog show >"$T/progs" && bpftool -j link show >"$T/links" ||
-        fail "bpftool prog/link show failed"
+    bpftool -j prog show >"$T/progs" || fail "bpftool prog show failed"
+    bpftool -j link show >"$T/links" || fail "bpftool link show failed"
     left=$(python3 - "$T/held" "$T/progs" "$T/links" <<'PY'
 import json, sys
 held = [l.split() for l in open(sys.argv[1]) if l.strip()]
@@ -97,13 +97,13 @@ wait "$a"
 # costs microseconds a call, 500 times a call's 2 ns, and this machine's own
 # noise is up to 1.5 times: allow 5 times (the fastest of three runs against
 # the fastest of two before tracing).
-after=""
+after=inf
 i=1
 for b in $bs; do
     kill -USR1 "$b"
     wait_file "$T/after$i" 20 || fail "B's $calls calls took over 20 s after the kill: a probe is left in it"
     v=$(ns_per_call "$T/after$i")
-    after=$(python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' $after "$v")
+    after=$(python3 -c 'import sys; print(min(float(a) for a in sys.argv[1:]))' "$after" "$v")
     i=$((i + 1))
 done
 python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) <= 5 * float(sys.argv[1]) else 1)' "$before" "$after" ||

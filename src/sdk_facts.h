@@ -1,0 +1,32 @@
+/* What the target's own SDK says about its functions, checked against the
+ * binary: a fact is used only when it equals the local index's (DESIGN.md,
+ * "Safety").  The SDK is optional; without it nothing changes. */
+#ifndef RETOP_SDK_FACTS_H
+#define RETOP_SDK_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "funcs.h"
+#include "log.h"
+
+struct sdk_facts {
+	struct sdk_client *client; /* NULL when no SDK answered */
+	size_t confirmed;	   /* functions whose entry and offset the SDK confirmed */
+	size_t rejected;
+	char status[ERR_LEN];	   /* one line for the operator, "" when silent */
+	bool warn;		   /* status reports a failure or rejected facts */
+};
+
+/* url NULL: try the default address quietly (once, short timeouts); a URL
+ * the operator gave is tried harder and every failure is reported.  pid
+ * (0: none) selects the network namespace to connect from. */
+int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_facts **out);
+void sdk_facts_close(struct sdk_facts *sf);
+
+/* At attach time, ask the SDK for the live truth about f.  Returns 0; warn
+ * (ERR_LEN) gets a line when the SDK disagrees (the binary's facts are kept)
+ * or reports the function inlined. */
+int sdk_facts_validate(struct sdk_facts *sf, struct func_info *f, char *warn);
+
+#endif
