@@ -63,6 +63,13 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 		return 0;
 	}
 	sdk_facts_merge(sf, idx, recs, n, sdk_client_url(sf->client));
+	if (ret > 0) {
+		/* Records the parser refused never reached the check: say so. */
+		size_t len = strlen(sf->status);
+		snprintf(sf->status + len, sizeof(sf->status) - len, "; %d records refused (%.200s)",
+			 ret, err);
+		sf->warn = true;
+	}
 	sdk_funcs_free(recs, n);
 	return 0;
 }
