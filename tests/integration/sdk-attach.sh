@@ -90,7 +90,31 @@ python3 "$(dirname "$0")/snapcheck.py" exact "$T/snap" "$T/app.json" main.Proces
     fail "counts differ with a hostile SDK in the loop"
 kill -0 "$app" 2>/dev/null || fail "sdkapp died"
 
-# 3. A token-protected SDK refuses retop without the token.
+# 3. Tracing by the real SDK's facts counts exactly as by the local index
+#    (trace-payments.sh): a second instance, since the first has done its work.
+rport=$(free_port)
+start_fixture sdkapp-default -sdk "127.0.0.1:$rport" -calls 20 -workers 4 -out "$T/app2.json"
+app2=$FIXTURE_PID
+"$RETOP" -b -p "$app2" -s "http://127.0.0.1:$rport" -t main.ProcessPayment -t main.ValidateCard \
+    -t main.CalculateTotal -d 0.2 -o json >"$T/snap2" 2>"$T/trace2.err" &
+rpid=$!
+track_pid $rpid
+n=100
+while [ ! -s "$T/snap2" ]; do
+    [ "$n" -gt 0 ] || fail "retop did not start tracing: $(cat "$T/trace2.err")"
+    n=$((n - 1))
+    sleep 0.1
+done
+kill -USR1 "$app2"
+wait_file "$T/app2.json" 30 || fail "the second sdkapp did not finish its work"
+sleep 0.5
+kill -INT "$rpid"
+wait "$rpid" || fail "retop exited with $?"
+python3 "$(dirname "$0")/snapcheck.py" exact "$T/snap2" "$T/app2.json" main.ProcessPayment \
+    main.ValidateCard main.CalculateTotal || fail "counts differ when tracing by the SDK's facts"
+grep -q "rejected\|mismatch" "$T/trace2.err" && fail "the real SDK disagreed at attach: $(cat "$T/trace2.err")"
+
+# 4. A token-protected SDK refuses retop without the token.
 tport=$(free_port)
 start_fixture sdkapp-default -sdk "127.0.0.1:$tport" -token s3cret
 expect_exit 0 env -u RETOP_SDK_TOKEN "$RETOP" -l -p "$FIXTURE_PID" -s "http://127.0.0.1:$tport" 'main.V*'

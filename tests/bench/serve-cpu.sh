@@ -1,0 +1,115 @@
+#!/bin/sh
+# retop's own CPU use as a Prometheus agent: retop --serve tracing 64
+# functions of the running demo fixture, sampling every second (-d 1) and
+# scraped every second by a real Prometheus for DURATION seconds.  CPU is
+# utime + stime of retop from /proc/PID/stat over that window, as % of one
+# core (target: < 1%).  The BPF programs run in the target's context, so this
+# is what retop itself costs: map reads, the in-flight sweep, rendering the
+# page and serving it.
+#
+# Functions: fully traceable ones of main, strconv, sort, strings and fmt
+# (as attach.sh picks them), without glob characters in their names.
+# Environment: DURATION (60), NFUNCS (64), VARIANT (demo-VARIANT, default),
+# abs_top_builddir (default SRCDIR/build).
+# A benchmark, not a test: exits 0 unless something is broken.
+
+here=$(cd "$(dirname "$0")" && pwd)
+: "${abs_top_srcdir:=$(cd "$here/../.." && pwd)}"
+: "${abs_top_builddir:=$abs_top_srcdir/build}"
+# shellcheck source=../lib.sh
+. "$here/../lib.sh"
+
+DURATION=${DURATION:-60}
+NFUNCS=${NFUNCS:-64}
+FIX=demo-${VARIANT:-default}
+
+need_root
+need_retop
+need_cmd python3
+need_cmd prometheus
+need_fixture "$FIX"
+BIN=$FIXTURES/$FIX
+pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
+
+"$RETOP" -l -x "$BIN" -o json >"$T/list.json" 2>"$T/list.err" ||
+    fail "retop -l -x $BIN -o json failed: $(head -n 3 "$T/list.err")"
+python3 - "$T/list.json" "$NFUNCS" >"$T/names" <<'EOF' || fail "cannot pick functions"
+import json, sys
+fs = [json.loads(l) for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+ok = [f for f in fs if f["traceable"] == "full" and not any(c in f["name"] for c in "*?[]\\")]
+pick = []
+for pkg in ("main", "strconv", "sort", "strings", "fmt"):
+    pick += sorted((f for f in ok if f["name"].split(".")[0] == pkg), key=lambda f: f["name"])
+if len(pick) < n:
+    sys.exit("only %d functions to pick from, %d wanted" % (len(pick), n))
+print("\n".join(f["name"] for f in pick[:n]))
+EOF
+TARGS=$(sed 's/^/-t /' "$T/names" | tr '\n' ' ')
+
+# CPU seconds (utime + stime) of PID.
+cpu_s() {
+    python3 -c 'import os, sys
+f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
+print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))' "$1"
+}
+now() { python3 -c 'import time; print("%.3f" % time.time())'; }
+
+start_fixture "$FIX"
+PORT=$(pq freeport 19100 19199) || fail "no free port"
+# shellcheck disable=SC2086 # $TARGS is a list
+"$RETOP" --serve "127.0.0.1:$PORT" -p "$FIXTURE_PID" $TARGS -d 1 2>"$T/serve.err" &
+RP=$!
+track_pid "$RP"
+n=300
+until pq get "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; do
+    kill -0 "$RP" 2>/dev/null && [ $n -gt 0 ] || fail "retop --serve did not come up: $(head -n 3 "$T/serve.err")"
+    n=$((n - 1))
+    sleep 0.1
+done
+pq get "http://127.0.0.1:$PORT/metrics" >"$T/page" || fail "GET /metrics failed"
+traced=$(grep -c '^retop_function_status{.*status="tracing"' "$T/page")
+
+PPORT=$(pq freeport 19100 19199) || fail "no free port for Prometheus"
+cat >"$T/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: retop
+    static_configs:
+      - targets: ['127.0.0.1:$PORT']
+EOF
+prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
+    --web.listen-address="127.0.0.1:$PPORT" --log.level=warn 2>"$T/prom.err" &
+track_pid $!
+prom=http://127.0.0.1:$PPORT
+pq wait "$prom" 'up{job="retop"}' 30 || fail "Prometheus never scraped retop: $(tail -n 3 "$T/prom.err")"
+
+echo "serve-cpu: retop --serve -d 1, $traced of $NFUNCS functions of $FIX tracing, Prometheus scraping every 1 s, ${DURATION} s"
+c0=$(cpu_s "$RP") t0=$(now)
+sleep "$DURATION"
+c1=$(cpu_s "$RP") t1=$(now)
+scrapes=$(pq query "$prom" "count_over_time(up{job=\"retop\"}[${DURATION}s])" "$t1") || scrapes=?
+up_ok=$(pq query "$prom" "sum_over_time(up{job=\"retop\"}[${DURATION}s])" "$t1") || up_ok=?
+scrape_ms=$(pq query "$prom" "avg_over_time(scrape_duration_seconds{job=\"retop\"}[${DURATION}s]) * 1000" "$t1") || scrape_ms=?
+sample_ms=$(pq query "$prom" "avg_over_time(retop_sample_duration_seconds[${DURATION}s]) * 1000" "$t1") || sample_ms=?
+series=$(pq query "$prom" "scrape_samples_scraped{job=\"retop\"}" "$t1") || series=?
+bytes=$(pq get "http://127.0.0.1:$PORT/metrics" | wc -c)
+
+t2=$(now)
+kill -TERM "$RP"
+if wait "$RP"; then rc=0; else rc=$?; fi
+t3=$(now)
+[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGTERM: $(head -n 3 "$T/serve.err")"
+
+python3 - "$c0" "$c1" "$t0" "$t1" "$t2" "$t3" <<EOF
+import sys
+c0, c1, t0, t1, t2, t3 = map(float, sys.argv[1:])
+pct = 100 * (c1 - c0) / (t1 - t0)
+print("  retop CPU: %.2f s over %.1f s = %.3f%% of one core (target < 1%%): %s"
+      % (c1 - c0, t1 - t0, pct, "ok" if pct < 1 else "OVER TARGET"))
+print("  scrapes: $scrapes (successful: $up_ok), $series samples and $bytes bytes a page;"
+      " scrape %.2f ms, BPF sample %.2f ms on average" % (float("$scrape_ms"), float("$sample_ms")))
+print("  SIGTERM to exit: %.2f s" % (t3 - t2))
+EOF
