@@ -51,6 +51,7 @@ void cli_usage(FILE *out)
 		"  -d, --delay SECONDS        refresh interval, default 1 (fractions allowed)\n"
 		"  -o, --output text|json     batch and list format; json is one object per line\n"
 		"  -l, --list[=PATTERN]       list functions of -p/-x and exit\n"
+		"      --serve ADDR           headless: Prometheus /metrics on ADDR (PORT = 127.0.0.1)\n"
 		"  -s, --sdk URL              SDK base URL (default: try http://127.0.0.1:9002)\n"
 		"      --orphan-timeout SECS  an entry without return after this is an orphan (60)\n"
 		"      --max-functions N      most functions traced at once (64, at most %d)\n"
@@ -211,6 +212,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	    !o->exe)
 		return usage_error("%s", "this mode needs a target: -p PID or -x PATH");
 	if ((o->mode == CLI_BATCH || o->mode == CLI_SERVE) && o->npatterns == 0)
-		return usage_error("%s", "batch mode needs at least one -t PATTERN");
+		return usage_error("%s mode needs at least one -t PATTERN",
+				   o->mode == CLI_BATCH ? "batch" : "--serve");
 	return 0;
 }

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "procs.h"
 #include "sdk_facts.h"
+#include "serve.h"
 #include "../ui/ui.h"
 
 /* Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
@@ -101,6 +102,8 @@ int main(int argc, char **argv)
 		return batch_run(&opts);
 	case CLI_INTERACTIVE:
 		return ui_run(&opts);
+	case CLI_SERVE:
+		return serve_run(&opts);
 	default:
 		fprintf(stderr, "retop: this mode is not available in this build yet; use -l\n");
 		return EXIT_RUNTIME;

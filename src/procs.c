@@ -37,7 +37,8 @@ int procs_exe_path(int pid, char *buf, size_t len, char *err)
 	if (!procs_alive(pid))
 		return err_set(err, ESRCH, "no such process: PID %d (is it still running?)", pid);
 	snprintf(buf, len, "/proc/%d/exe", pid);
-	if (access(buf, R_OK) != 0) {
+	/* AT_EACCESS: capabilities count (access() ignores them for non-root). */
+	if (faccessat(AT_FDCWD, buf, R_OK, AT_EACCESS) != 0) {
 		int e = errno;
 		if ((e == EACCES || e == EPERM) && geteuid() != 0)
 			return err_set(err, e, "cannot read %s: %s (run retop as root)", buf, strerror(e));

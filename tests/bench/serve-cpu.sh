@@ -16,7 +16,7 @@
 here=$(cd "$(dirname "$0")" && pwd)
 : "${abs_top_srcdir:=$(cd "$here/../.." && pwd)}"
 : "${abs_top_builddir:=$abs_top_srcdir/build}"
-# shellcheck source=../lib.sh
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$here/../lib.sh"
 
 DURATION=${DURATION:-60}
@@ -63,7 +63,9 @@ RP=$!
 track_pid "$RP"
 n=300
 until pq get "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; do
-    kill -0 "$RP" 2>/dev/null && [ $n -gt 0 ] || fail "retop --serve did not come up: $(head -n 3 "$T/serve.err")"
+    if ! kill -0 "$RP" 2>/dev/null || [ $n -le 0 ]; then
+        fail "retop --serve did not come up: $(head -n 3 "$T/serve.err")"
+    fi
     n=$((n - 1))
     sleep 0.1
 done
@@ -90,11 +92,11 @@ echo "serve-cpu: retop --serve -d 1, $traced of $NFUNCS functions of $FIX tracin
 c0=$(cpu_s "$RP") t0=$(now)
 sleep "$DURATION"
 c1=$(cpu_s "$RP") t1=$(now)
-scrapes=$(pq query "$prom" "count_over_time(up{job=\"retop\"}[${DURATION}s])" "$t1") || scrapes=?
-up_ok=$(pq query "$prom" "sum_over_time(up{job=\"retop\"}[${DURATION}s])" "$t1") || up_ok=?
-scrape_ms=$(pq query "$prom" "avg_over_time(scrape_duration_seconds{job=\"retop\"}[${DURATION}s]) * 1000" "$t1") || scrape_ms=?
-sample_ms=$(pq query "$prom" "avg_over_time(retop_sample_duration_seconds[${DURATION}s]) * 1000" "$t1") || sample_ms=?
-series=$(pq query "$prom" "scrape_samples_scraped{job=\"retop\"}" "$t1") || series=?
+scrapes=$(pq query "$prom" "count_over_time(up{job=\"retop\"}[${DURATION}s])" "$t1") || scrapes=nan
+up_ok=$(pq query "$prom" "sum_over_time(up{job=\"retop\"}[${DURATION}s])" "$t1") || up_ok=nan
+scrape_ms=$(pq query "$prom" "avg_over_time(scrape_duration_seconds{job=\"retop\"}[${DURATION}s]) * 1000" "$t1") || scrape_ms=nan
+sample_ms=$(pq query "$prom" "avg_over_time(retop_sample_duration_seconds[${DURATION}s]) * 1000" "$t1") || sample_ms=nan
+series=$(pq query "$prom" "scrape_samples_scraped{job=\"retop\"}" "$t1") || series=nan
 bytes=$(pq get "http://127.0.0.1:$PORT/metrics" | wc -c)
 
 t2=$(now)

@@ -141,8 +141,9 @@ if wait "$RP"; then rc=0; else rc=$?; fi
 left=""
 i=50
 while [ $i -gt 0 ]; do
-    bpftool -j prog show >"$T/progs" && bpftool -j link show >"$T/links" ||
+    if ! bpftool -j prog show >"$T/progs" || ! bpftool -j link show >"$T/links"; then
         fail "bpftool prog/link show failed"
+    fi
     left=$(python3 - "$T/held" "$T/progs" "$T/links" <<'PY'
 import json, sys
 held = [l.split() for l in open(sys.argv[1]) if l.strip()]

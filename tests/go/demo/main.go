@@ -13,6 +13,8 @@ import (
 	"math/rand"
 	"strings"
 	"time"
+
+	"fixture"
 )
 
 var errInvalidCard = errors.New("invalid card")
@@ -101,8 +103,8 @@ func SlowReport(rng *rand.Rand) {
 }
 
 func main() {
-	parseFlags(0, 4)
-	opts.loop = true
+	fixture.ParseFlags(0, 4)
+	fixture.Opts.Loop = true
 	go func() {
 		rng := rand.New(rand.NewSource(1))
 		for {
@@ -110,15 +112,15 @@ func main() {
 			time.Sleep(time.Second)
 		}
 	}()
-	for w := 0; w < opts.workers; w++ {
+	for w := 0; w < fixture.Opts.Workers; w++ {
 		go func(w int) {
 			rng := rand.New(rand.NewSource(int64(w) + 2))
-			for id := w; ; id += opts.workers {
+			for id := w; ; id += fixture.Opts.Workers {
 				_ = HandleRequest(id, rng)
 				time.Sleep(time.Duration(10+rng.Intn(40)) * time.Millisecond)
 			}
 		}(w)
 	}
-	touchReady()
-	<-signals // any of SIGUSR1/SIGTERM/SIGINT ends the demo
+	fixture.TouchReady()
+	<-fixture.Signals // any of SIGUSR1/SIGTERM/SIGINT ends the demo
 }

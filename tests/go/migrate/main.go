@@ -3,7 +3,11 @@
 // thread than it began on. Run with -workers 1000.
 package main
 
-import "time"
+import (
+	"time"
+
+	"fixture"
+)
 
 type request struct {
 	i     int
@@ -27,11 +31,11 @@ func Block(i int) int {
 }
 
 func main() {
-	parseFlags(5000, 1000)
+	fixture.ParseFlags(5000, 1000)
 	go serve()
-	waitStart()
-	runWorkers(func(i int) {
-		timed("main.Block", func() { Block(i) })
+	fixture.WaitStart()
+	fixture.RunWorkers(func(i int) {
+		fixture.Timed("main.Block", func() { Block(i) })
 	})
-	finish(result("main.Block", "main.Block"))
+	fixture.Finish(fixture.Result("main.Block", "main.Block"))
 }

@@ -6,6 +6,8 @@ package main
 import (
 	"syscall"
 	"time"
+
+	"fixture"
 )
 
 var ticks int
@@ -24,10 +26,10 @@ func Forever(c <-chan time.Time) {
 func Tick(n int) int { return n + 1 }
 
 func main() {
-	parseFlags(0, 1)
+	fixture.ParseFlags(0, 1)
 	go Forever(time.NewTicker(10 * time.Millisecond).C)
-	touchReady()
-	for s := range signals {
+	fixture.TouchReady()
+	for s := range fixture.Signals {
 		if s != syscall.SIGUSR1 {
 			return
 		}

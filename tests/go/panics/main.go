@@ -6,6 +6,8 @@ package main
 import (
 	"sync/atomic"
 	"time"
+
+	"fixture"
 )
 
 var panics, returns int64
@@ -30,12 +32,12 @@ func call(i int) {
 }
 
 func main() {
-	parseFlags(100, 4)
-	waitStart()
-	runWorkers(func(i int) {
-		timed("main.MayPanic", func() { call(i) })
+	fixture.ParseFlags(100, 4)
+	fixture.WaitStart()
+	fixture.RunWorkers(func(i int) {
+		fixture.Timed("main.MayPanic", func() { call(i) })
 	})
-	r := result("main.MayPanic", "main.MayPanic")
+	r := fixture.Result("main.MayPanic", "main.MayPanic")
 	r["panics"], r["returns"] = panics, returns
-	finish(r)
+	fixture.Finish(r)
 }

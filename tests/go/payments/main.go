@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"fixture"
 )
 
 var (
@@ -29,14 +31,14 @@ func ProcessPayment(amount float64, currency string) error {
 		card = cardBad
 	}
 	var err error
-	timed("main.ValidateCard", func() { err = ValidateCard(card) })
+	fixture.Timed("main.ValidateCard", func() { err = ValidateCard(card) })
 	if err != nil {
 		atomic.AddInt64(&invalid, 1)
 		return err
 	}
 	atomic.AddInt64(&valid, 1)
 	var total float64
-	timed("main.CalculateTotal", func() { total = CalculateTotal(amount, 0.2) })
+	fixture.Timed("main.CalculateTotal", func() { total = CalculateTotal(amount, 0.2) })
 	sink = total
 	return nil
 }
@@ -67,12 +69,12 @@ func CalculateTotal(subtotal, taxRate float64) float64 {
 }
 
 func main() {
-	parseFlags(20, 4)
-	waitStart()
-	runWorkers(func(i int) {
-		timed("main.ProcessPayment", func() { _ = ProcessPayment(float64(i), "EUR") })
+	fixture.ParseFlags(20, 4)
+	fixture.WaitStart()
+	fixture.RunWorkers(func(i int) {
+		fixture.Timed("main.ProcessPayment", func() { _ = ProcessPayment(float64(i), "EUR") })
 	})
-	r := result("main.ProcessPayment", "main.ProcessPayment", "main.ValidateCard", "main.CalculateTotal")
+	r := fixture.Result("main.ProcessPayment", "main.ProcessPayment", "main.ValidateCard", "main.CalculateTotal")
 	r["paths"] = map[string]int64{"valid": valid, "invalid": invalid}
-	finish(r)
+	fixture.Finish(r)
 }

@@ -4,7 +4,11 @@
 // every time, with entries of the outer frames still in flight.
 package main
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"fixture"
+)
 
 const depth = 1000
 
@@ -24,17 +28,17 @@ func Recurse(d int) int {
 var sink int64
 
 func main() {
-	parseFlags(20, 8)
-	waitStart()
-	runWorkers(func(i int) {
+	fixture.ParseFlags(20, 8)
+	fixture.WaitStart()
+	fixture.RunWorkers(func(i int) {
 		done := make(chan int)
-		go timed("main.Recurse(1000)", func() { done <- Recurse(depth) })
+		go fixture.Timed("main.Recurse(1000)", func() { done <- Recurse(depth) })
 		atomic.AddInt64(&sink, int64(<-done))
 	})
 	// Top-level fields describe Recurse(1000); only counts exist per frame.
-	r := result("main.Recurse(1000)")
+	r := fixture.Result("main.Recurse(1000)")
 	r["per_func"] = map[string]map[string]int64{"main.Recurse": {"calls": recursions}}
 	r["depth"] = depth
 	r["recurse_calls"] = recursions
-	finish(r)
+	fixture.Finish(r)
 }

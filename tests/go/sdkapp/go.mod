@@ -2,6 +2,12 @@ module retop.test/sdkapp
 
 go 1.19
 
-require retopsdk v0.0.0
+require (
+	fixture v0.0.0
+	retopsdk v0.0.0
+)
 
-replace retopsdk => ../../../sdk/go
+replace (
+	fixture => ../fixture
+	retopsdk => ../../../sdk/go
+)

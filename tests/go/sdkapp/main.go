@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"fixture"
 	"retopsdk"
 )
 
@@ -36,14 +37,14 @@ func ProcessPayment(amount float64, currency string) error {
 		card = cardBad
 	}
 	var err error
-	timed("main.ValidateCard", func() { err = ValidateCard(card) })
+	fixture.Timed("main.ValidateCard", func() { err = ValidateCard(card) })
 	if err != nil {
 		atomic.AddInt64(&invalid, 1)
 		return err
 	}
 	atomic.AddInt64(&valid, 1)
 	var total float64
-	timed("main.CalculateTotal", func() { total = CalculateTotal(amount, 0.2) })
+	fixture.Timed("main.CalculateTotal", func() { total = CalculateTotal(amount, 0.2) })
 	sink = total
 	return nil
 }
@@ -74,17 +75,17 @@ func CalculateTotal(subtotal, taxRate float64) float64 {
 }
 
 func main() {
-	parseFlags(20, 4)
+	fixture.ParseFlags(20, 4)
 	srv, err := retopsdk.Start(retopsdk.Options{Addr: *sdkAddr, Token: *sdkToken})
 	if err != nil {
-		fatal(err)
+		fixture.Fatal(err)
 	}
-	waitStart()
-	runWorkers(func(i int) {
-		timed("main.ProcessPayment", func() { _ = ProcessPayment(float64(i), "EUR") })
+	fixture.WaitStart()
+	fixture.RunWorkers(func(i int) {
+		fixture.Timed("main.ProcessPayment", func() { _ = ProcessPayment(float64(i), "EUR") })
 	})
-	r := result("main.ProcessPayment", "main.ProcessPayment", "main.ValidateCard", "main.CalculateTotal")
+	r := fixture.Result("main.ProcessPayment", "main.ProcessPayment", "main.ValidateCard", "main.CalculateTotal")
 	r["paths"] = map[string]int64{"valid": valid, "invalid": invalid}
 	r["sdk"] = srv.Addr()
-	finish(r)
+	fixture.Finish(r)
 }

@@ -1,3 +1,7 @@
 module retop.test/tightloop
 
 go 1.19
+
+require fixture v0.0.0
+
+replace fixture => ../fixture

@@ -3,7 +3,11 @@
 // or without probes. Calls are not timed one by one (time.Now costs more).
 package main
 
-import "time"
+import (
+	"time"
+
+	"fixture"
+)
 
 //go:noinline
 func Tiny(x int) int { return (x*3 + 7) ^ (x >> 2) }
@@ -11,11 +15,11 @@ func Tiny(x int) int { return (x*3 + 7) ^ (x >> 2) }
 var sink int
 
 func main() {
-	parseFlags(200000, 1)
-	waitStart()
-	n := opts.calls
+	fixture.ParseFlags(200000, 1)
+	fixture.WaitStart()
+	n := fixture.Opts.Calls
 	start := time.Now()
-	for i := 0; opts.loop || i < n; i++ {
+	for i := 0; fixture.Opts.Loop || i < n; i++ {
 		sink += Tiny(i)
 	}
 	elapsed := time.Since(start).Nanoseconds()
@@ -23,7 +27,7 @@ func main() {
 	if n > 0 {
 		perCall = elapsed / int64(n)
 	}
-	finish(map[string]interface{}{
+	fixture.Finish(map[string]interface{}{
 		"calls": n, "elapsed_ns": elapsed, "mean_ns": perCall,
 		"per_func": map[string]map[string]int64{"main.Tiny": {"calls": int64(n), "mean_ns": perCall}},
 	})
