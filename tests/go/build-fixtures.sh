@@ -31,12 +31,17 @@ export GO111MODULE=on GOPROXY=off GOFLAGS=-mod=readonly
 unset GOOS GOARCH
 
 # stale OUTPUT SRCDIR: true when OUTPUT is missing or older than a source.
-# Every fixture but dwarfcheck imports the shared protocol in tests/go/fixture
-# (a local replace, with the cgo part behind the retop_cgo tag): a change
-# there rebuilds them all.
+# A SRCDIR whose go.mod replaces the module fixture by ../fixture also has
+# tests/go/fixture as a source: the protocol shared by all fixtures but
+# dwarfcheck (with, behind the retop_cgo tag, the C code of the cgo builds).
 stale() {
-    [ ! -e "$1" ] ||
-        [ -n "$(find "$2" "$here/fixture" "$here/build-fixtures.sh" -newer "$1" -print | head -n 1)" ]
+    o=$1
+    if grep -q '^[[:space:]]*\(replace[[:space:]]\{1,\}\)\{0,1\}fixture => \.\./fixture[[:space:]]*$' "$2/go.mod" 2>/dev/null; then
+        set -- "$2" "$here/fixture"
+    else
+        set -- "$2"
+    fi
+    [ ! -e "$o" ] || [ -n "$(find "$@" "$here/build-fixtures.sh" -newer "$o" -print | head -n 1)" ]
 }
 
 # build OUTPUT SRCDIR [ENV=VALUE...] -- GO-BUILD-ARGS...
