@@ -25,6 +25,32 @@ for l in open(sys.argv[1]):
 ' "$1" | sort
 }
 
+# traced APP SDK-URL SNAP FIXTURE-OUT FUNC...: trace FUNCs of APP with the SDK
+# at SDK-URL in the loop while APP does its work; the counts must be exact.
+traced() {
+    app_=$1 sdk_=$2 snap_=$3 res_=$4
+    shift 4
+    targs=""
+    for f in "$@"; do targs="$targs -t $f"; done
+    # shellcheck disable=SC2086 # a list of options
+    "$RETOP" -b -p "$app_" -s "$sdk_" $targs -d 0.2 -o json >"$snap_" 2>"$snap_.err" &
+    rpid=$!
+    track_pid $rpid
+    n=100
+    while [ ! -s "$snap_" ]; do
+        [ "$n" -gt 0 ] || fail "retop did not start tracing: $(cat "$snap_.err")"
+        n=$((n - 1))
+        sleep 0.1
+    done
+    kill -USR1 "$app_"
+    wait_file "$res_" 30 || fail "sdkapp $app_ did not finish its work"
+    sleep 0.5
+    kill -INT "$rpid"
+    wait "$rpid" || fail "retop exited with $?"
+    python3 "$(dirname "$0")/snapcheck.py" exact "$snap_" "$res_" "$@" ||
+        fail "counts differ with the SDK at $sdk_ in the loop"
+}
+
 port=$(free_port)
 url=http://127.0.0.1:$port
 start_fixture sdkapp-default -sdk "127.0.0.1:$port" -calls 20 -workers 4 -out "$T/app.json"
@@ -71,23 +97,7 @@ for mode in midinsn outside malformed wrongtypes ctrlnames huge hang; do
 done
 
 # Tracing with the hostile SDK in the loop: no probe lands on its offsets.
-"$RETOP" -b -p "$app" -s "$hurl/midinsn" -t main.ProcessPayment -t main.ValidateCard \
-    -d 0.2 -o json >"$T/snap" 2>"$T/trace.err" &
-rpid=$!
-track_pid $rpid
-n=100
-while [ ! -s "$T/snap" ]; do
-    [ "$n" -gt 0 ] || fail "retop did not start tracing: $(cat "$T/trace.err")"
-    n=$((n - 1))
-    sleep 0.1
-done
-kill -USR1 "$app"
-wait_file "$T/app.json" 30 || fail "sdkapp did not finish its work"
-sleep 0.5
-kill -INT "$rpid"
-wait "$rpid" || fail "retop exited with $?"
-python3 "$(dirname "$0")/snapcheck.py" exact "$T/snap" "$T/app.json" main.ProcessPayment main.ValidateCard ||
-    fail "counts differ with a hostile SDK in the loop"
+traced "$app" "$hurl/midinsn" "$T/snap" "$T/app.json" main.ProcessPayment main.ValidateCard
 kill -0 "$app" 2>/dev/null || fail "sdkapp died"
 
 # 3. Tracing by the real SDK's facts counts exactly as by the local index
@@ -95,24 +105,9 @@ kill -0 "$app" 2>/dev/null || fail "sdkapp died"
 rport=$(free_port)
 start_fixture sdkapp-default -sdk "127.0.0.1:$rport" -calls 20 -workers 4 -out "$T/app2.json"
 app2=$FIXTURE_PID
-"$RETOP" -b -p "$app2" -s "http://127.0.0.1:$rport" -t main.ProcessPayment -t main.ValidateCard \
-    -t main.CalculateTotal -d 0.2 -o json >"$T/snap2" 2>"$T/trace2.err" &
-rpid=$!
-track_pid $rpid
-n=100
-while [ ! -s "$T/snap2" ]; do
-    [ "$n" -gt 0 ] || fail "retop did not start tracing: $(cat "$T/trace2.err")"
-    n=$((n - 1))
-    sleep 0.1
-done
-kill -USR1 "$app2"
-wait_file "$T/app2.json" 30 || fail "the second sdkapp did not finish its work"
-sleep 0.5
-kill -INT "$rpid"
-wait "$rpid" || fail "retop exited with $?"
-python3 "$(dirname "$0")/snapcheck.py" exact "$T/snap2" "$T/app2.json" main.ProcessPayment \
-    main.ValidateCard main.CalculateTotal || fail "counts differ when tracing by the SDK's facts"
-grep -q "rejected\|mismatch" "$T/trace2.err" && fail "the real SDK disagreed at attach: $(cat "$T/trace2.err")"
+traced "$app2" "http://127.0.0.1:$rport" "$T/snap2" "$T/app2.json" main.ProcessPayment \
+    main.ValidateCard main.CalculateTotal
+grep -q "rejected\|mismatch" "$T/snap2.err" && fail "the real SDK disagreed at attach: $(cat "$T/snap2.err")"
 
 # 4. A token-protected SDK refuses retop without the token.
 tport=$(free_port)

@@ -139,23 +139,7 @@ running "$RP" && fail "retop still runs 2 s after SIGTERM"
 if wait "$RP"; then rc=0; else rc=$?; fi
 [ "$rc" -eq 0 ] || fail "retop exited $rc after SIGTERM: $(head -n 3 "$T/serve.err")"
 left=""
-i=50
-while [ $i -gt 0 ]; do
-    if ! bpftool -j prog show >"$T/progs" || ! bpftool -j link show >"$T/links"; then
-        fail "bpftool prog/link show failed"
-    fi
-    left=$(python3 - "$T/held" "$T/progs" "$T/links" <<'PY'
-import json, sys
-held = [l.split() for l in open(sys.argv[1]) if l.strip()]
-live = {("prog", p["id"]): p.get("name", "?") for p in json.load(open(sys.argv[2]))}
-live.update({("link", l["id"]): l.get("type", "?") for l in json.load(open(sys.argv[3]))})
-print(" ".join("%s %s (%s)" % (k, i, live[(k, int(i))]) for k, i in held if (k, int(i)) in live))
-PY
-)
-    [ -n "$left" ] || break
-    i=$((i - 1))
-    sleep 0.1
-done
-[ -z "$left" ] || fail "after SIGTERM the kernel still holds: $left"
+sc released "$T/held" 5 ||
+    fail "after SIGTERM, the kernel still has retop's BPF objects"
 kill -0 "$fixture" || fail "the fixture died while traced"
 echo "calls via Prometheus: ${summary%; }; p50 retop $p50 s, histogram_quantile $q50 s (le bucket $width s)"

@@ -27,6 +27,7 @@ Every check exits 1 with one "snapcheck: ..." line per failure on stderr.
   progs                           retop_* BPF programs: "ID NAME HOLDER-PIDS"
   summary SNAP FIXTURE FUNC LABEL one line: calls, mean and p50 against the fixture's
   holds PID                       BPF prog and link ids PID holds: "prog ID"/"link ID"
+  released HELD SECONDS           until none of the ids in HELD (from holds) is left
 """
 import json
 import os
@@ -334,10 +335,34 @@ def cmd_holds(args):
             print(kind, i)
 
 
+def cmd_released(args):
+    """released HELD SECONDS: until no prog or link listed in HELD ("prog ID"
+    or "link ID" lines, from `holds`) is left in the kernel."""
+    import subprocess
+    held = [l.split() for l in open(args[0]) if l.strip()]
+    deadline = time.time() + float(args[1])
+    while True:
+        live = {}
+        for kind in ("prog", "link"):
+            try:
+                out = subprocess.run(["bpftool", "-j", kind, "show"], check=True,
+                                     capture_output=True, text=True).stdout or "[]"
+            except (OSError, subprocess.CalledProcessError) as e:
+                die("bpftool %s show failed: %s" % (kind, e))
+            for o in json.loads(out):
+                live[(kind, o["id"])] = o.get("name", o.get("type", "?"))
+        left = ["%s %s (%s)" % (k, i, live[(k, int(i))]) for k, i in held if (k, int(i)) in live]
+        if not left:
+            return
+        if time.time() > deadline:
+            die("the kernel still holds: " + " ".join(left))
+        time.sleep(0.1)
+
+
 CMDS = {"lines": (cmd_lines, 1), "wait": (cmd_wait, 3), "get": (cmd_get, 3),
         "exact": (cmd_exact, 3), "timing": (cmd_timing, 4), "paths": (cmd_paths, 3),
         "status": (cmd_status, 2), "targets": (cmd_targets, 1), "progs": (cmd_progs, 0),
-        "holds": (cmd_holds, 1), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2), "wait-targets": (cmd_wait_targets, 3)}
+        "holds": (cmd_holds, 1), "released": (cmd_released, 2), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2), "wait-targets": (cmd_wait_targets, 3)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CMDS or len(sys.argv) - 2 < CMDS[sys.argv[1]][1]:

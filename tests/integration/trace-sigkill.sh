@@ -71,24 +71,8 @@ kill -0 "$a" || fail "process A died when retop was killed"
 for b in $bs; do kill -0 "$b" || fail "process B ($b) died when retop was killed"; done
 
 # Link teardown is asynchronous: poll up to 5 s for every id to go.
-left=""
-i=50
-while [ $i -gt 0 ]; do
-    bpftool -j prog show >"$T/progs" || fail "bpftool prog show failed"
-    bpftool -j link show >"$T/links" || fail "bpftool link show failed"
-    left=$(python3 - "$T/held" "$T/progs" "$T/links" <<'PY'
-import json, sys
-held = [l.split() for l in open(sys.argv[1]) if l.strip()]
-live = {("prog", p["id"]): p.get("name", "?") for p in json.load(open(sys.argv[2]))}
-live.update({("link", l["id"]): l.get("type", "?") for l in json.load(open(sys.argv[3]))})
-print(" ".join("%s %s (%s)" % (k, i, live[(k, int(i))]) for k, i in held if (k, int(i)) in live))
-PY
-)
-    [ -n "$left" ] || break
-    i=$((i - 1))
-    sleep 0.1
-done
-[ -z "$left" ] || fail "5 s after retop was killed, the kernel still has its $left"
+python3 "$abs_top_srcdir/tests/integration/snapcheck.py" released "$T/held" 5 ||
+    fail "5 s after retop was killed, the kernel still has retop's BPF objects"
 
 # A -loop fixture reads no signal while it works: SIGKILL ends it.
 kill -9 "$a"
