@@ -102,6 +102,29 @@ cleanup_pids() {
     return 0
 }
 
+# start_prometheus PORT: a real Prometheus on loopback scraping retop's
+# --serve on 127.0.0.1:PORT every second; sets PROM to its base URL once it
+# has scraped retop.  Its output is in $T/prom.err.  Not in a subshell: the
+# server must be tracked for cleanup.
+start_prometheus() {
+    pport=$(python3 "$abs_top_srcdir/tests/integration/promq.py" freeport 19100 19199) || return 1
+    cat >"$T/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: retop
+    static_configs:
+      - targets: ['127.0.0.1:$1']
+EOF
+    prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
+        --web.listen-address="127.0.0.1:$pport" --log.level=warn >"$T/prom.err" 2>&1 &
+    track_pid $!
+    PROM=http://127.0.0.1:$pport
+    python3 "$abs_top_srcdir/tests/integration/promq.py" wait "$PROM" 'up{job="retop"}' 30 >/dev/null
+}
+
 T=$(mktemp -d "${TMPDIR:-/tmp}/retop-test.XXXXXX") || fail "mktemp failed"
 trap 'cleanup_pids; rm -rf "$T"' EXIT
 trap 'exit 1' HUP INT TERM

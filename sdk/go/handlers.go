@@ -34,14 +34,7 @@ type funcDetail struct {
 
 // validation is the /debug/runtime/validate answer (RFD 075).
 type validation struct {
-	Name        string      `json:"name"`
-	Address     uint64      `json:"address"`
-	Entry       uint64      `json:"entry"`
-	Offset      uint64      `json:"offset"`
-	SizeBytes   uint64      `json:"size_bytes"`
-	HasSize     bool        `json:"has_size"`
-	File        string      `json:"file"`
-	Line        int         `json:"line"`
+	funcMeta
 	IsInlined   bool        `json:"is_inlined"`
 	HasDWARF    bool        `json:"has_dwarf"`
 	Arguments   []paramJSON `json:"arguments"`
@@ -168,17 +161,18 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
 	if b == nil {
 		return
 	}
-	v := validation{Name: name, Arguments: []paramJSON{}, Returns: []paramJSON{}}
+	v := validation{funcMeta: funcMeta{Name: name}, Arguments: []paramJSON{}, Returns: []paramJSON{}}
 	dw := b.dwarf()
 	v.HasDWARF = dw != nil
 	var ps []param
 	var perr error
 	if fn, ok := b.lookup(name); ok {
 		m := b.meta(fn)
-		v.Entry, v.Offset, v.SizeBytes, v.HasSize = m.Entry, m.Offset, m.SizeBytes, m.HasSize
-		v.File, v.Line = m.File, m.Line
+		addr := m.Address
+		v.funcMeta = m
+		v.Address = 0 // set below only when the load bias is known
 		if b.biasOK {
-			v.Address = m.Address
+			v.Address = addr
 			v.IsInlined = !isRealEntry(v.Address, name)
 		} else {
 			v.IsInlined = true

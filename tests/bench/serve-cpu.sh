@@ -72,21 +72,8 @@ done
 pq get "http://127.0.0.1:$PORT/metrics" >"$T/page" || fail "GET /metrics failed"
 traced=$(grep -c '^retop_function_status{.*status="tracing"' "$T/page")
 
-PPORT=$(pq freeport 19100 19199) || fail "no free port for Prometheus"
-cat >"$T/prom.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: retop
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-EOF
-prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
-    --web.listen-address="127.0.0.1:$PPORT" --log.level=warn 2>"$T/prom.err" &
-track_pid $!
-prom=http://127.0.0.1:$PPORT
-pq wait "$prom" 'up{job="retop"}' 30 || fail "Prometheus never scraped retop: $(tail -n 3 "$T/prom.err")"
+start_prometheus "$PORT" || fail "Prometheus never scraped retop: $(tail -n 3 "$T/prom.err")"
+prom=$PROM
 
 echo "serve-cpu: retop --serve -d 1, $traced of $NFUNCS functions of $FIX tracing, Prometheus scraping every 1 s, ${DURATION} s"
 c0=$(cpu_s "$RP") t0=$(now)

@@ -66,22 +66,8 @@ expect_exit 1 "$RETOP" --serve "127.0.0.1:$PORT" -p "$fixture" -t main.ValidateC
 grep -q 'in use' "$T/err" || fail "port in use: the error does not say so: $(cat "$T/err")"
 
 # ---- a real Prometheus, scraping every second
-PPORT=$(pq freeport 19100 19199) || fail "no free port for Prometheus"
-cat >"$T/prom.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: retop
-    static_configs:
-      - targets: ['127.0.0.1:$PORT']
-EOF
-prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
-    --web.listen-address="127.0.0.1:$PPORT" --log.level=warn 2>"$T/prom.err" &
-track_pid $!
-prom=http://127.0.0.1:$PPORT
-pq wait "$prom" 'up{job="retop"}' 30 || fail "Prometheus never scraped retop: $(tail -n 3 "$T/prom.err")"
+start_prometheus "$PORT" || fail "Prometheus never scraped retop: $(tail -n 3 "$T/prom.err")"
+prom=$PROM
 pq wait "$prom" 'count(retop_function_calls_total{function="main.ValidateCard"})' 10 ||
     fail "no retop_function_calls_total in Prometheus"
 t_start=$(now)
