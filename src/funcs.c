@@ -471,3 +471,20 @@ size_t funcs_nearest(const struct func_index *idx, const char *name, const char 
 	}
 	return n;
 }
+
+int funcs_no_match(const struct func_index *idx, const char *pattern, char *err)
+{
+	const char *near[5];
+	size_t n = funcs_nearest(idx, pattern, near, 5), len;
+
+	err_set(err, ENOENT, "no function matches '%s'", pattern);
+	for (size_t i = 0; err && i < n; i++) {
+		len = strlen(err);
+		snprintf(err + len, ERR_LEN - len, "%s%s", i ? ", " : "; nearest: ", near[i]);
+	}
+	if (err) {
+		len = strlen(err);
+		snprintf(err + len, ERR_LEN - len, " (list them with retop -l)");
+	}
+	return -ENOENT;
+}

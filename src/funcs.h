@@ -70,6 +70,10 @@ size_t funcs_match(const struct func_index *idx, const char *pattern, struct fun
 size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
 		     size_t max);
 
+/* err: "no function matches 'X'; nearest: a, b (list them with retop -l)".
+ * Returns -ENOENT. */
+int funcs_no_match(const struct func_index *idx, const char *pattern, char *err);
+
 const char *func_source_name(enum func_source s);
 
 #endif

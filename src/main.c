@@ -44,18 +44,6 @@ static int main_load_index(const struct cli_options *o, struct func_index **idx,
 	return ret;
 }
 
-/* "no function matches 'X'; nearest: a, b, c" */
-static void main_report_no_match(const struct func_index *idx, const char *pattern)
-{
-	const char *near[5];
-	size_t n = funcs_nearest(idx, pattern, near, 5);
-
-	fprintf(stderr, "retop: no function matches '%s'", pattern);
-	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "%s%s", i ? ", " : "; nearest: ", near[i]);
-	fprintf(stderr, " (list them with retop -l)\n");
-}
-
 static int main_list(const struct cli_options *o)
 {
 	struct func_index *idx;
@@ -74,8 +62,10 @@ static int main_list(const struct cli_options *o)
 		sdk_facts_close(sdk);
 	}
 	n = listing_print(stdout, idx, o->list_pattern, o->output == CLI_OUT_JSON);
-	if (n == 0 && o->list_pattern)
-		main_report_no_match(idx, o->list_pattern);
+	if (n == 0 && o->list_pattern) {
+		funcs_no_match(idx, o->list_pattern, err);
+		fprintf(stderr, "retop: %s\n", err);
+	}
 	funcs_free(idx);
 	if (n < 0) {
 		fprintf(stderr, "retop: listing failed: %s\n", strerror((int)-n));

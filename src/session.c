@@ -217,39 +217,29 @@ static size_t session_pattern_funcs(struct session *s, const char *pattern,
 	return 1;
 }
 
-static int session_no_match(struct session *s, const char *pattern, char *err)
+/* The functions the -t patterns name, without duplicates.  Every pattern
+ * is checked before anything is attached, so a bad one attaches nothing. */
+static int session_select(struct session *s, const char *const *patterns, size_t n,
+			  struct func_info **chosen, size_t *nchosen, char *err)
 {
-	const char *near[4];
-	size_t n = funcs_nearest(s->idx, pattern, near, 4), len;
+	size_t total = 0;
 
-	err_set(err, ENOENT, "no function matches '%s'", pattern);
-	for (size_t i = 0; err && i < n; i++) {
-		len = strlen(err);
-		snprintf(err + len, ERR_LEN - len, "%s%s", i ? ", " : "; nearest: ", near[i]);
-	}
-	return -ENOENT;
-}
-
-int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
-{
-	struct func_info *chosen[RETOP_MAX_FUNCS];
-	size_t nchosen = 0, total = 0;
-
+	*nchosen = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct func_info **m;
 		size_t k = session_pattern_funcs(s, patterns[i], &m);
 		if (k == 0) {
 			free(m);
-			return session_no_match(s, patterns[i], err);
+			return funcs_no_match(s->idx, patterns[i], err);
 		}
 		for (size_t j = 0; j < k; j++) {
 			bool dup = false;
-			for (size_t c = 0; c < nchosen && !dup; c++)
+			for (size_t c = 0; c < *nchosen && !dup; c++)
 				dup = chosen[c] == m[j];
 			if (dup)
 				continue;
-			if (nchosen < s->opts.max_functions)
-				chosen[nchosen++] = m[j];
+			if (*nchosen < s->opts.max_functions)
+				chosen[(*nchosen)++] = m[j];
 			total++;
 		}
 		free(m);
@@ -257,7 +247,25 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 	if (total > s->opts.max_functions)
 		return err_set(err, E2BIG, "the patterns match %zu functions, more than --max-functions %zu: narrow them or raise the limit",
 			       total, s->opts.max_functions);
-	size_t attached = 0;
+	return 0;
+}
+
+int session_check_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
+{
+	struct func_info *chosen[RETOP_MAX_FUNCS];
+	size_t nchosen;
+
+	return session_select(s, patterns, n, chosen, &nchosen, err);
+}
+
+int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
+{
+	struct func_info *chosen[RETOP_MAX_FUNCS];
+	size_t nchosen, attached = 0;
+	int ret = session_select(s, patterns, n, chosen, &nchosen, err);
+
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < nchosen; i++) {
 		char why[ERR_LEN];
 		if (session_trace(s, chosen[i], why) == 0)

@@ -63,6 +63,8 @@ bool session_is_traced(const struct session *s, const struct func_info *f);
 /* Every function matching each glob; all patterns are checked before any
  * probe is attached, so a bad pattern leaves nothing attached. */
 int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
+/* The same checks as session_trace_patterns(), attaching nothing. */
+int session_check_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
 
 /* Read every counter, sweep in-flight calls, compute rates and deltas. */
 const struct snapshot *session_sample(struct session *s);

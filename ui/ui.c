@@ -581,8 +581,13 @@ static void ui_wait(struct ui *ui, int timeout_ms)
 				{.fd = ui_pipe[0], .events = POLLIN}};
 	char buf[64];
 
-	(void)ui;
-	if (poll(fds, 2, timeout_ms) > 0 && (fds[1].revents & POLLIN))
+	if (poll(fds, 2, timeout_ms) <= 0)
+		return;
+	/* The terminal went away (ssh dropped): stdin would poll readable
+	 * forever, so leave, detaching everything, instead of spinning. */
+	if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
+		ui->quit = true;
+	if (fds[1].revents & POLLIN)
 		while (read(ui_pipe[0], buf, sizeof(buf)) > 0)
 			;
 }
@@ -642,22 +647,10 @@ static int ui_open_target(const struct cli_options *o, const struct session_opts
 		session_close(*s);
 		return -1;
 	}
-	for (size_t i = 0; i < o->npatterns; i++) {
-		const char *p = o->patterns[i];
-		struct func_info **m = NULL;
-		size_t k = strpbrk(p, "*?[") ? funcs_match((*s)->idx, p, &m)
-					     : funcs_find((*s)->idx, p) != NULL;
-		free(m);
-		if (k == 0) {
-			const char *near[5];
-			size_t nn = funcs_nearest((*s)->idx, p, near, 5);
-			fprintf(stderr, "retop: no function matches '%s'", p);
-			for (size_t j = 0; j < nn; j++)
-				fprintf(stderr, "%s%s", j ? ", " : "; nearest: ", near[j]);
-			fprintf(stderr, " (list them with retop -l)\n");
-			session_close(*s);
-			return -1;
-		}
+	if (session_check_patterns(*s, o->patterns, o->npatterns, err) != 0) {
+		fprintf(stderr, "retop: %s\n", err);
+		session_close(*s);
+		return -1;
 	}
 	return 0;
 }
@@ -727,6 +720,11 @@ int ui_run(const struct cli_options *opts)
 	FILE *errtmp = NULL;
 
 	setlocale(LC_ALL, "");
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "retop: the dashboard needs a terminal on stdin and stdout: use -b for "
+				"text or JSON snapshots\n");
+		return 2;
+	}
 	if (ui_setup(&ui, opts) != 0) {
 		free(ui.funcs);
 		free(ui.fptr);
