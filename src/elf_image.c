@@ -427,15 +427,49 @@ int elf_image_vaddr_to_offset(const struct elf_image *img, uint64_t vaddr, uint6
 	return elf_segments_vaddr_to_offset(img->segs, img->nsegs, vaddr, offset);
 }
 
+/* File offset of [vaddr, vaddr+len) when both ends are in the same
+ * executable segment. */
+static int code_offset(const struct elf_image *img, uint64_t vaddr, size_t len, uint64_t *off)
+{
+	uint64_t last;
+
+	if (elf_image_vaddr_to_offset(img, vaddr, off) ||
+	    elf_image_vaddr_to_offset(img, vaddr + len - 1, &last) || last != *off + len - 1)
+		return -ERANGE;
+	return 0;
+}
+
+const uint8_t *elf_image_code(const struct elf_image *img, uint64_t vaddr, size_t len)
+{
+	uint64_t off;
+
+	if (len == 0 || code_offset(img, vaddr, len, &off) || off + len > img->map_size)
+		return NULL;
+	return (const uint8_t *)img->map + off;
+}
+
+void elf_image_drop(const struct elf_image *img, const void *p, size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), map = (uintptr_t)img->map;
+
+	if ((uintptr_t)p < map || (uintptr_t)p - map > img->map_size ||
+	    len > img->map_size - ((uintptr_t)p - map))
+		return;
+	/* Whole pages inside the range only: a neighbour may still be in use.
+	 * The mapping is never written, so MADV_DONTNEED loses nothing. */
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + len) & ~(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 int elf_image_read_code(const struct elf_image *img, uint64_t vaddr, uint8_t *buf, size_t len)
 {
-	uint64_t off, last;
+	uint64_t off;
 
 	if (len == 0)
 		return 0;
-	/* Both ends must be in the same executable segment. */
-	if (elf_image_vaddr_to_offset(img, vaddr, &off) ||
-	    elf_image_vaddr_to_offset(img, vaddr + len - 1, &last) || last != off + len - 1)
+	if (code_offset(img, vaddr, len, &off))
 		return -ERANGE;
 	for (size_t done = 0; done < len;) {
 		ssize_t r = pread(img->fd, buf + done, len - done, (off_t)(off + done));

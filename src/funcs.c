@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "elf_image.h"
 #include "gopclntab.h"
@@ -41,50 +42,59 @@ static const struct elf_symbol *symtab_lookup(const struct elf_symbol *syms, siz
 	return lo < n && syms[lo].value == addr ? &syms[lo] : NULL;
 }
 
-/* Code read sequentially in large chunks: trimming the padding of every
- * function of a stripped binary then costs a few reads, not one per
- * function, and the buffer's reuse keeps the resident set flat. */
+/* Function tails read in address order through page-aligned windows of
+ * the mapping: no copy of the text, and each window's pages are given back
+ * when the scan moves on, so the resident set stays flat. */
 #define CODE_WINDOW_SIZE (256u << 10)
+#define CODE_WINDOW_ALIGN 4096u
 
 struct code_window {
-	uint8_t *buf;
+	const struct elf_image *img;
+	const uint8_t *view; /* NULL: no window yet */
 	uint64_t start;
 	size_t len;
 };
 
-static const uint8_t *code_window_get(const struct elf_image *img, struct code_window *w,
-				      uint64_t vaddr, size_t len)
+static void code_window_drop(struct code_window *w)
+{
+	if (w->view)
+		elf_image_drop(w->img, w->view, w->len);
+	w->view = NULL;
+}
+
+static const uint8_t *code_window_get(struct code_window *w, uint64_t vaddr, size_t len)
 {
 	const struct elf_segment *segs;
-	size_t nsegs = elf_image_segments(img, &segs), avail = 0;
+	size_t nsegs = elf_image_segments(w->img, &segs);
+	uint64_t start = 0, end = 0;
 
-	if (w->buf && vaddr >= w->start && vaddr - w->start + len <= w->len)
-		return w->buf + (vaddr - w->start);
-	if (!w->buf && !(w->buf = malloc(CODE_WINDOW_SIZE)))
-		return NULL;
+	if (w->view && vaddr >= w->start && vaddr - w->start + len <= w->len)
+		return w->view + (vaddr - w->start);
+	code_window_drop(w);
 	for (size_t i = 0; i < nsegs; i++)
 		if ((segs[i].flags & PF_X) && vaddr >= segs[i].vaddr &&
-		    vaddr - segs[i].vaddr < segs[i].filesz)
-			avail = (size_t)(segs[i].vaddr + segs[i].filesz - vaddr);
-	if (avail > CODE_WINDOW_SIZE)
-		avail = CODE_WINDOW_SIZE;
-	if (avail < len || elf_image_read_code(img, vaddr, w->buf, avail) != 0) {
-		w->len = 0;
+		    vaddr - segs[i].vaddr < segs[i].filesz) {
+			start = vaddr & ~(uint64_t)(CODE_WINDOW_ALIGN - 1);
+			if (start < segs[i].vaddr)
+				start = segs[i].vaddr;
+			end = segs[i].vaddr + segs[i].filesz;
+		}
+	if (end - start > CODE_WINDOW_SIZE)
+		end = start + CODE_WINDOW_SIZE;
+	if (end < vaddr + len || !(w->view = elf_image_code(w->img, start, end - start)))
 		return NULL;
-	}
-	w->start = vaddr;
-	w->len = avail;
-	return w->buf;
+	w->start = start;
+	w->len = end - start;
+	return w->view + (vaddr - start);
 }
 
 /* Trailing int3 padding, from the last bytes only; funcs_resolve_rets()
  * later replaces this with the decoder's answer. */
-static uint64_t trim_padding(const struct elf_image *img, struct code_window *w, uint64_t entry,
-			     uint64_t end)
+static uint64_t trim_padding(struct code_window *w, uint64_t entry, uint64_t end)
 {
 	uint64_t size = end - entry;
 	size_t n = size < 64 ? (size_t)size : 64;
-	const uint8_t *tail = n ? code_window_get(img, w, end - n, n) : NULL;
+	const uint8_t *tail = n ? code_window_get(w, end - n, n) : NULL;
 
 	if (!tail)
 		return size;
@@ -119,8 +129,11 @@ static void funcs_fill_one(struct func_index *idx, struct code_window *w, struct
 		if (f->dwarf->high_pc > f->dwarf->low_pc)
 			f->size = f->dwarf->high_pc - f->dwarf->low_pc;
 	}
-	if (f->size == 0 || f->size > gf->end - gf->entry)
-		f->size = trim_padding(idx->img, w, gf->entry, gf->end);
+	/* Without symbols: the pc tables know where the code ends, and only
+	 * a binary whose tables do not say costs a read of its code. */
+	if ((f->size == 0 || f->size > gf->end - gf->entry) &&
+	    gopclntab_code_size(idx->pcln, gf->index, &f->size) != 0)
+		f->size = trim_padding(w, gf->entry, gf->end);
 	if (elf_image_vaddr_to_offset(idx->img, f->entry, &f->file_offset) != 0)
 		f->file_offset = 0;
 	if (gopclntab_line(idx->pcln, gf->index, gf->entry, &f->file, &f->line) != 0) {
@@ -137,43 +150,111 @@ static int by_name_cmp(const void *a, const void *b)
 	return c ? c : (x->entry < y->entry ? -1 : x->entry > y->entry);
 }
 
+struct func_names {
+	pthread_mutex_t lock; /* the UI and its worker may both look up */
+	struct func_info **sorted;
+};
+
+struct func_info *const *funcs_by_name(const struct func_index *idx)
+{
+	struct func_names *names = idx->names;
+
+	pthread_mutex_lock(&names->lock);
+	if (!names->sorted && (names->sorted = calloc(idx->count ? idx->count : 1,
+						      sizeof(*names->sorted)))) {
+		for (size_t i = 0; i < idx->count; i++)
+			names->sorted[i] = &idx->funcs[i];
+		qsort(names->sorted, idx->count, sizeof(*names->sorted), by_name_cmp);
+	}
+	pthread_mutex_unlock(&names->lock);
+	return names->sorted;
+}
+
+#define FUNCS_DROP_EVERY 256
+
+static void funcs_drop_behind(struct func_index *idx, size_t i)
+{
+	struct gopclntab_span spans[2];
+	size_t n = gopclntab_behind(idx->pcln, i, spans);
+
+	for (size_t k = 0; k < n; k++)
+		elf_image_drop(idx->img, spans[k].p, spans[k].len);
+}
+
 static int funcs_build(struct func_index *idx, char *err)
 {
 	size_t n = gopclntab_count(idx->pcln);
 
 	idx->funcs = calloc(n ? n : 1, sizeof(*idx->funcs));
-	idx->by_name = calloc(n ? n : 1, sizeof(*idx->by_name));
-	if (!idx->funcs || !idx->by_name)
+	if (!idx->funcs)
 		return err_set(err, ENOMEM, "%s: out of memory for %zu functions", idx->path, n);
-	struct code_window w = {0};
-	for (size_t i = 0; i < n; i++) {
+	struct code_window w = {.img = idx->img};
+	int ret = 0;
+	for (size_t i = 0; i < n && !ret; i++) {
 		struct gopclntab_func gf;
-		int ret = gopclntab_func(idx->pcln, i, &gf, err);
-		if (ret) {
-			free(w.buf);
-			return ret;
-		}
-		funcs_fill_one(idx, &w, &idx->funcs[idx->count], &gf);
-		idx->by_name[idx->count] = &idx->funcs[idx->count];
-		idx->count++;
+		if (!(ret = gopclntab_func(idx->pcln, i, &gf, err)))
+			funcs_fill_one(idx, &w, &idx->funcs[idx->count++], &gf);
+		/* One pass in table order: what it has read of the pc tables
+		 * and records is not needed again soon, so its pages go back
+		 * (the names stay). */
+		if (i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1 || i + 1 == n)
+			funcs_drop_behind(idx, i + 1 < n ? i + 1 : i);
 	}
-	free(w.buf);
-	qsort(idx->by_name, idx->count, sizeof(*idx->by_name), by_name_cmp);
+	code_window_drop(&w);
+	return ret;
+}
+
+/* A capstone handle and a code buffer reused from function to function:
+ * one per decoding thread. */
+struct decoder {
+	struct retsites_engine *eng;
+	uint8_t *buf;
+	size_t cap;
+};
+
+static int decoder_open(struct decoder **out, char *err)
+{
+	struct decoder *d = calloc(1, sizeof(*d));
+	int ret;
+
+	*out = NULL;
+	if (!d)
+		return err_set(err, ENOMEM, "out of memory");
+	ret = retsites_engine_open(&d->eng, err);
+	if (ret) {
+		free(d);
+		return ret;
+	}
+	*out = d;
 	return 0;
+}
+
+static void decoder_close(struct decoder *d)
+{
+	if (!d)
+		return;
+	retsites_engine_close(d->eng);
+	free(d->buf);
+	free(d);
 }
 
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err)
 {
 	struct func_index *idx = calloc(1, sizeof(*idx));
+	struct timespec t0, t1;
 	const uint8_t *tab;
 	size_t tab_size;
 	int ret;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	*out = NULL;
-	if (!idx || !(idx->path = strdup(path))) {
+	if (!idx || !(idx->path = strdup(path)) || !(idx->names = calloc(1, sizeof(*idx->names)))) {
+		if (idx)
+			free(idx->path);
 		free(idx);
 		return err_set(err, ENOMEM, "%s: out of memory", path);
 	}
+	pthread_mutex_init(&idx->names->lock, NULL);
 	ret = elf_image_open(path, &idx->img, err);
 	if (!ret)
 		ret = elf_image_find_pclntab(idx->img, &tab, &tab_size, err);
@@ -195,13 +276,16 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		}
 	}
 	if (!ret)
-		ret = retsites_engine_open(&idx->eng, err);
+		ret = decoder_open(&idx->dec, err);
 	if (!ret)
 		ret = funcs_build(idx, err);
 	if (ret) {
 		funcs_free(idx);
 		return ret;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_info("funcs", "%s: %zu functions indexed in %.2f ms", path, idx->count,
+		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	*out = idx;
 	return 0;
 }
@@ -212,11 +296,12 @@ void funcs_free(struct func_index *idx)
 		return;
 	for (size_t i = 0; i < idx->count; i++) {
 		retsites_free(&idx->funcs[i].rets);
-		free(idx->funcs[i].ret_lines);
 	}
 	free(idx->funcs);
-	free(idx->by_name);
-	retsites_engine_close(idx->eng);
+	pthread_mutex_destroy(&idx->names->lock);
+	free(idx->names->sorted);
+	free(idx->names);
+	decoder_close(idx->dec);
 	if (idx->dwarf)
 		dwarf_info_free(idx->dwarf);
 	if (idx->pcln)
@@ -226,11 +311,10 @@ void funcs_free(struct func_index *idx)
 	free(idx);
 }
 
-static int funcs_resolve_with(struct func_index *idx, struct retsites_engine *eng,
-			      struct func_info *f, char *err)
+static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struct func_info *f,
+			      char *err)
 {
 	struct gopclntab_func gf;
-	uint8_t *code;
 	uint64_t span;
 	int ret;
 
@@ -245,37 +329,41 @@ static int funcs_resolve_with(struct func_index *idx, struct retsites_engine *en
 	if (span == 0 || span > FUNCS_MAX_DECODE)
 		return err_set(err, ERANGE, "%s: size 0x%llx out of range", f->name,
 			       (unsigned long long)span);
-	code = malloc(span);
-	if (!code)
-		return err_set(err, ENOMEM, "%s: out of memory", f->name);
-	ret = elf_image_read_code(idx->img, f->entry, code, span);
-	if (ret) {
-		free(code);
+	if (span > dec->cap) {
+		uint8_t *buf = realloc(dec->buf, span);
+		if (!buf)
+			return err_set(err, ENOMEM, "%s: out of memory", f->name);
+		dec->buf = buf;
+		dec->cap = span;
+	}
+	/* Copied, not read through the mapping: a scan of every function
+	 * would leave the whole text resident. */
+	ret = elf_image_read_code(idx->img, f->entry, dec->buf, span);
+	if (ret)
 		return err_set(err, -ret, "%s: code at 0x%llx is not in an executable segment",
 			       f->name, (unsigned long long)f->entry);
-	}
-	ret = retsites_find(eng, code, span, f->entry, &f->rets);
-	free(code);
+	ret = retsites_find(dec->eng, dec->buf, span, f->entry, &f->rets);
 	if (ret)
 		return err_set(err, -ret, "%s: out of memory decoding", f->name);
 	if (f->source == SRC_PCLNTAB && f->rets.traceable != TRACEABLE_NO)
 		f->size = f->rets.code_size;
 	/* Decoding ran to the next function to stay on instruction boundaries;
 	 * only RETs inside [entry, entry+size) belong to the function. */
-	while (f->rets.count > 0 && f->rets.offsets[f->rets.count - 1] >= f->size)
-		f->rets.count--;
+	uint32_t keep = f->rets.count;
+	while (keep > 0 && retsites_get(&f->rets, keep - 1)->offset >= f->size)
+		keep--;
+	retsites_truncate(&f->rets, keep);
 	if (f->rets.count == 0 && f->rets.traceable == TRACEABLE_FULL) {
 		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
-		snprintf(f->rets.reason, sizeof(f->rets.reason), "no RET inside the symbol's size");
+		if (retsites_set_reason(&f->rets, "no RET inside the symbol's size"))
+			return err_set(err, ENOMEM, "%s: out of memory", f->name);
 	}
-	f->ret_lines = calloc(f->rets.count ? f->rets.count : 1, sizeof(int));
-	if (!f->ret_lines)
-		return err_set(err, ENOMEM, "%s: out of memory", f->name);
 	for (size_t i = 0; i < f->rets.count; i++) {
 		const char *file;
-		if (gopclntab_line(idx->pcln, f->pcln_index, f->entry + f->rets.offsets[i], &file,
-				   &f->ret_lines[i]) != 0)
-			f->ret_lines[i] = 0;
+		int line;
+		if (gopclntab_line(idx->pcln, f->pcln_index,
+				   f->entry + retsites_get(&f->rets, i)->offset, &file, &line) == 0)
+			retsites_set_line(&f->rets, i, line);
 	}
 	f->rets_resolved = true;
 	return 0;
@@ -283,7 +371,7 @@ static int funcs_resolve_with(struct func_index *idx, struct retsites_engine *en
 
 int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 {
-	return funcs_resolve_with(idx, idx->eng, f, err);
+	return funcs_resolve_with(idx, idx->dec, f, err);
 }
 
 struct resolve_worker {
@@ -296,14 +384,20 @@ struct resolve_worker {
 static void *funcs_resolve_worker(void *arg)
 {
 	struct resolve_worker *w = arg;
-	struct retsites_engine *eng;
+	struct decoder *dec;
 	size_t i;
 
-	if (retsites_engine_open(&eng, NULL) != 0)
+	if (decoder_open(&dec, NULL) != 0)
 		return NULL;
-	while ((i = atomic_fetch_add(w->next, 1)) < w->idx->count)
-		funcs_resolve_with(w->idx, eng, &w->idx->funcs[i], NULL);
-	retsites_engine_close(eng);
+	while ((i = atomic_fetch_add(w->next, 1)) < w->idx->count) {
+		funcs_resolve_with(w->idx, dec, &w->idx->funcs[i], NULL);
+		/* Functions are handed out in table order: the pages of pc
+		 * tables well behind every thread can go back, as in
+		 * funcs_build(). */
+		if (i % FUNCS_DROP_EVERY == 0 && i >= FUNCS_DROP_EVERY)
+			funcs_drop_behind(w->idx, i - FUNCS_DROP_EVERY / 4);
+	}
+	decoder_close(dec);
 	return NULL;
 }
 
@@ -329,37 +423,38 @@ void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
 			pthread_join(w[t].thread, NULL);
 }
 
-/* Index in by_name of the first function named name, or idx->count. */
-static size_t funcs_name_lower_bound(const struct func_index *idx, const char *name)
+/* Index in by_name of the first function named name, or count. */
+static size_t funcs_name_lower_bound(struct func_info *const *by_name, size_t count,
+				     const char *name)
 {
-	size_t lo = 0, hi = idx->count;
+	size_t lo = 0, hi = count;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (strcmp(idx->by_name[mid]->name, name) < 0)
+		if (strcmp(by_name[mid]->name, name) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < idx->count && !strcmp(idx->by_name[lo]->name, name) ? lo : idx->count;
+	return lo < count && !strcmp(by_name[lo]->name, name) ? lo : count;
 }
 
 struct func_info *funcs_find(const struct func_index *idx, const char *name)
 {
-	size_t i = funcs_name_lower_bound(idx, name);
-	return i < idx->count ? idx->by_name[i] : NULL;
+	return funcs_find_at(idx, name, 0);
 }
 
 struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry)
 {
-	size_t first = funcs_name_lower_bound(idx, name);
+	struct func_info *const *by_name = funcs_by_name(idx);
+	size_t first = by_name ? funcs_name_lower_bound(by_name, idx->count, name) : idx->count;
 
 	/* Duplicate names (ABI wrappers, generic shapes) sit next to each
 	 * other in by_name, ordered by entry. */
-	for (size_t i = first; i < idx->count && !strcmp(idx->by_name[i]->name, name); i++)
-		if (idx->by_name[i]->entry == entry)
-			return idx->by_name[i];
-	return first < idx->count ? idx->by_name[first] : NULL;
+	for (size_t i = first; i < idx->count && !strcmp(by_name[i]->name, name); i++)
+		if (by_name[i]->entry == entry)
+			return by_name[i];
+	return first < idx->count ? by_name[first] : NULL;
 }
 
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)
@@ -379,22 +474,36 @@ struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)
 	return addr < f->entry + f->size ? f : NULL;
 }
 
-static bool funcs_pattern_matches(const char *pattern, bool glob, const char *name)
+/* Substring search for one pattern over every name: strstr() would
+ * prepare the pattern again for each of tens of thousands of short names. */
+static bool name_contains(const char *name, const char *pattern, size_t plen)
 {
-	return glob ? fnmatch(pattern, name, 0) == 0 : strstr(name, pattern) != NULL;
+	for (const char *p = strchr(name, pattern[0]); p; p = strchr(p + 1, pattern[0]))
+		if (!strncmp(p, pattern, plen))
+			return true;
+	return false;
+}
+
+static bool funcs_pattern_matches(const char *pattern, size_t plen, bool glob, const char *name)
+{
+	if (glob)
+		return fnmatch(pattern, name, 0) == 0;
+	return plen == 0 || name_contains(name, pattern, plen);
 }
 
 size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out)
 {
 	bool glob = strpbrk(pattern, "*?[") != NULL;
-	size_t n = 0;
+	size_t n = 0, plen = strlen(pattern);
 
 	*out = calloc(idx->count ? idx->count : 1, sizeof(**out));
 	if (!*out)
 		return 0;
+	/* In address order, then only the matches are sorted by name. */
 	for (size_t i = 0; i < idx->count; i++)
-		if (funcs_pattern_matches(pattern, glob, idx->by_name[i]->name))
-			(*out)[n++] = idx->by_name[i];
+		if (funcs_pattern_matches(pattern, plen, glob, idx->funcs[i].name))
+			(*out)[n++] = &idx->funcs[i];
+	qsort(*out, n, sizeof(**out), by_name_cmp);
 	return n;
 }
 
@@ -447,13 +556,14 @@ static unsigned name_distance(const char *name, const char *query)
 size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
 		     size_t max)
 {
+	struct func_info *const *by_name = funcs_by_name(idx);
 	unsigned best[16];
 	size_t n = 0;
 
 	if (max > 16)
 		max = 16;
-	for (size_t i = 0; i < idx->count && max > 0; i++) {
-		const char *cand = idx->by_name[i]->name;
+	for (size_t i = 0; by_name && i < idx->count && max > 0; i++) {
+		const char *cand = by_name[i]->name;
 		unsigned d = name_distance(cand, name);
 		size_t pos = n;
 		if (n > 0 && !strcmp(out[n - 1], cand))

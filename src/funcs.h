@@ -16,21 +16,20 @@
 
 enum func_source { SRC_PCLNTAB = 0, SRC_SYMTAB, SRC_DWARF, SRC_SDK };
 
+/* One per function (tens of thousands): fields ordered to pack. */
 struct func_info {
 	const char *name;
 	uint64_t entry;	      /* link-time virtual address */
 	uint64_t file_offset; /* where the entry uprobe attaches */
 	uint64_t size;
-	const char *file; /* source file of the entry */
-	int line;
-	enum func_source source; /* where the entry address came from */
-	uint32_t pcln_index;
+	const char *file;		/* source file of the entry */
 	const struct dwarf_func *dwarf; /* NULL without DWARF */
-	/* Filled by funcs_resolve_rets(). */
+	struct retsites rets;		/* filled by funcs_resolve_rets() */
+	int line;
+	uint32_t pcln_index;
+	enum func_source source; /* where the entry address came from */
 	bool rets_resolved;
-	struct retsites rets;
-	int *ret_lines; /* source line of each RET site */
-	/* SDK cross-check (issue: SDK client). */
+	/* SDK cross-check. */
 	bool sdk_mismatch;
 	bool sdk_inlined;
 };
@@ -40,10 +39,10 @@ struct func_index {
 	struct elf_image *img;
 	struct gopclntab *pcln;
 	struct dwarf_info *dwarf; /* NULL when the binary has no DWARF */
-	struct retsites_engine *eng;
+	struct decoder *dec; /* for lookups from the caller's thread */
 	struct func_info *funcs; /* sorted by entry address */
 	size_t count;
-	struct func_info **by_name; /* the same functions sorted by name */
+	struct func_names *names; /* by name, sorted on first use: funcs_by_name() */
 };
 
 enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
@@ -57,6 +56,11 @@ int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err);
 /* Resolve every function's RET sites on nthreads threads (errors leave a
  * function unresolved, to be reported when it is asked for). */
 void funcs_resolve_all(struct func_index *idx, unsigned nthreads);
+
+/* The functions sorted by name (then entry), idx->count of them; NULL when
+ * out of memory.  Sorted on the first call, so a run that never looks a
+ * name up (a pattern, an address) does not pay for the sort. */
+struct func_info *const *funcs_by_name(const struct func_index *idx);
 
 struct func_info *funcs_find(const struct func_index *idx, const char *name);
 /* The function of that name at entry, else the first of that name. */

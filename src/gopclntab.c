@@ -56,6 +56,7 @@ struct gopclntab {
 /* The _func fields retop uses. */
 struct func_raw {
 	uint32_t nameoff;
+	uint32_t pcsp;
 	uint32_t pcfile;
 	uint32_t pcln;
 	uint32_t cu_off;
@@ -94,6 +95,29 @@ int gopclntab_varint(const uint8_t *p, size_t avail, uint32_t *val)
 		}
 	}
 	return -EINVAL;
+}
+
+int gopclntab_pcspan(const uint8_t *p, size_t avail, unsigned pc_quantum, uint64_t *span)
+{
+	uint64_t pc = 0;
+	size_t pos = 0;
+
+	for (int first = 1;; first = 0) {
+		uint32_t uvdelta, pcdelta;
+		int n = gopclntab_varint(p + pos, avail - pos, &uvdelta);
+		if (n < 0)
+			return n;
+		pos += (size_t)n;
+		if (uvdelta == 0 && !first) {
+			*span = pc;
+			return 0;
+		}
+		n = gopclntab_varint(p + pos, avail - pos, &pcdelta);
+		if (n < 0)
+			return n;
+		pos += (size_t)n;
+		pc += (uint64_t)pcdelta * pc_quantum; /* 2^32 * 4 per step: cannot wrap */
+	}
 }
 
 int gopclntab_pcvalue(const uint8_t *p, size_t avail, uint64_t entry, uint64_t target_pc,
@@ -346,6 +370,7 @@ static int func_raw(const struct gopclntab *t, size_t i, struct func_raw *r, cha
 			       i, off);
 	const uint8_t *p = t->functab + off + t->func_base;
 	r->nameoff = rd32(p);
+	r->pcsp = rd32(p + 12);
 	r->pcfile = rd32(p + 16);
 	r->pcln = rd32(p + 20);
 	r->cu_off = rd32(p + 28);
@@ -436,6 +461,48 @@ int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const cha
 	*file = name;
 	*line = ln;
 	return 0;
+}
+
+int gopclntab_code_size(const struct gopclntab *tab, size_t i, uint64_t *size)
+{
+	const struct sub *pct = &tab->sub[SUB_PC];
+	struct func_raw r;
+	uint64_t span;
+	int ret = func_raw(tab, i, &r, NULL);
+
+	if (ret)
+		return ret;
+	if (r.pcsp == 0)
+		return -ENOENT;
+	if (r.pcsp >= pct->len)
+		return -EINVAL;
+	ret = gopclntab_pcspan(tab->data + pct->off + r.pcsp, pct->len - r.pcsp, tab->quantum, &span);
+	if (ret)
+		return ret;
+	/* More than the distance to the next function: not this table's. */
+	if (span == 0 || span > ft_pc(tab, i + 1) - ft_pc(tab, i))
+		return -EINVAL;
+	*size = span;
+	return 0;
+}
+
+size_t gopclntab_behind(const struct gopclntab *tab, size_t i, struct gopclntab_span out[2])
+{
+	struct func_raw r;
+	size_t n = 0;
+
+	if (func_raw(tab, i, &r, NULL) != 0)
+		return 0;
+	/* pc tables: below the first one of function i that retop reads. */
+	uint32_t mark = r.pcfile && r.pcfile < r.pcln ? r.pcfile : r.pcln;
+	if (mark && mark < tab->sub[SUB_PC].len)
+		out[n++] = (struct gopclntab_span){tab->data + tab->sub[SUB_PC].off, mark};
+	/* _func records: they follow the functab's 2 * nfunc + 1 fields. */
+	uint64_t recs = (2 * (uint64_t)tab->nfunc + 1) * tab->field;
+	uint64_t off = ft_funcoff(tab, i);
+	if (off > recs)
+		out[n++] = (struct gopclntab_span){tab->functab + recs, (size_t)(off - recs)};
+	return n;
 }
 
 long gopclntab_find(const struct gopclntab *tab, uint64_t pc)

@@ -38,14 +38,35 @@ int gopclntab_func(const struct gopclntab *tab, size_t i, struct gopclntab_func 
  * no position for pc; -EINVAL: corrupt table. */
 int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file,
 		   int *line);
+/* Size of function i's code without the alignment padding after it: the
+ * span of its pc-to-SP table, which the compiler writes up to the end of
+ * the function's last instruction.  -ENOENT: no such table; -EINVAL: a
+ * corrupt one, or a span past the next function's entry. */
+int gopclntab_code_size(const struct gopclntab *tab, size_t i, uint64_t *size);
+
 /* Index of the function containing pc, or -ENOENT. */
 long gopclntab_find(const struct gopclntab *tab, uint64_t pc);
+
+struct gopclntab_span {
+	const uint8_t *p;
+	size_t len;
+};
+
+/* What a scan in function order is done with on reaching function i: the
+ * pc tables and _func records laid out before function i's own (Go's linker
+ * writes them in function order).  A reader may give those pages back to
+ * keep its resident set small; they are read again from the file when
+ * asked for.  Returns the number of spans in out (at most 2). */
+size_t gopclntab_behind(const struct gopclntab *tab, size_t i, struct gopclntab_span out[2]);
 
 /* Building blocks, exposed for unit tests on fixed bytes. */
 
 /* Unsigned LEB128 as Go writes it (at most 5 bytes for 32 bits).  Returns the
  * number of bytes read, or -EINVAL when truncated or too long. */
 int gopclntab_varint(const uint8_t *p, size_t avail, uint32_t *val);
+/* The pc span a pcvalue table covers: the sum of its pc deltas (times
+ * pc_quantum) up to its end.  -EINVAL when truncated or malformed. */
+int gopclntab_pcspan(const uint8_t *p, size_t avail, unsigned pc_quantum, uint64_t *span);
 /* Walk a pcvalue table starting at p: the value that holds at target_pc for
  * a function beginning at entry.  pc_quantum is the header's minLC.
  * -ENOENT when target_pc is before entry or past the table's end, -EINVAL

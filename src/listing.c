@@ -1,6 +1,7 @@
 #include "listing.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,16 +9,28 @@
 
 #include "log.h"
 
-struct json_object *listing_func_json(struct func_index *idx, struct func_info *f)
+/* "ret_sites" written straight into json-c's print buffer: built as
+ * objects, a function with 500 RETs would hold 500 hash tables at once. */
+static int sites_to_json(struct json_object *jso, struct printbuf *pb, int level, int flags)
 {
-	struct json_object *o = json_object_new_object(), *sites = json_object_new_array();
+	const struct func_info *f = json_object_get_userdata(jso);
+
+	printbuf_strappend(pb, "[");
+	for (size_t i = 0; f->rets_resolved && i < f->rets.count; i++)
+		sprintbuf(pb, "%s{\"offset\":%" PRIu32 ",\"line\":%d}", i ? "," : "",
+			  retsites_get(&f->rets, i)->offset, retsites_get(&f->rets, i)->line);
+	printbuf_strappend(pb, "]");
+	return 0;
+}
+
+int listing_func_json(struct json_object *o, struct func_index *idx, struct func_info *f)
+{
+	struct json_object *sites = json_object_new_array();
 	char err[ERR_LEN];
 
-	if (!o || !sites) {
-		json_object_put(o);
-		json_object_put(sites);
-		return NULL;
-	}
+	if (!sites)
+		return -ENOMEM;
+	json_object_set_serializer(sites, sites_to_json, f, NULL);
 	if (funcs_resolve_rets(idx, f, err) != 0)
 		log_debug("listing", "%s", err);
 	json_object_object_add(o, "name", json_object_new_string(f->name));
@@ -27,22 +40,16 @@ struct json_object *listing_func_json(struct func_index *idx, struct func_info *
 	json_object_object_add(o, "file", f->file ? json_object_new_string(f->file) : NULL);
 	json_object_object_add(o, "line", json_object_new_int(f->line));
 	json_object_object_add(o, "source", json_object_new_string(func_source_name(f->source)));
-	for (size_t i = 0; f->rets_resolved && i < f->rets.count; i++) {
-		struct json_object *s = json_object_new_object();
-		json_object_object_add(s, "offset", json_object_new_uint64(f->rets.offsets[i]));
-		json_object_object_add(s, "line", json_object_new_int(f->ret_lines[i]));
-		json_object_array_add(sites, s);
-	}
 	json_object_object_add(o, "ret_sites", sites);
 	if (f->rets_resolved) {
 		json_object_object_add(o, "traceable",
 				       json_object_new_string(traceable_name(f->rets.traceable)));
-		json_object_object_add(o, "reason", json_object_new_string(f->rets.reason));
+		json_object_object_add(o, "reason", json_object_new_string(retsites_reason(&f->rets)));
 	} else {
 		json_object_object_add(o, "traceable", json_object_new_string("no"));
 		json_object_object_add(o, "reason", json_object_new_string(err));
 	}
-	return o;
+	return 0;
 }
 
 static void listing_text_header(FILE *out)
@@ -56,9 +63,9 @@ static void listing_text_row(FILE *out, struct func_index *idx, struct func_info
 	char err[ERR_LEN];
 	bool ok = funcs_resolve_rets(idx, f, err) == 0;
 	const char *trace = ok ? traceable_name(f->rets.traceable) : "no";
-	const char *reason = ok ? f->rets.reason : err;
+	const char *reason = ok ? retsites_reason(&f->rets) : err;
 
-	fprintf(out, "0x%-16llx %7llu %4zu %-10s %-7s %s", (unsigned long long)f->entry,
+	fprintf(out, "0x%-16llx %7llu %4u %-10s %-7s %s", (unsigned long long)f->entry,
 		(unsigned long long)f->size, ok ? f->rets.count : 0, trace,
 		func_source_name(f->source), f->name);
 	if (f->file) {
@@ -72,7 +79,9 @@ static void listing_text_row(FILE *out, struct func_index *idx, struct func_info
 
 long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json)
 {
+	struct func_info *const *all = NULL;
 	struct func_info **matches = NULL;
+	struct json_object *o = NULL;
 	size_t n;
 
 	if (pattern) {
@@ -81,27 +90,31 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 			return -ENOMEM;
 	} else {
 		n = idx->count;
+		if (!(all = funcs_by_name(idx)))
+			return -ENOMEM;
 	}
 	if (n > 64)
 		funcs_resolve_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	if (!json && n > 0)
 		listing_text_header(out);
 	for (size_t i = 0; i < n; i++) {
-		struct func_info *f = pattern ? matches[i] : idx->by_name[i];
+		struct func_info *f = pattern ? matches[i] : all[i];
 		if (!json) {
 			listing_text_row(out, idx, f);
 			continue;
 		}
-		struct json_object *o = listing_func_json(idx, f);
-		if (!o) {
+		/* One object for every line: json-c reuses its print buffer
+		 * and the heap does not fragment over thousands of lines. */
+		if ((!o && !(o = json_object_new_object())) || listing_func_json(o, idx, f)) {
+			json_object_put(o);
 			free(matches);
 			return -ENOMEM;
 		}
 		fprintf(out, "%s\n",
 			json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 								  JSON_C_TO_STRING_NOSLASHESCAPE));
-		json_object_put(o);
 	}
+	json_object_put(o);
 	free(matches);
 	return (long)n;
 }

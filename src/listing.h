@@ -9,8 +9,10 @@
 
 struct json_object;
 
-/* The DESIGN.md object for one function (RET sites resolved first). */
-struct json_object *listing_func_json(struct func_index *idx, struct func_info *f);
+/* Set o's members to the DESIGN.md object for one function (RET sites
+ * resolved first), replacing what o held.  -ENOMEM leaves o partly set.
+ * "ret_sites" is written when o is serialized: f must still be there. */
+int listing_func_json(struct json_object *o, struct func_index *idx, struct func_info *f);
 /* Print every function matching pattern (NULL: all).  Returns the number
  * printed, or a negative errno. */
 long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json);

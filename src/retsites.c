@@ -1,16 +1,41 @@
+#define _GNU_SOURCE /* vasprintf */
 #include "retsites.h"
 
 #include <capstone/capstone.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 
+/* Offsets as they are found, before they are stored in the result. */
+struct site_list {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static int site_list_push(struct site_list *l, uint32_t off)
+{
+	if (l->n == UINT32_MAX)
+		return -E2BIG;
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 16;
+		uint32_t *p = realloc(l->v, ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->v = p;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = off;
+	return 0;
+}
+
 struct retsites_engine {
 	csh handle;
-	cs_insn *insn; /* reused by cs_disasm_iter: no allocation per instruction */
+	cs_insn *insn;		/* reused by cs_disasm_iter: no allocation per instruction */
+	struct site_list found; /* reused from function to function */
 };
 
 int retsites_engine_open(struct retsites_engine **out, char *err)
@@ -43,6 +68,7 @@ void retsites_engine_close(struct retsites_engine *eng)
 		return;
 	cs_free(eng->insn, 1);
 	cs_close(&eng->handle);
+	free(eng->found.v);
 	free(eng);
 }
 
@@ -62,43 +88,65 @@ static bool is_tail_jump(const cs_insn *insn, uint64_t addr, size_t size)
 	return target < addr || target >= addr + size;
 }
 
-static int retsites_push(struct retsites *out, size_t *cap, uint32_t off)
+/* Copy the list into out: in place when it fits, else an exact allocation. */
+static int site_list_store(const struct site_list *l, struct retsites *out)
 {
-	if (out->count == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 4;
-		uint32_t *p = realloc(out->offsets, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		out->offsets = p;
-		*cap = ncap;
-	}
-	out->offsets[out->count++] = off;
+	struct ret_site *dst = out->sites.in_place;
+
+	if (l->n > RETSITES_INLINE && !(dst = out->sites.heap = calloc(l->n, sizeof(*dst))))
+		return -ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		dst[i] = (struct ret_site){.offset = l->v[i]};
+	out->count = (uint32_t)l->n;
 	return 0;
+}
+
+const struct ret_site *retsites_get(const struct retsites *r, size_t i)
+{
+	return r->count > RETSITES_INLINE ? &r->sites.heap[i] : &r->sites.in_place[i];
+}
+
+void retsites_set_line(struct retsites *r, size_t i, int32_t line)
+{
+	(r->count > RETSITES_INLINE ? r->sites.heap : r->sites.in_place)[i].line = line;
+}
+
+void retsites_truncate(struct retsites *r, uint32_t count)
+{
+	if (count >= r->count)
+		return;
+	if (r->count > RETSITES_INLINE && count <= RETSITES_INLINE) {
+		struct ret_site *heap = r->sites.heap;
+		memcpy(r->sites.in_place, heap, count * sizeof(*heap));
+		free(heap);
+	}
+	r->count = count;
 }
 
 int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size, uint64_t addr,
 		  struct retsites *out)
 {
 	const uint8_t *p = code;
-	size_t left = size, cap = 0;
+	size_t left = size;
 	uint64_t pc = addr;
 	bool tail_jump = false, far_ret = false;
 
 	memset(out, 0, sizeof(*out));
+	eng->found.n = 0;
 	while (left > 0) {
 		uint64_t at = pc;
 		if (!cs_disasm_iter(eng->handle, &p, &left, &pc, eng->insn)) {
-			snprintf(out->reason, sizeof(out->reason),
-				 "instruction at +0x%llx does not decode",
-				 (unsigned long long)(at - addr));
 			out->traceable = TRACEABLE_NO;
 			out->code_size = at - addr;
-			return 0;
+			if (site_list_store(&eng->found, out))
+				return -ENOMEM;
+			return retsites_set_reason(out, "instruction at +0x%llx does not decode",
+						   (unsigned long long)(at - addr));
 		}
 		if (!is_int3(eng->insn))
 			out->code_size = pc - addr;
 		if (eng->insn->id == X86_INS_RET) {
-			if (retsites_push(out, &cap, (uint32_t)(at - addr)))
+			if (site_list_push(&eng->found, (uint32_t)(at - addr)))
 				return -ENOMEM;
 		} else if (eng->insn->id == X86_INS_RETF) {
 			far_ret = true;
@@ -106,23 +154,45 @@ int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			tail_jump = true;
 		}
 	}
+	if (site_list_store(&eng->found, out))
+		return -ENOMEM;
 	/* RETs in trailing padding cannot exist: padding is int3 only. */
 	if (far_ret) {
 		out->traceable = TRACEABLE_NO;
-		snprintf(out->reason, sizeof(out->reason), "far return (retf): not Go code");
-	} else if (out->count == 0) {
+		return retsites_set_reason(out, "far return (retf): not Go code");
+	}
+	if (out->count == 0) {
 		out->traceable = TRACEABLE_ENTRY_ONLY;
-		snprintf(out->reason, sizeof(out->reason), "%s",
-			 tail_jump ? "no RET: ends in tail jump" : "no RET: never returns");
+		return retsites_set_reason(out, "%s", tail_jump ? "no RET: ends in tail jump"
+								: "no RET: never returns");
 	}
 	return 0;
 }
 
 void retsites_free(struct retsites *r)
 {
-	free(r->offsets);
-	r->offsets = NULL;
-	r->count = 0;
+	retsites_truncate(r, 0);
+	free(r->reason);
+	r->reason = NULL;
+}
+
+const char *retsites_reason(const struct retsites *r)
+{
+	return r->reason ? r->reason : "";
+}
+
+int retsites_set_reason(struct retsites *r, const char *fmt, ...)
+{
+	va_list ap;
+	char *text;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	free(r->reason);
+	r->reason = n < 0 ? NULL : text;
+	return n < 0 ? -ENOMEM : 0;
 }
 
 bool retsites_is_boundary(struct retsites_engine *eng, const uint8_t *code, size_t size,

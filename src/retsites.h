@@ -9,16 +9,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RETSITES_REASON_LEN 96
-
 enum traceable { TRACEABLE_FULL = 0, TRACEABLE_ENTRY_ONLY, TRACEABLE_NO };
 
+/* Most Go functions have one or two RETs: those are kept in place. */
+#define RETSITES_INLINE 2
+
+struct ret_site {
+	uint32_t offset; /* from the function's entry */
+	int32_t line;	 /* source line, 0 until the caller sets it */
+};
+
+/* One per function of the index: kept small. */
 struct retsites {
-	uint32_t *offsets; /* RET offsets from the entry, ascending */
-	size_t count;
+	/* Ascending by offset: read them with retsites_at(). */
+	union {
+		struct ret_site *heap; /* count > RETSITES_INLINE */
+		struct ret_site in_place[RETSITES_INLINE];
+	} sites;
+	char *reason; /* why not full: NULL when full (most functions), read it
+		       * with retsites_reason() */
 	uint64_t code_size; /* end of the last instruction that is not int3 padding */
+	uint32_t count;
 	enum traceable traceable;
-	char reason[RETSITES_REASON_LEN]; /* why not full; "" when full */
 };
 
 struct retsites_engine;
@@ -31,6 +43,16 @@ void retsites_engine_close(struct retsites_engine *eng);
 int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size, uint64_t addr,
 		  struct retsites *out);
 void retsites_free(struct retsites *r);
+/* RET site i (i < r->count). */
+const struct ret_site *retsites_get(const struct retsites *r, size_t i);
+void retsites_set_line(struct retsites *r, size_t i, int32_t line);
+/* Keep only the first count sites. */
+void retsites_truncate(struct retsites *r, uint32_t count);
+/* Why the function is not fully traceable; "" when it is. */
+const char *retsites_reason(const struct retsites *r);
+/* Replace the reason; -ENOMEM leaves none. */
+int retsites_set_reason(struct retsites *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* True when off is the start of a decoded instruction in code[0..size). */
 bool retsites_is_boundary(struct retsites_engine *eng, const uint8_t *code, size_t size,

@@ -9,9 +9,14 @@
 #define _GNU_SOURCE
 #include "sdk_client.h"
 
+#include "config.h"
+#include "dynlib.h"
 #include "elf_image.h"
 #include "log.h"
 
+/* The entry points are called through a table filled by dlopen (dynlib.h):
+ * the type-checking macros would hide the plain declarations. */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -394,10 +399,12 @@ static bool arg_location(struct json_object *o, struct sdk_arg *a, char *reason)
 		 * kept as its first register. */
 		struct json_object *regs, *r0;
 		if (!json_object_object_get_ex(loc, "registers", &regs) ||
-		    json_object_get_type(regs) != json_type_array || json_object_array_length(regs) == 0 ||
-		    !(r0 = json_object_array_get_idx(regs, 0)) || json_object_get_type(r0) != json_type_int ||
-		    json_object_get_int64(r0) < 0) {
-			snprintf(reason, REASON_LEN, "\"registers\" is not a list of register numbers");
+		    json_object_get_type(regs) != json_type_array ||
+		    json_object_array_length(regs) == 0 ||
+		    !(r0 = json_object_array_get_idx(regs, 0)) ||
+		    json_object_get_type(r0) != json_type_int || json_object_get_int64(r0) < 0) {
+			snprintf(reason, REASON_LEN,
+				 "\"registers\" is not a list of register numbers");
 			return false;
 		}
 		a->loc = SDK_LOC_REGISTER;
@@ -656,17 +663,40 @@ struct xfer {
 	int netns_fd; /* -1: stay in our namespace */
 };
 
+/* libcurl, loaded by the first client (dynlib.h). */
+/* clang-format off */
+#define CURL_FUNCS(X, t) \
+	X(t, curl_global_init, global_init) \
+	X(t, curl_global_cleanup, global_cleanup) \
+	X(t, curl_easy_init, easy_init) \
+	X(t, curl_easy_setopt, easy_setopt) \
+	X(t, curl_easy_perform, easy_perform) \
+	X(t, curl_easy_getinfo, easy_getinfo) \
+	X(t, curl_easy_cleanup, easy_cleanup) \
+	X(t, curl_easy_strerror, easy_strerror) \
+	X(t, curl_easy_escape, easy_escape) \
+	X(t, curl_free, free) \
+	X(t, curl_slist_append, slist_append) \
+	X(t, curl_slist_free_all, slist_free_all) \
+	X(t, curl_url, url) \
+	X(t, curl_url_set, url_set) \
+	X(t, curl_url_cleanup, url_cleanup)
+/* clang-format on */
+DYNLIB_TABLE(curl, LIBCURL_SONAME, "libcurl4", CURL_FUNCS);
+
 /* curl_global_init is not reference counted: do it here, under a lock. */
 static pthread_mutex_t curl_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned curl_users;
 
-static int curl_get(void)
+static int curl_get(char *err)
 {
-	int ret = 0;
+	int ret = dynlib_load(&curl_lib, err);
 
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&curl_lock);
-	if (!curl_users && curl_global_init(CURL_GLOBAL_DEFAULT))
-		ret = -ENOMEM;
+	if (!curl_users && curl.global_init(CURL_GLOBAL_DEFAULT))
+		ret = err_set(err, ENOMEM, "cannot initialise libcurl");
 	else
 		curl_users++;
 	pthread_mutex_unlock(&curl_lock);
@@ -677,7 +707,7 @@ static void curl_put(void)
 {
 	pthread_mutex_lock(&curl_lock);
 	if (!--curl_users)
-		curl_global_cleanup();
+		curl.global_cleanup();
 	pthread_mutex_unlock(&curl_lock);
 }
 
@@ -703,11 +733,11 @@ static int client_url(struct sdk_client *c, const char *url, char *err)
 	if (strncasecmp(url, "http://", 7) && strncasecmp(url, "https://", 8))
 		return err_set(err, EINVAL, "SDK URL %s: only http:// and https:// are supported",
 			       shown);
-	CURLU *u = curl_url();
+	CURLU *u = curl.url();
 	if (!u)
 		return err_set(err, ENOMEM, "out of memory");
-	CURLUcode uc = curl_url_set(u, CURLUPART_URL, url, 0);
-	curl_url_cleanup(u);
+	CURLUcode uc = curl.url_set(u, CURLUPART_URL, url, 0);
+	curl.url_cleanup(u);
 	if (uc || strpbrk(url, " \t\r\n?#"))
 		return err_set(err, EINVAL, "SDK URL %s is not a valid base URL", shown);
 	c->url = strdup(url);
@@ -750,15 +780,19 @@ int sdk_client_open(const char *url, const struct sdk_client_opts *opts, struct 
 	c->attempts = o.attempts ? o.attempts : 3;
 	c->export_cap = o.export_cap ? o.export_cap : 64 * MIB;
 	c->object_cap = o.object_cap ? o.object_cap : MIB;
+	ret = curl_get(err);
+	if (ret) {
+		free(c);
+		return ret;
+	}
 	ret = client_url(c, url, err);
 	if (!ret)
 		ret = client_token(c, o.token, err);
-	if (!ret && curl_get())
-		ret = err_set(err, ENOMEM, "cannot initialise libcurl");
 	if (ret) {
 		free(c->auth);
 		free(c->url);
 		free(c);
+		curl_put();
 		return ret;
 	}
 	*out = c;
@@ -831,48 +865,48 @@ static void xfer_once(struct xfer *x, long timeout_ms)
 {
 	const struct sdk_client *c = x->c;
 	struct curl_slist *hdrs = NULL;
-	CURL *h = curl_easy_init();
+	CURL *h = curl.easy_init();
 
 	x->len = 0;
 	x->status = x->os_errno = 0;
 	x->connected = false;
 	x->curl_err[0] = '\0';
 	x->attempts++;
-	if (!h || (c->auth && !(hdrs = curl_slist_append(NULL, c->auth)))) {
+	if (!h || (c->auth && !(hdrs = curl.slist_append(NULL, c->auth)))) {
 		x->rc = CURLE_OUT_OF_MEMORY;
 		goto out;
 	}
-	curl_easy_setopt(h, CURLOPT_URL, x->url);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+	curl.easy_setopt(h, CURLOPT_URL, x->url);
+	curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl.easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 	/* A proxy from the environment would see the token, and cannot reach
 	 * the target's loopback anyway. */
-	curl_easy_setopt(h, CURLOPT_PROXY, "");
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->cap);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, xfer_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->curl_err);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "retop");
+	curl.easy_setopt(h, CURLOPT_PROXY, "");
+	curl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
+	curl.easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->cap);
+	curl.easy_setopt(h, CURLOPT_WRITEFUNCTION, xfer_write);
+	curl.easy_setopt(h, CURLOPT_WRITEDATA, x);
+	curl.easy_setopt(h, CURLOPT_ERRORBUFFER, x->curl_err);
+	curl.easy_setopt(h, CURLOPT_USERAGENT, "retop");
 	if (hdrs)
-		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	x->rc = curl_easy_perform(h);
+		curl.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	x->rc = curl.easy_perform(h);
 	if (x->rc == CURLE_FILESIZE_EXCEEDED)
 		x->over_cap = true; /* Content-Length said so before any byte */
-	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->status);
-	curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &x->os_errno);
+	curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->status);
+	curl.easy_getinfo(h, CURLINFO_OS_ERRNO, &x->os_errno);
 	/* Connected, or still connecting when time ran out?  The two timeouts
 	 * get different messages. */
 	curl_off_t tc = 0, tp = 0;
-	curl_easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &tc);
-	curl_easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &tp);
+	curl.easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &tc);
+	curl.easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &tp);
 	x->connected = tc > 0 || tp > 0 || x->status > 0;
 out:
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(h);
+	curl.slist_free_all(hdrs);
+	curl.easy_cleanup(h);
 }
 
 static long now_ms(void)
@@ -1050,7 +1084,7 @@ static int xfer_transport_status(const struct xfer *x, char *err)
 	default:
 		/* curl's own text: it names no SDK data, only the transport. */
 		return err_set(err, EIO, "SDK at %s failed (%s): " FALLBACK, c->url,
-			       x->curl_err[0] ? x->curl_err : curl_easy_strerror(x->rc));
+			       x->curl_err[0] ? x->curl_err : curl.easy_strerror(x->rc));
 	}
 }
 
@@ -1145,12 +1179,12 @@ int sdk_client_validate(struct sdk_client *c, const char *name, struct sdk_valid
 	if (!name || !*name)
 		return err_set(err, EINVAL, "no function name to validate");
 	text_show(shown, sizeof(shown), name, strlen(name));
-	CURL *h = curl_easy_init(); /* curl_easy_escape takes a handle */
-	char *esc = h ? curl_easy_escape(h, name, (int)strlen(name)) : NULL;
+	CURL *h = curl.easy_init(); /* curl_easy_escape takes a handle */
+	char *esc = h ? curl.easy_escape(h, name, (int)strlen(name)) : NULL;
 	if (esc && asprintf(&path, "/debug/runtime/validate?func=%s", esc) < 0)
 		path = NULL;
-	curl_free(esc);
-	curl_easy_cleanup(h);
+	curl.free(esc);
+	curl.easy_cleanup(h);
 	if (!path)
 		return err_set(err, ENOMEM, "out of memory");
 	ret = sdk_get(c, path, c->object_cap, &x, err);

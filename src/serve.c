@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dynlib.h"
 #include "log.h"
 #include "session.h"
 #include "stats.h"
@@ -46,15 +47,14 @@ struct serve_state {
 /* 1-2-5 steps from 100 ns to 10 s: Go functions worth tracing live there,
  * and a uprobe pair alone costs about a microsecond. */
 static const uint64_t serve_nominal_ns[] = {
-	100, 200, 500,
-	1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000,
-	1000000, 2000000, 5000000, 10000000, 20000000, 50000000,
-	100000000, 200000000, 500000000, 1000000000, 2000000000, 5000000000,
-	10000000000,
+    100,	200,	    500,	1000,	     2000,	5000,	   10000,
+    20000,	50000,	    100000,	200000,	     500000,	1000000,   2000000,
+    5000000,	10000000,   20000000,	50000000,    100000000, 200000000, 500000000,
+    1000000000, 2000000000, 5000000000, 10000000000,
 };
 #define SERVE_NLE (sizeof(serve_nominal_ns) / sizeof(serve_nominal_ns[0]))
 
-static uint64_t serve_le_ns[SERVE_NLE];	   /* printed `le`, in ns */
+static uint64_t serve_le_ns[SERVE_NLE];	    /* printed `le`, in ns */
 static uint32_t serve_le_bucket[SERVE_NLE]; /* first log-linear bucket above it */
 static size_t serve_nle;
 
@@ -119,7 +119,7 @@ struct render {
 	FILE *f;
 	const struct session *s;
 	const struct snapshot *snap;
-	char pid[24];		/* the pid label: "1234", or "all" for -x */
+	char pid[24];	    /* the pid label: "1234", or "all" for -x */
 	uint64_t sample_ns; /* how long session_sample() took */
 };
 
@@ -168,8 +168,8 @@ static double serve_cpu_seconds(void)
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
 }
 
 /* retop's own families: build, target, attach errors, its own cost. */
@@ -207,7 +207,8 @@ static void serve_render_self(struct render *r)
 static void serve_render_status(struct render *r)
 {
 	serve_family(r, "retop_function_status", "gauge",
-		     "1 for the function's state: tracing, entry-only (no RET to probe), detached or error.");
+		     "1 for the function's state: tracing, entry-only (no RET to probe), detached "
+		     "or error.");
 	for (size_t i = 0; i < r->s->nfuncs; i++) {
 		fputs("retop_function_status{", r->f);
 		serve_func_labels(r, i);
@@ -279,31 +280,31 @@ static uint64_t get_max(const struct session_func *sf, const struct snapshot_fun
 }
 
 static const struct serve_fam serve_fams[] = {
-	{"retop_function_calls_total", "counter",
-	 "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
-	{"retop_function_entries_total", "counter",
-	 "Entry probe hits (the only count of an entry-only function).", false, get_entries},
-	{"retop_function_in_flight", "gauge",
-	 "Calls entered and not yet returned (younger than --orphan-timeout).", false, get_in_flight},
-	{"retop_function_oldest_in_flight_seconds", "gauge",
-	 "Age of the oldest call in flight; 0 when none.", true, get_oldest},
-	{"retop_orphaned_entries_total", "counter",
-	 "Entries with no return within --orphan-timeout (panic, goroutine exit, stuck).", false,
-	 get_orphans},
-	{"retop_unmatched_returns_total", "counter",
-	 "RET hits with no entry: calls that began before the probes were attached.", false,
-	 get_unmatched},
-	{"retop_function_reentries_total", "counter",
-	 "Entry hits over a call already in flight with the same key (morestack restarts).", false,
-	 get_reentries},
-	{"retop_function_dropped_entries_total", "counter",
-	 "Entries not tracked because the in-flight map was full.", false, get_dropped},
-	{"retop_function_p50_seconds", "gauge",
-	 "Median duration since tracing began, read off the log-linear histogram (<= 1.6% error).",
-	 true, get_p50},
-	{"retop_function_p99_seconds", "gauge",
-	 "99th percentile duration since tracing began (<= 1.6% error).", true, get_p99},
-	{"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
+    {"retop_function_calls_total", "counter",
+     "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
+    {"retop_function_entries_total", "counter",
+     "Entry probe hits (the only count of an entry-only function).", false, get_entries},
+    {"retop_function_in_flight", "gauge",
+     "Calls entered and not yet returned (younger than --orphan-timeout).", false, get_in_flight},
+    {"retop_function_oldest_in_flight_seconds", "gauge",
+     "Age of the oldest call in flight; 0 when none.", true, get_oldest},
+    {"retop_orphaned_entries_total", "counter",
+     "Entries with no return within --orphan-timeout (panic, goroutine exit, stuck).", false,
+     get_orphans},
+    {"retop_unmatched_returns_total", "counter",
+     "RET hits with no entry: calls that began before the probes were attached.", false,
+     get_unmatched},
+    {"retop_function_reentries_total", "counter",
+     "Entry hits over a call already in flight with the same key (morestack restarts).", false,
+     get_reentries},
+    {"retop_function_dropped_entries_total", "counter",
+     "Entries not tracked because the in-flight map was full.", false, get_dropped},
+    {"retop_function_p50_seconds", "gauge",
+     "Median duration since tracing began, read off the log-linear histogram (<= 1.6% error).",
+     true, get_p50},
+    {"retop_function_p99_seconds", "gauge",
+     "99th percentile duration since tracing began (<= 1.6% error).", true, get_p99},
+    {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
 };
 
 static void serve_render_fam(struct render *r, const struct serve_fam *fam)
@@ -418,18 +419,30 @@ static int serve_render(const struct session *s, const struct snapshot *snap, ui
 
 /* ---- HTTP ------------------------------------------------------------ */
 
+/* libmicrohttpd, loaded when --serve starts (dynlib.h). */
+/* clang-format off */
+#define MHD_FUNCS(X, t) \
+	X(t, MHD_start_daemon, start_daemon) \
+	X(t, MHD_stop_daemon, stop_daemon) \
+	X(t, MHD_create_response_from_buffer, create_response_from_buffer) \
+	X(t, MHD_add_response_header, add_response_header) \
+	X(t, MHD_queue_response, queue_response) \
+	X(t, MHD_destroy_response, destroy_response)
+/* clang-format on */
+DYNLIB_TABLE(mhd, LIBMICROHTTPD_SONAME, "libmicrohttpd12", MHD_FUNCS);
+
 static enum MHD_Result serve_reply(struct MHD_Connection *c, unsigned status, const char *type,
 				   const char *body, size_t len)
 {
 	struct MHD_Response *resp =
-		MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+	    mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
 
 	if (!resp)
 		return MHD_NO; /* out of memory: MHD drops the connection */
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = mhd.queue_response(c, status, resp);
+	mhd.destroy_response(resp);
 	return ret;
 }
 
@@ -441,13 +454,13 @@ static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connecti
 	/* Copy under the lock: the sampler frees the old page when it swaps
 	 * a new one in. */
 	pthread_mutex_lock(&st->lock);
-	resp = MHD_create_response_from_buffer(st->len, st->page, MHD_RESPMEM_MUST_COPY);
+	resp = mhd.create_response_from_buffer(st->len, st->page, MHD_RESPMEM_MUST_COPY);
 	pthread_mutex_unlock(&st->lock);
 	if (!resp)
 		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_METRICS);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, resp);
-	MHD_destroy_response(resp);
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_METRICS);
+	ret = mhd.queue_response(c, MHD_HTTP_OK, resp);
+	mhd.destroy_response(resp);
 	return ret;
 }
 
@@ -547,7 +560,8 @@ static int serve_listen(const char *addr, char *err)
 
 	if (serve_split_addr(addr, buf, sizeof(buf), &host, &port))
 		return err_set(err, EINVAL,
-			       "--serve '%s': give PORT (127.0.0.1 only), HOST:PORT or [IPV6]:PORT, port 1-65535",
+			       "--serve '%s': give PORT (127.0.0.1 only), HOST:PORT or "
+			       "[IPV6]:PORT, port 1-65535",
 			       addr);
 	gai = getaddrinfo(host, port, &hints, &res);
 	if (gai)
@@ -561,8 +575,9 @@ static int serve_listen(const char *addr, char *err)
 	freeaddrinfo(res);
 	if (fd < 0)
 		return err_set(err, -fd, "cannot listen on %s:%s: %s%s", host, port, strerror(-fd),
-			       fd == -EADDRINUSE ? " (another retop or exporter on that port? pick another)"
-						 : "");
+			       fd == -EADDRINUSE
+				   ? " (another retop or exporter on that port? pick another)"
+				   : "");
 	return fd;
 }
 
@@ -626,7 +641,7 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 static struct MHD_Daemon *serve_start_http(struct serve_state *st, int fd)
 {
 	/* Bounded, so a slow or hostile client cannot pile up connections. */
-	return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve_handler, st,
+	return mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve_handler, st,
 				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
 				(unsigned)32, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
 				MHD_OPTION_END);
@@ -664,7 +679,12 @@ int serve_run(const struct cli_options *o)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	/* Bind first: a taken port is found before any probe goes in. */
+	/* Library and port first: either missing is found before any probe
+	 * goes in. */
+	if (dynlib_load(&mhd_lib, err) != 0) {
+		fprintf(stderr, "retop: --serve: %s\n", err);
+		return EXIT_RUNTIME;
+	}
 	fd = serve_listen(o->serve_addr, err);
 	if (fd < 0) {
 		fprintf(stderr, "retop: %s\n", err);
@@ -686,7 +706,7 @@ int serve_run(const struct cli_options *o)
 		fprintf(stderr, "retop: serving /metrics on %s (%zu functions; SIGTERM stops)\n",
 			o->serve_addr, s->nfuncs);
 		ret = serve_loop(&st, s, o, &sigs);
-		MHD_stop_daemon(d); /* joins the HTTP thread and closes fd */
+		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	}
 	session_close(s);
 	free(st.page);

@@ -349,8 +349,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	if (out->nsites > RETOP_MAX_RET_SITES)
 		out->nsites = RETOP_MAX_RET_SITES;
 	for (size_t i = 0; i < out->nsites; i++) {
-		out->sites[i].offset = sf->f->rets.offsets[i];
-		out->sites[i].line = sf->f->ret_lines ? sf->f->ret_lines[i] : 0;
+		out->sites[i].offset = retsites_get(&sf->f->rets, i)->offset;
+		out->sites[i].line = retsites_get(&sf->f->rets, i)->line;
 		out->sites[i].hits = out->v.ret_hits[i];
 		out->sites[i].hits_delta = out->v.ret_hits_delta[i];
 	}

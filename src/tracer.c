@@ -140,14 +140,14 @@ static int tracer_check_offsets(const struct func_info *f, char *err)
 {
 	if (!f->rets_resolved || f->rets.traceable == TRACEABLE_NO)
 		return err_set(err, EINVAL, "%s: not traceable: %s", f->name,
-			       f->rets_resolved ? f->rets.reason : "RET sites unknown");
+			       f->rets_resolved ? retsites_reason(&f->rets) : "RET sites unknown");
 	if (f->file_offset == 0)
 		return err_set(err, EINVAL, "%s: entry 0x%llx is not in an executable segment",
 			       f->name, (unsigned long long)f->entry);
 	for (size_t i = 0; i < f->rets.count; i++)
-		if (f->rets.offsets[i] == 0 || f->rets.offsets[i] >= f->size)
+		if (retsites_get(&f->rets, i)->offset == 0 || retsites_get(&f->rets, i)->offset >= f->size)
 			return err_set(err, EINVAL, "%s: RET site +0x%x outside the function", f->name,
-				       f->rets.offsets[i]);
+				       retsites_get(&f->rets, i)->offset);
 	return 0;
 }
 
@@ -181,7 +181,7 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct func_inf
 	if (nrets == 0)
 		return 0;
 	for (size_t i = 0; i < nrets; i++) {
-		off[i] = f->file_offset + f->rets.offsets[i];
+		off[i] = f->file_offset + retsites_get(&f->rets, i)->offset;
 		cookie[i] = RETOP_COOKIE(slot, (uint32_t)i);
 	}
 	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, binary, pid, off, cookie,
@@ -213,7 +213,7 @@ int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int
 			err_set(err, E2BIG, "%zu RET sites, more than %d: durations unavailable", nrets,
 				RETOP_MAX_RET_SITES);
 		else
-			err_set(err, 0, "%s", f->rets.reason);
+			err_set(err, 0, "%s", retsites_reason(&f->rets));
 		*entry_only = true;
 		nrets = 0;
 	}

@@ -97,8 +97,9 @@ static void browser_rebuild(struct browser *br)
 
 	br->nrows = 0;
 	if (!br->folded) {
-		for (size_t i = 0; i < br->n; i++) {
-			uint32_t f = (uint32_t)(br->idx->by_name[i] - br->idx->funcs);
+		struct func_info *const *by_name = funcs_by_name(br->idx);
+		for (size_t i = 0; by_name && i < br->n; i++) {
+			uint32_t f = (uint32_t)(by_name[i] - br->idx->funcs);
 			if (browser_match(br, f))
 				br->rows[br->nrows++] = (int32_t)f;
 		}

@@ -95,7 +95,7 @@ static void worker_meta_fill(struct worker *w, size_t i, int ret)
 		m->resolved = RES_OK;
 		m->nrets = (uint16_t)f->rets.count;
 		m->traceable = (uint8_t)f->rets.traceable;
-		m->reason = f->rets.reason;
+		m->reason = retsites_reason(&f->rets);
 	} else {
 		m->resolved = RES_FAILED;
 		m->traceable = TRACEABLE_NO;
@@ -176,7 +176,7 @@ static void worker_job_trace(struct worker *w, struct func_info *f)
 		worker_resolve(w, f);
 	worker_lock(w);
 	worker_progress_locked(w, "attaching %s: %zu probes...", f->name,
-			       1 + (f->rets_resolved ? f->rets.count : 0));
+			       1 + (f->rets_resolved ? (size_t)f->rets.count : 0));
 	worker_unlock(w);
 	worker_wake(w);
 	if (!w->can_trace) {

@@ -5,17 +5,16 @@
 # (mostly the kernel letting go of the uprobes). Side by side, the floor:
 # noop_probe attaching and detaching no-op programs at the same offsets.
 # Functions: fully traceable ones of main, strconv, sort, strings and fmt
-# (not the runtime's own), without glob characters in their names.
+# (not the runtime's own), without glob characters in their names
+# (pick_functions in lib.sh).
 #
 # Environment: R (3), NFUNCS (64), VARIANT (demo-VARIANT, default),
 # abs_top_builddir (default SRCDIR/build), BENCH_BUILD.
 # A benchmark, not a test: exits 0 unless something is broken.
 
 here=$(cd "$(dirname "$0")" && pwd)
-: "${abs_top_srcdir:=$(cd "$here/../.." && pwd)}"
-: "${abs_top_builddir:=$abs_top_srcdir/build}"
-# shellcheck source=../lib.sh
-. "$here/../lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 
 R=${R:-3}
 NFUNCS=${NFUNCS:-64}
@@ -30,29 +29,9 @@ need_fixture "$FIX"
 BIN=$FIXTURES/$FIX
 "$here/build-noop.sh" "$BENCH_BUILD" || fail "cannot build $NOOP (see above)"
 
-"$RETOP" -l -x "$BIN" -o json >"$T/list.json" 2>"$T/list.err" ||
-    fail "retop -l -x $BIN -o json failed: $(head -n 3 "$T/list.err")"
-python3 - "$T/list.json" "$NFUNCS" "$T/names" "$T/offsets" <<'EOF' || fail "cannot pick functions"
-import json, sys
-fs = [json.loads(l) for l in open(sys.argv[1])]
-n = int(sys.argv[2])
-ok = [f for f in fs if f["traceable"] == "full" and not any(c in f["name"] for c in "*?[]\\")]
-pick = []
-for pkg in ("main", "strconv", "sort", "strings", "fmt"):
-    pick += sorted((f for f in ok if f["name"].split(".")[0] == pkg), key=lambda f: f["name"])
-if len(pick) < n:
-    sys.exit("only %d functions to pick from, %d wanted" % (len(pick), n))
-pick = pick[:n]
-offs = []
-for f in pick:
-    offs.append(f["file_offset"])
-    offs += [f["file_offset"] + r["offset"] for r in f["ret_sites"]]
-open(sys.argv[3], "w").write("\n".join(f["name"] for f in pick) + "\n")
-open(sys.argv[4], "w").write(" ".join(map(str, offs)) + "\n")
-EOF
+pick_functions "$BIN" "$NFUNCS"
 OFFSETS=$(cat "$T/offsets")
 nprobes=$(echo "$OFFSETS" | wc -w)
-TARGS=$(sed 's/^/-t /' "$T/names" | tr '\n' ' ')
 
 start_fixture "$FIX"
 echo "attach: $NFUNCS functions of $FIX (pid $FIXTURE_PID): $nprobes uprobes (entry + RET sites), $R rounds interleaved"

@@ -14,10 +14,8 @@
 # A benchmark, not a test: exits 0 unless something is broken.
 
 here=$(cd "$(dirname "$0")" && pwd)
-: "${abs_top_srcdir:=$(cd "$here/../.." && pwd)}"
-: "${abs_top_builddir:=$abs_top_srcdir/build}"
-# shellcheck source=../lib.sh
-. "$here/../lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 
 R=${R:-5}
 CALLS=${CALLS:-150000}

@@ -8,16 +8,14 @@
 # page and serving it.
 #
 # Functions: fully traceable ones of main, strconv, sort, strings and fmt
-# (as attach.sh picks them), without glob characters in their names.
+# (pick_functions in lib.sh), without glob characters in their names.
 # Environment: DURATION (60), NFUNCS (64), VARIANT (demo-VARIANT, default),
 # abs_top_builddir (default SRCDIR/build).
 # A benchmark, not a test: exits 0 unless something is broken.
 
 here=$(cd "$(dirname "$0")" && pwd)
-: "${abs_top_srcdir:=$(cd "$here/../.." && pwd)}"
-: "${abs_top_builddir:=$abs_top_srcdir/build}"
-# shellcheck source-path=SCRIPTDIR source=../lib.sh
-. "$here/../lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 
 DURATION=${DURATION:-60}
 NFUNCS=${NFUNCS:-64}
@@ -31,29 +29,7 @@ need_fixture "$FIX"
 BIN=$FIXTURES/$FIX
 pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
 
-"$RETOP" -l -x "$BIN" -o json >"$T/list.json" 2>"$T/list.err" ||
-    fail "retop -l -x $BIN -o json failed: $(head -n 3 "$T/list.err")"
-python3 - "$T/list.json" "$NFUNCS" >"$T/names" <<'EOF' || fail "cannot pick functions"
-import json, sys
-fs = [json.loads(l) for l in open(sys.argv[1])]
-n = int(sys.argv[2])
-ok = [f for f in fs if f["traceable"] == "full" and not any(c in f["name"] for c in "*?[]\\")]
-pick = []
-for pkg in ("main", "strconv", "sort", "strings", "fmt"):
-    pick += sorted((f for f in ok if f["name"].split(".")[0] == pkg), key=lambda f: f["name"])
-if len(pick) < n:
-    sys.exit("only %d functions to pick from, %d wanted" % (len(pick), n))
-print("\n".join(f["name"] for f in pick[:n]))
-EOF
-TARGS=$(sed 's/^/-t /' "$T/names" | tr '\n' ' ')
-
-# CPU seconds (utime + stime) of PID.
-cpu_s() {
-    python3 -c 'import os, sys
-f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
-print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))' "$1"
-}
-now() { python3 -c 'import time; print("%.3f" % time.time())'; }
+pick_functions "$BIN" "$NFUNCS"
 
 start_fixture "$FIX"
 PORT=$(pq freeport 19100 19199) || fail "no free port"

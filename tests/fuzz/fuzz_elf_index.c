@@ -55,17 +55,21 @@ static void check_sites(struct func_index *idx, const struct func_info *f)
 	if (gopclntab_func(idx->pcln, f->pcln_index, &gf, NULL) != 0 ||
 	    gf.end - gf.entry > (1u << 24))
 		abort(); /* funcs_resolve_rets() succeeded on this very function */
+	/* A decoder of its own: the check must not share the index's state. */
+	static struct retsites_engine *eng;
+	if (!eng && retsites_engine_open(&eng, NULL) != 0)
+		abort();
 	span = gf.end - gf.entry;
 	code = malloc(span);
 	if (!code || elf_image_read_code(idx->img, f->entry, code, span) != 0)
 		abort();
 	for (size_t i = 0; i < f->rets.count && i < MAX_SITES; i++) {
-		uint32_t off = f->rets.offsets[i];
-		if (off >= f->size || (i && off <= f->rets.offsets[i - 1]))
+		uint32_t off = retsites_get(&f->rets, i)->offset;
+		if (off >= f->size || (i && off <= retsites_get(&f->rets, i - 1)->offset))
 			abort();
-		if (!retsites_is_boundary(idx->eng, code, span, f->entry, off))
+		if (!retsites_is_boundary(eng, code, span, f->entry, off))
 			abort();
-		if (retsites_disasm_one(idx->eng, code + off, span - off, f->entry + off, text,
+		if (retsites_disasm_one(eng, code + off, span - off, f->entry + off, text,
 					sizeof(text)) <= 0 ||
 		    !(strncmp(text, "ret", 3) == 0 || strstr(text, " ret")))
 			abort();
@@ -82,7 +86,7 @@ static void check_rets(struct func_index *idx, struct func_info *f)
 			abort();
 		return;
 	}
-	if (f->rets.traceable != TRACEABLE_FULL && !f->rets.reason[0])
+	if (f->rets.traceable != TRACEABLE_FULL && !retsites_reason(&f->rets)[0])
 		abort(); /* not traceable in full must say why */
 	check_sites(idx, f);
 }

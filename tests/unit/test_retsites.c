@@ -135,8 +135,10 @@ static void find(void **state, const uint8_t *code, size_t size, struct retsites
 static void assert_sites(const struct retsites *r, const uint32_t *want, size_t n)
 {
 	assert_int_equal(r->count, n);
-	for (size_t i = 0; i < n; i++)
-		assert_int_equal(r->offsets[i], want[i]);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(retsites_get(r, i)->offset, want[i]);
+		assert_int_equal(retsites_get(r, i)->line, 0);
+	}
 }
 
 static void test_one_ret(void **state)
@@ -148,10 +150,10 @@ static void test_one_ret(void **state)
 	assert_sites(&r, want, N(want));
 	assert_int_equal(r.code_size, 0xe); /* the padding is not code */
 	assert_int_equal(r.traceable, TRACEABLE_FULL);
-	assert_string_equal(r.reason, "");
+	assert_string_equal(retsites_reason(&r), "");
 	assert_string_equal(traceable_name(r.traceable), "full");
 	retsites_free(&r);
-	assert_null(r.offsets);
+	assert_null(r.reason);
 	assert_int_equal(r.count, 0);
 }
 
@@ -194,7 +196,7 @@ static void test_c3_inside_instructions(void **state)
 	assert_int_equal(r.count, 0);
 	assert_int_equal(r.code_size, 0xc);
 	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
-	assert_string_equal(r.reason, "no RET: ends in tail jump");
+	assert_string_equal(retsites_reason(&r), "no RET: ends in tail jump");
 	retsites_free(&r);
 }
 
@@ -206,7 +208,7 @@ static void test_tail_jump(void **state)
 	assert_int_equal(r.count, 0);
 	assert_int_equal(r.code_size, 0xd);
 	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
-	assert_string_equal(r.reason, "no RET: ends in tail jump");
+	assert_string_equal(retsites_reason(&r), "no RET: ends in tail jump");
 	assert_string_equal(traceable_name(r.traceable), "entry-only");
 	retsites_free(&r);
 
@@ -214,7 +216,7 @@ static void test_tail_jump(void **state)
 	assert_int_equal(r.count, 0);
 	assert_int_equal(r.code_size, sizeof(tail_jump_back));
 	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
-	assert_string_equal(r.reason, "no RET: ends in tail jump");
+	assert_string_equal(retsites_reason(&r), "no RET: ends in tail jump");
 	retsites_free(&r);
 }
 
@@ -227,7 +229,7 @@ static void test_never_returns(void **state)
 	assert_int_equal(r.count, 0);
 	assert_int_equal(r.code_size, 0x5);
 	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
-	assert_string_equal(r.reason, "no RET: never returns");
+	assert_string_equal(retsites_reason(&r), "no RET: never returns");
 	retsites_free(&r);
 
 	/* A call leaving the function is not a tail jump either. */
@@ -235,7 +237,7 @@ static void test_never_returns(void **state)
 	assert_int_equal(r.count, 0);
 	assert_int_equal(r.code_size, 0xb);
 	assert_int_equal(r.traceable, TRACEABLE_ENTRY_ONLY);
-	assert_string_equal(r.reason, "no RET: never returns");
+	assert_string_equal(retsites_reason(&r), "no RET: never returns");
 	retsites_free(&r);
 }
 
@@ -246,8 +248,8 @@ static void test_does_not_decode(void **state)
 	find(state, bad, sizeof(bad), &r);
 	assert_int_equal(r.traceable, TRACEABLE_NO);
 	assert_int_equal(r.code_size, 0x3);
-	assert_non_null(strstr(r.reason, "+0x3"));
-	assert_non_null(strstr(r.reason, "does not decode"));
+	assert_non_null(strstr(retsites_reason(&r), "+0x3"));
+	assert_non_null(strstr(retsites_reason(&r), "does not decode"));
 	assert_string_equal(traceable_name(r.traceable), "no");
 	/* Nothing past the bad byte can be trusted: the ret there is not a site. */
 	assert_int_equal(r.count, 0);
@@ -261,8 +263,28 @@ static void test_far_ret(void **state)
 	find(state, far_ret, sizeof(far_ret), &r);
 	assert_int_equal(r.traceable, TRACEABLE_NO);
 	assert_int_equal(r.count, 0);
-	assert_non_null(strstr(r.reason, "retf"));
+	assert_non_null(strstr(retsites_reason(&r), "retf"));
 	retsites_free(&r);
+}
+
+/* Three RETs live on the heap, two or fewer in place: truncating across
+ * that line keeps the first offsets. */
+static void test_three_rets_truncate(void **state)
+{
+	static const uint8_t code[] = {0x31, 0xc0, 0xc3, 0x31, 0xc0, 0xc3, 0x31, 0xc0, 0xc3};
+	static const uint32_t want[] = {0x2, 0x5, 0x8};
+	struct retsites r;
+
+	find(state, code, sizeof(code), &r);
+	assert_sites(&r, want, N(want));
+	retsites_truncate(&r, 5); /* more than there are: nothing changes */
+	assert_sites(&r, want, N(want));
+	retsites_truncate(&r, 2);
+	assert_sites(&r, want, 2);
+	retsites_truncate(&r, 1);
+	assert_sites(&r, want, 1);
+	retsites_free(&r);
+	assert_int_equal(r.count, 0);
 }
 
 /* Only padding: nothing to trace, and no code at all. */
@@ -349,6 +371,7 @@ int main(void)
 		cmocka_unit_test(test_never_returns),
 		cmocka_unit_test(test_does_not_decode),
 		cmocka_unit_test(test_far_ret),
+		cmocka_unit_test(test_three_rets_truncate),
 		cmocka_unit_test(test_only_padding),
 		cmocka_unit_test(test_is_boundary),
 		cmocka_unit_test(test_disasm_one),

@@ -1,0 +1,50 @@
+# shellcheck shell=sh
+# Sourced by every benchmark:  here=$(cd "$(dirname "$0")" && pwd); . "$here/lib.sh"
+# Paths default to the source tree holding the benchmark and its build/;
+# then ../lib.sh (fail, skip, $T, fixtures...) and what several benchmarks
+# share: the functions they trace and how they read a process's CPU time.
+
+: "${abs_top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${abs_top_builddir:=$abs_top_srcdir/build}"
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$abs_top_srcdir/tests/lib.sh"
+
+# pick_functions BIN N: the first N fully traceable functions of main,
+# strconv, sort, strings and fmt in BIN (not the runtime's own), by package
+# then name, without glob characters in their names.  Writes their names to
+# $T/names (one a line) and the file offsets of their probes, entry and
+# every RET site, to $T/offsets (one line); sets TARGS to "-t F1 ... -t FN".
+pick_functions() {
+    "$RETOP" -l -x "$1" -o json >"$T/list.json" 2>"$T/list.err" ||
+        fail "retop -l -x $1 -o json failed: $(head -n 3 "$T/list.err")"
+    python3 - "$T/list.json" "$2" "$T/names" "$T/offsets" <<'EOF' || fail "cannot pick functions"
+import json, sys
+fs = [json.loads(l) for l in open(sys.argv[1])]
+n = int(sys.argv[2])
+ok = [f for f in fs if f["traceable"] == "full" and not any(c in f["name"] for c in "*?[]\\")]
+pick = []
+for pkg in ("main", "strconv", "sort", "strings", "fmt"):
+    pick += sorted((f for f in ok if f["name"].split(".")[0] == pkg), key=lambda f: f["name"])
+if len(pick) < n:
+    sys.exit("only %d functions to pick from, %d wanted" % (len(pick), n))
+pick = pick[:n]
+offs = []
+for f in pick:
+    offs.append(f["file_offset"])
+    offs += [f["file_offset"] + r["offset"] for r in f["ret_sites"]]
+open(sys.argv[3], "w").write("\n".join(f["name"] for f in pick) + "\n")
+open(sys.argv[4], "w").write(" ".join(map(str, offs)) + "\n")
+EOF
+    # shellcheck disable=SC2034 # for the benchmark that sources this
+    TARGS=$(sed 's/^/-t /' "$T/names" | tr '\n' ' ')
+}
+
+# cpu_s PID: CPU seconds (utime + stime) of PID so far.
+cpu_s() {
+    python3 -c 'import os, sys
+f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
+print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))' "$1"
+}
+
+# now: wall-clock seconds, for the length of a measured window.
+now() { python3 -c 'import time; print("%.3f" % time.time())'; }

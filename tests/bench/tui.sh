@@ -1,0 +1,241 @@
+#!/bin/sh
+# The dashboard's own cost, run as a person runs it: in tmux at 120x40.
+#
+# CPU: retop -p PID -d 1 -t F1 ... -t F64 on the running demo fixture opens
+# on the live table, tracing 64 functions, refreshed every second.  Once
+# every function is attached and the screen shows all 64 with calls rising,
+# utime + stime of retop from /proc/PID/stat over DURATION seconds, as % of
+# one core (target: < 1%).  Side by side, in the same window: retop -b -d 1
+# -o json on the same functions of the same process, which samples alike
+# but draws nothing; dashboard / batch is what the screen adds.
+#
+# Memory: retop -x on the Go compiler (~14,000 functions; MEM_BIN to change
+# it) opens on the function browser, which is paged through to its end, a
+# page at a time, each page drawn with its RET sites decoded before the
+# next; then End, Home and a / search for gc.Main.  VmHWM of retop from
+# /proc/PID/status (target: < 64 MiB), next to the peak RSS of retop -l -x
+# BIN -o json, which decodes every function's RET sites and draws nothing.
+#
+# Both end with q: retop must exit 0 and leave no BPF program or link.
+# Functions: fully traceable ones of main, strconv, sort, strings and fmt
+# (pick_functions in lib.sh), without glob characters in their names.
+# Environment: DURATION (60), NFUNCS (64), VARIANT (demo-VARIANT, default),
+# MEM_BIN, abs_top_builddir (default SRCDIR/build).
+# A benchmark, not a test: exits 0 unless something is broken.
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+# shellcheck source=../tui/tmux.sh
+. "$abs_top_srcdir/tests/tui/tmux.sh"
+
+DURATION=${DURATION:-60}
+NFUNCS=${NFUNCS:-64}
+FIX=demo-${VARIANT:-default}
+MEM_BIN=${MEM_BIN:-/usr/lib/go-1.19/pkg/tool/linux_amd64/compile}
+COLS=120
+ROWS=40
+WATCH=main.ProcessPayment # called ~every 50 ms by each demo worker
+
+need_root
+need_retop
+need_cmd python3
+need_cmd bpftool
+need_cmd pgrep
+[ -r "$MEM_BIN" ] || skip "$MEM_BIN not found: install golang-1.19-go or set MEM_BIN"
+need_fixture "$FIX"
+BIN=$FIXTURES/$FIX
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+verdict() { awk -v v="$1" -v max="$2" 'BEGIN { print (v < max ? "met" : "NOT met") }'; }
+# vm FIELD PID: a memory figure of PID in KiB, e.g. vm VmHWM 4242.
+vm() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$2/status"; }
+
+# calls NAME: CALLS of NAME's live-table row, as a number.
+calls() {
+    # shellcheck disable=SC2046 # the row's fields, split on purpose
+    set -- $(row "$1")
+    num "${1:-0}"
+}
+
+# rising NAME: until NAME's CALLS on the screen is above what it is now.
+rising() {
+    snap
+    was=$(calls "$1")
+    n=50
+    while snap && c=$(calls "$1") && awk -v a="$c" -v b="$was" 'BEGIN { exit a > b }'; do
+        [ "$n" -gt 0 ] || { cat "$SCREEN" >&2; fail "$1: calls stuck at $c on the live table"; }
+        n=$((n - 1))
+        sleep 0.1
+    done
+}
+
+# traced_rows: "NAME CALLS" of each row of the body that is one of ours.
+traced_rows() {
+    awk -v last=$((ROWS - 2)) 'NR == FNR { want[$1] = 1; next }
+        FNR > 3 && FNR <= last && ($1 in want) { print $1, $2 }' "$T/names" "$SCREEN"
+}
+
+# body_row N: the first word of row N of the body (1: the first, -1: the
+# last) on the screen last captured.
+body_row() {
+    awk -v n="$1" -v top=3 -v last=$((ROWS - 2)) \
+        'NR == (n > 0 ? top + n : last + 1 + n) { print $1 }' "$SCREEN"
+}
+
+# until_first is|not NAME: until the first row of the body is (or is not)
+# NAME, and no row waits for its RET sites ("..." while the worker decodes
+# them).
+until_first() {
+    n=500
+    while :; do
+        snap
+        case $1:$(body_row 1) in
+        "is:$2") at=1 ;;
+        is:* | "not:$2") at=0 ;;
+        *) at=1 ;;
+        esac
+        [ "$at" -eq 1 ] && ! grep -Eq ' \.\.\. +\.\.\. ' "$SCREEN" && return 0
+        [ "$n" -gt 0 ] || { cat "$SCREEN" >&2; fail "the first row of the browser: want $1 '$2'"; }
+        n=$((n - 1))
+        sleep 0.02
+    done
+}
+
+# quit [tracing]: q; retop must exit 0 and its BPF objects go (with
+# tracing: it must hold links until then).  The session ends with it.
+quit() {
+    rpid=$(tui_pid) || fail "cannot find retop's PID"
+    sc holds "$rpid" >"$T/held"
+    [ "$1" != tracing ] || grep -q '^link ' "$T/held" ||
+        fail "retop holds no BPF link while tracing: $(tr '\n' ' ' <"$T/held")"
+    keys q
+    st=$(wait_exit 120) || fail "retop did not exit within 120 s of q"
+    [ "$st" -eq 0 ] || fail "retop exited with $st after q"
+    sc gone "$rpid" 5 || fail "retop (pid $rpid) still runs after its exit status"
+    sc released "$T/held" 10 || fail "10 s after retop exited, the kernel still has its BPF objects"
+    orphans=$(unowned_retop_progs)
+    [ -z "$orphans" ] || fail "retop_entry/retop_return loaded with no owner: $orphans"
+}
+
+# ---- CPU: the live table against batch mode, same functions, same window
+start_fixture "$FIX"
+pick_functions "$BIN" "$NFUNCS"
+grep -qx "$WATCH" "$T/names" || fail "$WATCH is not among the functions picked"
+# tui_start hands its words to a shell: quote each name.
+QTARGS=$(sed "s/.*/-t '&'/" "$T/names" | tr '\n' ' ')
+
+# shellcheck disable=SC2086 # $TARGS is a list
+"$RETOP" -b -p "$FIXTURE_PID" $TARGS -d 1 -o json >"$T/batch.json" 2>"$T/batch.err" &
+BP=$!
+track_pid "$BP"
+sc wait "$T/batch.json" 1 120 "$BP" || fail "retop -b: no snapshot after 120 s: $(head -n 3 "$T/batch.err")"
+sc status "$T/batch.json" tracing || fail "retop -b: not every function is tracing"
+
+tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d 1 "$QTARGS"
+expect_screen "^$NFUNCS traced, " 120 "the live table with $NFUNCS functions"
+RP=$(tui_pid) || fail "cannot find retop's PID"
+# Every function has a row with a number of calls (one that is not tracing
+# shows its status there): the first page, then the last one.
+rising "$WATCH"
+traced_rows >"$T/rows"
+keys End
+n=50
+while seen=$(cut -d ' ' -f 1 "$T/rows" | sort -u | wc -l) && [ "$seen" -lt "$NFUNCS" ]; do
+    [ "$n" -gt 0 ] || { cat "$SCREEN" >&2; fail "$seen of $NFUNCS functions have a row on the live table"; }
+    n=$((n - 1))
+    sleep 0.1
+    snap
+    traced_rows >>"$T/rows"
+done
+keys Home
+bad=$(awk '$2 !~ /^[0-9.]+[kMG]?$/' "$T/rows" | sort -u)
+[ -z "$bad" ] || fail "rows without a number of calls (not tracing): $bad"
+rising "$WATCH"
+
+echo "tui: the live table at ${COLS}x$ROWS, retop -p PID -d 1 tracing $NFUNCS functions of $FIX, ${DURATION} s;"
+echo "  side by side in the same window, retop -b -d 1 -o json on the same functions"
+n0=$(sc lines "$T/batch.json")
+d0=$(calls "$WATCH")
+c0=$(cpu_s "$RP") b0=$(cpu_s "$BP") t0=$(now)
+sleep "$DURATION"
+c1=$(cpu_s "$RP") b1=$(cpu_s "$BP") t1=$(now)
+n1=$(sc lines "$T/batch.json")
+rising "$WATCH"
+d1=$(calls "$WATCH")
+selfcpu=$(sed -n 's/.*, cpu \([0-9.]*%\),.*/\1/p' "$SCREEN" | head -n 1)
+kill -0 "$FIXTURE_PID" 2>/dev/null || fail "$FIX died while being traced"
+sc status "$T/batch.json" tracing || fail "retop -b: not every function is tracing at the end"
+g0=$(sc get "$T/batch.json" "$WATCH" calls "$n0") || fail "no $WATCH in retop -b's snapshots"
+g1=$(sc get "$T/batch.json" "$WATCH" calls "$n1") || fail "no $WATCH in retop -b's snapshots"
+[ "$g1" -gt "$g0" ] || fail "retop -b: calls of $WATCH stuck at $g0"
+
+sc holds "$BP" >"$T/bheld"
+kill -TERM "$BP"
+if wait "$BP"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "retop -b exited $rc after SIGTERM: $(head -n 3 "$T/batch.err")"
+sc released "$T/bheld" 10 || fail "10 s after retop -b exited, the kernel still has its BPF objects"
+q0=$(now)
+quit tracing
+q1=$(now)
+
+python3 - "$c0" "$c1" "$b0" "$b1" "$t0" "$t1" "$q0" "$q1" <<EOF
+import sys
+c0, c1, b0, b1, t0, t1, q0, q1 = map(float, sys.argv[1:])
+w = t1 - t0
+dash, batch = 100 * (c1 - c0) / w, 100 * (b1 - b0) / w
+print("  dashboard CPU: %.2f s over %.1f s = %.3f%% of one core (target < 1%%): %s"
+      % (c1 - c0, w, dash, "met" if dash < 1 else "NOT met"))
+print("  batch CPU:     %.2f s over %.1f s = %.3f%% of one core" % (b1 - b0, w, batch))
+print("  ratio dashboard / batch: %s" % ("%.2f" % (dash / batch) if batch > 0 else "n/a (batch used no tick)"))
+print("  the dashboard's own header: cpu ${selfcpu:-?}; $((n1 - n0)) batch snapshots in the window")
+print("  $WATCH calls over the window: dashboard $d0 -> $d1, batch $g0 -> $g1")
+print("  q to exit (detaching $NFUNCS functions): %.2f s" % (q1 - q0))
+EOF
+
+# ---- Memory: the function browser on a big binary
+python3 -c 'import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+print(p.returncode, p.stdout.count(b"\n"), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+    "$RETOP" -l -x "$MEM_BIN" -o json >"$T/listing" || fail "cannot run retop -l"
+read -r lrc nlist lkb <"$T/listing"
+[ "$lrc" -eq 0 ] || fail "retop -l -x $MEM_BIN -o json exited $lrc"
+
+tm kill-session -t retop 2>/dev/null # the first one's pane, if still there
+tui_start "$COLS" "$ROWS" -x "$MEM_BIN"
+expect_screen "^Functions: $nlist, " 60 "the function browser with the $nlist functions of retop -l"
+RP=$(tui_pid) || fail "cannot find retop's PID"
+open_kb=$(vm VmRSS "$RP")
+until_first not ""
+first=$(body_row 1)
+keys End
+until_first not "$first"
+last=$(body_row -1)
+keys Home
+until_first is "$first"
+# The first PgDn moves the cursor to the bottom of the first page: the
+# screen scrolls from the second one on.
+keys NPage
+pages=1
+while [ "$(body_row -1)" != "$last" ]; do
+    top=$(body_row 1)
+    keys NPage
+    until_first not "$top"
+    pages=$((pages + 1))
+done
+keys End
+keys Home
+keys /
+type_text gc.Main
+expect_screen '^[ *+!] cmd/compile/internal/gc\.Main ' 10 "search finds cmd/compile/internal/gc.Main"
+keys Enter
+expect_screen "^Functions: $nlist, [0-9]+ rows match 'gc\.Main'" 5 "the search kept" >/dev/null
+hwm=$(vm VmHWM "$RP")
+quit
+
+echo "tui: the function browser at ${COLS}x$ROWS on $MEM_BIN ($nlist functions):"
+echo "  paged through to the end ($pages pages, every RET site decoded), End, Home, / gc.Main"
+echo "  retop VmHWM $(mib "$hwm") MiB (target < 64 MiB): $(verdict "$hwm" 65536); VmRSS when the browser opened $(mib "$open_kb") MiB"
+echo "  retop -l -x BIN -o json (every RET site decoded, no screen): peak RSS $(mib "$lkb") MiB;" \
+    "ratio dashboard / listing $(awk -v a="$hwm" -v b="$lkb" 'BEGIN { printf "%.2f", a / b }')"
+exit 0
