@@ -63,8 +63,8 @@ int elf_image_vaddr_to_offset(const struct elf_image *img, uint64_t vaddr, uint6
 int elf_image_read_code(const struct elf_image *img, uint64_t vaddr, uint8_t *buf, size_t len);
 /* The same bytes without a copy: a view into the mapping, NULL when they are
  * not all inside one executable segment.  The pages it touches stay resident
- * until elf_image_drop_code() gives them back, which a scan over the whole
- * text does window by window to keep the resident set flat. */
+ * until elf_image_drop() gives them back, which a scan over the whole text
+ * does window by window to keep the resident set flat. */
 const uint8_t *elf_image_code(const struct elf_image *img, uint64_t vaddr, size_t len);
 /* Give back the resident pages of [p, p+len), a range of the mapping (a
  * code view, a part of .gopclntab): whole pages inside it only.  Nothing is

@@ -23,7 +23,10 @@ static int sites_to_json(struct json_object *jso, struct printbuf *pb, int level
 	return 0;
 }
 
-int listing_func_json(struct json_object *o, struct func_index *idx, struct func_info *f)
+/* Set o's members to the DESIGN.md object for one function (RET sites
+ * resolved first), replacing what o held.  -ENOMEM leaves o partly set.
+ * "ret_sites" is written when o is serialized: f must still be there. */
+static int listing_func_json(struct json_object *o, struct func_index *idx, struct func_info *f)
 {
 	struct json_object *sites = json_object_new_array();
 	char err[ERR_LEN];

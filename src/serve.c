@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -163,15 +162,6 @@ static const char *serve_status_kind(const char *status)
 	return "error";
 }
 
-static double serve_cpu_seconds(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
-}
-
 /* retop's own families: build, target, attach errors, its own cost. */
 static void serve_render_self(struct render *r)
 {
@@ -201,7 +191,7 @@ static void serve_render_self(struct render *r)
 	fputc('\n', r->f);
 	serve_family(r, "process_cpu_seconds_total", "counter",
 		     "User and system CPU time retop itself spent, in seconds.");
-	fprintf(r->f, "process_cpu_seconds_total %.6f\n", serve_cpu_seconds());
+	fprintf(r->f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
 }
 
 static void serve_render_status(struct render *r)

@@ -281,7 +281,7 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 	return 0;
 }
 
-static double session_cpu_seconds(void)
+double session_cpu_seconds(void)
 {
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

@@ -68,6 +68,8 @@ int session_check_patterns(struct session *s, const char *const *patterns, size_
 
 /* Read every counter, sweep in-flight calls, compute rates and deltas. */
 const struct snapshot *session_sample(struct session *s);
+/* retop's own CPU time so far (user + system), in seconds. */
+double session_cpu_seconds(void);
 void session_reset(struct session *s);
 
 #endif
