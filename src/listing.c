@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -165,11 +166,19 @@ static void listing_text_row(FILE *out, struct func_index *idx, struct func_info
 	fputc('\n', out);
 }
 
+static void *listing_sort(void *idx)
+{
+	funcs_by_name(idx);
+	return NULL;
+}
+
 long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json)
 {
 	struct func_info *const *all = NULL;
 	struct func_info **matches = NULL;
 	struct line_buf line = {0};
+	pthread_t sorter;
+	bool sorting = false;
 	size_t n;
 
 	if (pattern) {
@@ -177,12 +186,18 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 		if (!matches)
 			return -ENOMEM;
 	} else {
+		/* Every function: sorted by name while the others decode (the
+		 * sort reads names and entries only, the decoders never write
+		 * them). */
 		n = idx->count;
-		if (!(all = funcs_by_name(idx)))
-			return -ENOMEM;
+		sorting = n > 64 && pthread_create(&sorter, NULL, listing_sort, idx) == 0;
 	}
 	if (n > 64)
 		funcs_resolve_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+	if (sorting)
+		pthread_join(sorter, NULL);
+	if (!pattern && !(all = funcs_by_name(idx)))
+		return -ENOMEM;
 	if (!json && n > 0)
 		listing_text_header(out);
 	for (size_t i = 0; i < n; i++) {
