@@ -103,6 +103,19 @@ static inline size_t decode_at(const struct retsites_engine *eng, const uint8_t 
 	return insn->length;
 }
 
+/* Bytes of int3 (0xCC) from code[off].  Called at an instruction start,
+ * where each 0xCC is a one-byte int3 and the next byte starts the next
+ * instruction: the run is that many int3, as Zydis would decode them one by
+ * one.  Go pads every function with them, a sixth of all instructions. */
+static inline size_t int3_run(const uint8_t *code, size_t size, size_t off)
+{
+	size_t end = off;
+
+	while (end < size && code[end] == 0xCC)
+		end++;
+	return end - off;
+}
+
 /* A direct jmp (rel8/rel32) whose target lies outside [addr, addr+size). */
 static bool is_tail_jump(const ZydisDecodedInstruction *insn, uint64_t pc, uint64_t addr,
 			 size_t size)
@@ -167,6 +180,8 @@ int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size,
 	memset(out, 0, sizeof(*out));
 	eng->found.n = 0;
 	for (; off < size; off += len) {
+		if ((len = int3_run(code, size, off)) != 0)
+			continue; /* padding: no code, no RET, no jump */
 		if (!(len = decode_at(eng, code, size, off, &insn))) {
 			out->traceable = TRACEABLE_NO;
 			out->code_size = off;
@@ -235,9 +250,15 @@ bool retsites_is_boundary(struct retsites_engine *eng, const uint8_t *code, size
 
 	if (off >= size)
 		return false;
-	for (; at < off; at += len)
+	for (; at < off; at += len) {
+		if ((len = int3_run(code, size, at)) != 0) {
+			if (off < at + len)
+				return true; /* every byte of the run starts an int3 */
+			continue;
+		}
 		if (!(len = decode_at(eng, code, size, at, &insn)))
 			return false;
+	}
 	return at == off;
 }
 
@@ -248,6 +269,11 @@ size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, siz
 	size_t off = 0, len;
 
 	for (; off < size; off += len) {
+		if ((len = int3_run(code, size, off)) != 0) {
+			for (size_t i = off; i < off + len; i++)
+				bits[i / 8] |= (uint8_t)(1u << (i % 8));
+			continue;
+		}
 		if (!(len = decode_at(eng, code, size, off, &insn)))
 			return off;
 		bits[off / 8] |= (uint8_t)(1u << (off % 8));

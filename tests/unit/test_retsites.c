@@ -144,6 +144,16 @@ static const uint8_t far_ret_imm[] = {
 	0xca, 0x08, 0x00, /* 0x2: retf 8 */
 };
 
+/* 0xCC inside an instruction is no padding; int3 runs between code are. */
+static const uint8_t cc_inside[] = {
+	0xb8, 0xcc, 0xcc, 0xcc, 0xcc, /* 0x0: mov eax, 0xcccccccc */
+	0xcc, 0xcc,		      /* 0x5: int3 x2 */
+	0x74, 0xcc,		      /* 0x7: je -52 (to ADDR - 0x2b: outside) */
+	0xc3,			      /* 0x9: ret */
+	0xcc, 0xcc, 0xcc,	      /* 0xa: int3 x3 */
+};
+static const uint32_t cc_inside_starts[] = {0x0, 0x5, 0x6, 0x7, 0x9, 0xa, 0xb, 0xc};
+
 static int setup(void **state)
 {
 	struct retsites_engine *eng;
@@ -488,6 +498,35 @@ static void test_disasm_avx512(void **state)
 	expect_disasm(state, avx512 + 0x41, 3, "vzeroupper", 3);
 }
 
+static void test_int3_runs(void **state)
+{
+	static const uint32_t want[] = {0x9};
+	uint8_t bits[2] = {0};
+	struct retsites r;
+	size_t k = 0;
+
+	find(state, cc_inside, sizeof(cc_inside), &r);
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	assert_int_equal(r.code_size, 0xa);
+	assert_sites(&r, want, N(want));
+	retsites_free(&r);
+	assert_int_equal(retsites_boundaries(*state, cc_inside, sizeof(cc_inside), ADDR, bits),
+			 sizeof(cc_inside));
+	assert_bits(bits, sizeof(cc_inside), cc_inside_starts, N(cc_inside_starts));
+	for (uint32_t off = 0; off < sizeof(cc_inside); off++) {
+		bool start = k < N(cc_inside_starts) && cc_inside_starts[k] == off;
+		assert_int_equal(retsites_is_boundary(*state, cc_inside, sizeof(cc_inside), ADDR, off),
+				 start);
+		k += start;
+	}
+	/* Padding only to the end: code_size stops before it. */
+	find(state, cc_inside, 7, &r);
+	assert_int_equal(r.code_size, 5);
+	assert_int_equal(r.count, 0);
+	assert_string_equal(retsites_reason(&r), "no RET: never returns");
+	retsites_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_boundaries),
 		cmocka_unit_test(test_prefixed_and_far_rets),
 		cmocka_unit_test(test_disasm_avx512),
+		cmocka_unit_test(test_int3_runs),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
