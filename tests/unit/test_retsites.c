@@ -15,6 +15,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ADDR 0x401000u
@@ -527,6 +528,50 @@ static void test_int3_runs(void **state)
 	retsites_free(&r);
 }
 
+/* Random bytes, many of them opcodes and prefixes Go code is full of: the
+ * three entry points agree on every buffer (RET sites are boundaries, the
+ * boundaries are what retsites_is_boundary says, decoding stops at the same
+ * place). */
+static void test_random_bytes_agree(void **state)
+{
+	static const uint8_t common[] = {0xc3, 0xcc, 0x62, 0xc4, 0xc5, 0x48, 0x66,
+					 0x0f, 0xf3, 0xe9, 0xeb, 0xca, 0xcb};
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	uint8_t bits[6];
+	struct retsites r;
+
+	for (int round = 0; round < 4000; round++) {
+		size_t size = 1 + round % 48, stop;
+		/* Exactly size bytes on the heap: valgrind sees a read past them. */
+		uint8_t *code = malloc(size);
+		assert_non_null(code);
+		for (size_t i = 0; i < size; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			code[i] = (x >> 8) % 3 ? (uint8_t)x : common[(x >> 16) % sizeof(common)];
+		}
+		memset(bits, 0, sizeof(bits));
+		stop = retsites_boundaries(*state, code, size, ADDR, bits);
+		assert_true(stop <= size);
+		find(state, code, size, &r);
+		assert_true(r.code_size <= stop);
+		if (stop < size)
+			assert_int_equal(r.traceable, TRACEABLE_NO);
+		assert_int_equal(strstr(retsites_reason(&r), "does not decode") != NULL, stop < size);
+		for (size_t i = 0; i < r.count; i++) {
+			uint32_t off = retsites_get(&r, i)->offset;
+			assert_true(off < stop && ((bits[off / 8] >> (off % 8)) & 1));
+		}
+		/* retsites_is_boundary also says yes where decoding stopped: an
+		 * instruction was reached there (test_is_boundary). */
+		for (size_t off = 0; off < size; off++)
+			assert_int_equal(retsites_is_boundary(*state, code, size, ADDR, off),
+					 off == stop ||
+						 (off < stop && ((bits[off / 8] >> (off % 8)) & 1)));
+		retsites_free(&r);
+		free(code);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -547,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_prefixed_and_far_rets),
 		cmocka_unit_test(test_disasm_avx512),
 		cmocka_unit_test(test_int3_runs),
+		cmocka_unit_test(test_random_bytes_agree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
