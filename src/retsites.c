@@ -106,7 +106,8 @@ static inline size_t decode_at(const struct retsites_engine *eng, const uint8_t 
 /* Bytes of int3 (0xCC) from code[off].  Called at an instruction start,
  * where each 0xCC is a one-byte int3 and the next byte starts the next
  * instruction: the run is that many int3, as Zydis would decode them one by
- * one.  Go pads every function with them, a sixth of all instructions. */
+ * one.  Go pads every function with them: 1.06 of the 5.56 million
+ * instructions in the text of Debian's prometheus. */
 static inline size_t int3_run(const uint8_t *code, size_t size, size_t off)
 {
 	size_t end = off;
