@@ -282,6 +282,25 @@ size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, siz
 	return size;
 }
 
+/* What capstone 4 cannot print (AVX-512), Zydis's own formatter prints from
+ * a full decode; set up here, on the rare call that needs it. */
+static void zydis_print(const uint8_t *code, size_t len, uint64_t addr,
+			const ZydisDecodedInstruction *min, char *text, size_t text_len)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction insn;
+	ZydisFormatter fmt;
+	ZydisDecoder full;
+
+	if (ZYAN_SUCCESS(ZydisDecoderInit(&full, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) &&
+	    ZYAN_SUCCESS(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL)) &&
+	    ZYAN_SUCCESS(ZydisDecoderDecodeFull(&full, code, len, &insn, ops)) &&
+	    ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &insn, ops, insn.operand_count_visible,
+							 text, text_len, addr, NULL)))
+		return;
+	snprintf(text, text_len, "%s (%zu bytes)", ZydisMnemonicGetString(min->mnemonic), len);
+}
+
 int retsites_disasm_one(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			uint64_t addr, char *text, size_t text_len)
 {
@@ -293,16 +312,15 @@ int retsites_disasm_one(struct retsites_engine *eng, const uint8_t *code, size_t
 
 	if (size == 0)
 		return 0;
-	/* The length is Zydis's, as for every boundary; capstone 4 only
-	 * prints, and names what it cannot print. */
+	/* The length is Zydis's, as for every boundary; capstone prints the
+	 * text as it always has, Zydis what capstone 4 does not know. */
 	if (!(len = decode_at(eng, code, size, 0, &insn)))
 		return -EINVAL;
 	if ((ret = retsites_capstone_open(eng)) != 0)
 		return ret;
 	left = len;
 	if (!cs_disasm_iter(eng->handle, &p, &left, &pc, eng->insn) || eng->insn->size != len)
-		snprintf(text, text_len, "%s (%zu bytes)",
-			 ZydisMnemonicGetString(insn.mnemonic), len);
+		zydis_print(code, len, addr, &insn, text, text_len);
 	else
 		snprintf(text, text_len, "%s%s%s", eng->insn->mnemonic,
 			 eng->insn->op_str[0] ? " " : "", eng->insn->op_str);

@@ -67,8 +67,8 @@ bool retsites_is_boundary(struct retsites_engine *eng, const uint8_t *code, size
 size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			   uint64_t addr, uint8_t *bits);
 
-/* One line of disassembly: "mov rax, qword ptr [rsp + 8]"; only the
- * mnemonic and length ("vpermb (6 bytes)") where capstone cannot print what
+/* One line of disassembly: "mov rax, qword ptr [rsp + 8]" (capstone), or
+ * "vpermb zmm0, zmm0, zmm4" (Zydis) where capstone 4 cannot print what
  * Zydis decodes.  Returns the instruction length, 0 at the end, -EINVAL
  * when it does not decode, -ENOMEM when capstone cannot be opened. */
 int retsites_disasm_one(struct retsites_engine *eng, const uint8_t *code, size_t size,

@@ -494,8 +494,10 @@ static void test_disasm_avx512(void **state)
 				 (int)len);
 		assert_true(buf[0] != '\0');
 	}
-	/* capstone 4 cannot print vpermb: the mnemonic stands in. */
-	expect_disasm(state, avx512, sizeof(avx512), "vpermb (6 bytes)", 6);
+	/* capstone 4 cannot print these: Zydis does. */
+	expect_disasm(state, avx512, sizeof(avx512), "vpermb zmm0, zmm0, zmm4", 6);
+	expect_disasm(state, avx512 + 0x18, 9, "kmovq [rax+0x800], k0", 9);
+	expect_disasm(state, avx512 + 0x2e, 7, "vpternlogd zmm1, zmm5, zmm11, 0x96", 7);
 	expect_disasm(state, avx512 + 0x41, 3, "vzeroupper", 3);
 }
 
