@@ -204,12 +204,12 @@ static int funcs_build(struct func_index *idx, char *err)
 	return ret;
 }
 
-/* A capstone handle and a code buffer reused from function to function:
+/* A decoder and code buffers reused from function to function:
  * one per decoding thread. */
 struct decoder {
 	struct retsites_engine *eng;
-	uint8_t *buf;
-	size_t cap;
+	uint8_t *buf, *batch; /* one function; a batch of them */
+	size_t cap, batch_cap;
 };
 
 static int decoder_open(struct decoder **out, char *err)
@@ -235,6 +235,7 @@ static void decoder_close(struct decoder *d)
 		return;
 	retsites_engine_close(d->eng);
 	free(d->buf);
+	free(d->batch);
 	free(d);
 }
 
@@ -311,38 +312,13 @@ void funcs_free(struct func_index *idx)
 	free(idx);
 }
 
-static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struct func_info *f,
-			      char *err)
+/* RET sites and their lines from code[0..span), the bytes from f's entry to
+ * the next function. */
+static int funcs_resolve_code(struct func_index *idx, struct decoder *dec, struct func_info *f,
+			      const uint8_t *code, uint64_t span, char *err)
 {
-	struct gopclntab_func gf;
-	uint64_t span;
-	int ret;
+	int ret = retsites_find(dec->eng, code, span, f->entry, &f->rets);
 
-	if (f->rets_resolved)
-		return 0;
-	ret = gopclntab_func(idx->pcln, f->pcln_index, &gf, err);
-	if (ret)
-		return ret;
-	/* Decode up to the next function: the size from symtab or DWARF should
-	 * end at the last instruction, and padding must hold no RET. */
-	span = gf.end - gf.entry;
-	if (span == 0 || span > FUNCS_MAX_DECODE)
-		return err_set(err, ERANGE, "%s: size 0x%llx out of range", f->name,
-			       (unsigned long long)span);
-	if (span > dec->cap) {
-		uint8_t *buf = realloc(dec->buf, span);
-		if (!buf)
-			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-		dec->buf = buf;
-		dec->cap = span;
-	}
-	/* Copied, not read through the mapping: a scan of every function
-	 * would leave the whole text resident. */
-	ret = elf_image_read_code(idx->img, f->entry, dec->buf, span);
-	if (ret)
-		return err_set(err, -ret, "%s: code at 0x%llx is not in an executable segment",
-			       f->name, (unsigned long long)f->entry);
-	ret = retsites_find(dec->eng, dec->buf, span, f->entry, &f->rets);
 	if (ret)
 		return err_set(err, -ret, "%s: out of memory decoding", f->name);
 	if (f->source == SRC_PCLNTAB && f->rets.traceable != TRACEABLE_NO)
@@ -369,6 +345,50 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 	return 0;
 }
 
+/* Bytes from f's entry to the next function, checked. */
+static int funcs_span(struct func_index *idx, const struct func_info *f, uint64_t *span,
+		      char *err)
+{
+	struct gopclntab_func gf;
+	int ret = gopclntab_func(idx->pcln, f->pcln_index, &gf, err);
+
+	if (ret)
+		return ret;
+	/* Decode up to the next function: the size from symtab or DWARF should
+	 * end at the last instruction, and padding must hold no RET. */
+	*span = gf.end - gf.entry;
+	if (*span == 0 || *span > FUNCS_MAX_DECODE)
+		return err_set(err, ERANGE, "%s: size 0x%llx out of range", f->name,
+			       (unsigned long long)*span);
+	return 0;
+}
+
+static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struct func_info *f,
+			      char *err)
+{
+	uint64_t span;
+	int ret;
+
+	if (f->rets_resolved)
+		return 0;
+	if ((ret = funcs_span(idx, f, &span, err)) != 0)
+		return ret;
+	if (span > dec->cap) {
+		uint8_t *buf = realloc(dec->buf, span);
+		if (!buf)
+			return err_set(err, ENOMEM, "%s: out of memory", f->name);
+		dec->buf = buf;
+		dec->cap = span;
+	}
+	/* Copied, not read through the mapping: a scan of every function
+	 * would leave the whole text resident. */
+	ret = elf_image_read_code(idx->img, f->entry, dec->buf, span);
+	if (ret)
+		return err_set(err, -ret, "%s: code at 0x%llx is not in an executable segment",
+			       f->name, (unsigned long long)f->entry);
+	return funcs_resolve_code(idx, dec, f, dec->buf, span, err);
+}
+
 int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 {
 	return funcs_resolve_with(idx, idx->dec, f, err);
@@ -381,17 +401,62 @@ struct resolve_worker {
 	bool started;
 };
 
+/* Functions a worker takes at a time, and the most code it reads for them
+ * at once: one read instead of one per function. */
+#define FUNCS_BATCH 64
+#define FUNCS_BATCH_BYTES (1u << 20)
+
+/* Resolve funcs[first..end) from one read of their code; false when that
+ * read cannot be done (the caller then reads function by function). */
+static bool funcs_resolve_batch(struct func_index *idx, struct decoder *dec, size_t first,
+				size_t end)
+{
+	struct func_info *fs = idx->funcs;
+	uint64_t base = fs[first].entry, span, last_span;
+
+	if (funcs_span(idx, &fs[end - 1], &last_span, NULL) || fs[end - 1].entry < base ||
+	    (span = fs[end - 1].entry - base + last_span) > FUNCS_BATCH_BYTES)
+		return false;
+	if (span > dec->batch_cap) {
+		uint8_t *buf = realloc(dec->batch, span);
+		if (!buf)
+			return false;
+		dec->batch = buf;
+		dec->batch_cap = span;
+	}
+	if (elf_image_read_code(idx->img, base, dec->batch, span))
+		return false;
+	for (size_t i = first; i < end; i++) {
+		struct func_info *f = &fs[i];
+		uint64_t fspan;
+		if (f->rets_resolved)
+			continue;
+		/* Entries ascend and each span ends at the next entry, so every
+		 * function lies inside the batch; checked all the same. */
+		if (funcs_span(idx, f, &fspan, NULL) || f->entry < base ||
+		    f->entry - base + fspan > span)
+			funcs_resolve_with(idx, dec, f, NULL);
+		else
+			funcs_resolve_code(idx, dec, f, dec->batch + (f->entry - base), fspan, NULL);
+	}
+	return true;
+}
+
 static void *funcs_resolve_worker(void *arg)
 {
 	struct resolve_worker *w = arg;
+	size_t n = w->idx->count;
 	struct decoder *dec;
 	size_t i;
 
 	if (decoder_open(&dec, NULL) != 0)
 		return NULL;
-	while ((i = atomic_fetch_add(w->next, 1)) < w->idx->count) {
-		funcs_resolve_with(w->idx, dec, &w->idx->funcs[i], NULL);
-		/* Functions are handed out in table order: the pages of pc
+	while ((i = atomic_fetch_add(w->next, FUNCS_BATCH)) < n) {
+		size_t end = i + FUNCS_BATCH < n ? i + FUNCS_BATCH : n;
+		if (!funcs_resolve_batch(w->idx, dec, i, end))
+			for (size_t k = i; k < end; k++)
+				funcs_resolve_with(w->idx, dec, &w->idx->funcs[k], NULL);
+		/* Batches are handed out in table order: the pages of pc
 		 * tables well behind every thread can go back, as in
 		 * funcs_build(). */
 		if (i % FUNCS_DROP_EVERY == 0 && i >= FUNCS_DROP_EVERY)
@@ -406,8 +471,8 @@ void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
 	struct resolve_worker w[8];
 	atomic_size_t next = 0;
 
-	/* Decoding is CPU-bound and per-function independent: one capstone
-	 * handle per thread, functions handed out one at a time. */
+	/* Decoding is CPU-bound and per-function independent: one decoder per
+	 * thread, functions handed out a batch at a time. */
 	if (nthreads < 1)
 		nthreads = 1;
 	if (nthreads > 8)

@@ -1,6 +1,7 @@
 /* RET sites: where a function returns, found by decoding its instructions
- * with capstone from the entry, one instruction at a time (never by byte
- * search: 0xC3 appears inside other instructions).
+ * with Zydis from the entry, one instruction at a time (never by byte
+ * search: 0xC3 appears inside other instructions).  capstone prints the
+ * disassembly text.
  */
 #ifndef RETOP_RETSITES_H
 #define RETOP_RETSITES_H
@@ -58,8 +59,18 @@ int retsites_set_reason(struct retsites *r, const char *fmt, ...)
 bool retsites_is_boundary(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			  uint64_t addr, uint64_t off);
 
-/* One line of disassembly: "mov rax, qword ptr [rsp + 8]".  Returns the
- * instruction length, 0 at the end, -EINVAL when it does not decode. */
+/* Mark in bits (one bit per byte of code[0..size), bit i set when an
+ * instruction starts at offset i; the caller zeroes it) every instruction
+ * start decoded linearly from offset 0.  Returns the offset where decoding
+ * stopped: size when every instruction decoded, else the offset of the
+ * first one that does not decode. */
+size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, size_t size,
+			   uint64_t addr, uint8_t *bits);
+
+/* One line of disassembly: "mov rax, qword ptr [rsp + 8]" (capstone), or
+ * "vpermb zmm0, zmm0, zmm4" (Zydis) where capstone 4 cannot print what
+ * Zydis decodes.  Returns the instruction length, 0 at the end, -EINVAL
+ * when it does not decode, -ENOMEM when capstone cannot be opened. */
 int retsites_disasm_one(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			uint64_t addr, char *text, size_t text_len);
 

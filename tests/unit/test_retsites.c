@@ -15,6 +15,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ADDR 0x401000u
@@ -106,6 +107,53 @@ static const uint8_t far_ret[] = {
 	0x48, 0x89, 0xc8, /* 0x0: mov rax, rcx */
 	0xcb,		  /* 0x3: retf */
 };
+
+/* AVX-512 and VEX code as Go >= 1.26 links it (runtime.asyncPreempt,
+ * internal/runtime/gc expandAVX512_*, hash/crc32.ieeeCLMUL...), bytes copied
+ * from `objdump -d -M intel --insn-width=16` of a Go 1.26 program that
+ * imports crypto/sha256, crypto/tls and hash/crc32; vbroadcasti128 from
+ * chacha20poly1305 in Debian's prometheus.  capstone 4.0.2 decodes none of
+ * the EVEX ones, nor kmovq nor that vbroadcasti128. */
+static const uint8_t avx512[] = {
+	0x62, 0xf2, 0x7d, 0x48, 0x8d, 0xc4,		  /* 0x00: vpermb zmm0, zmm0, zmm4 */
+	0x62, 0xf3, 0xfd, 0x48, 0xce, 0xc1, 0x00,	  /* 0x06: vgf2p8affineqb zmm0, zmm0, zmm1, 0 */
+	0x62, 0xf2, 0x7d, 0x48, 0x75, 0xcc,		  /* 0x0d: vpermi2b zmm1, zmm0, zmm4 */
+	0xc4, 0xe1, 0xfb, 0x92, 0xc8,			  /* 0x13: kmovq k1, rax */
+	0xc4, 0xe1, 0xf8, 0x91, 0x80, 0x00, 0x08, 0x00, 0x00, /* 0x18: kmovq [rax + 0x800], k0 */
+	0x62, 0xf2, 0x7d, 0x48, 0x54, 0xd9,		  /* 0x21: vpopcntb zmm3, zmm1 */
+	0x62, 0xf3, 0x75, 0x48, 0x44, 0xe8, 0x11,	  /* 0x27: vpclmulqdq zmm5, zmm1, zmm0, 0x11 */
+	0x62, 0xd3, 0x55, 0x48, 0x25, 0xcb, 0x96,	  /* 0x2e: vpternlogd zmm1, zmm5, zmm11, 0x96 */
+	0xc4, 0x42, 0x7d, 0x5a, 0x70, 0x10,		  /* 0x35: vbroadcasti128 ymm14, [r8 + 0x10] */
+	0x62, 0xf2, 0x6d, 0xc9, 0x75, 0xeb,		  /* 0x3b: vpermi2b zmm5{k1}{z}, zmm2, zmm3 */
+	0xc5, 0xf8, 0x77,				  /* 0x41: vzeroupper */
+	0xc3,						  /* 0x44: ret */
+	0xcc, 0xcc,					  /* 0x45: int3 x2 */
+};
+static const uint32_t avx512_starts[] = {0x00, 0x06, 0x0d, 0x13, 0x18, 0x21, 0x27,
+					 0x2e, 0x35, 0x3b, 0x41, 0x44, 0x45, 0x46};
+
+/* Prefixed near RETs are RETs at their first byte; far RETs, with or
+ * without an immediate, are refused. */
+static const uint8_t prefixed_rets[] = {
+	0x31, 0xc0, /* 0x0: xor eax, eax */
+	0xf3, 0xc3, /* 0x2: repz ret */
+	0xf2, 0xc3, /* 0x4: bnd ret */
+	0xc3,	    /* 0x6: ret */
+};
+static const uint8_t far_ret_imm[] = {
+	0x31, 0xc0,	  /* 0x0: xor eax, eax */
+	0xca, 0x08, 0x00, /* 0x2: retf 8 */
+};
+
+/* 0xCC inside an instruction is no padding; int3 runs between code are. */
+static const uint8_t cc_inside[] = {
+	0xb8, 0xcc, 0xcc, 0xcc, 0xcc, /* 0x0: mov eax, 0xcccccccc */
+	0xcc, 0xcc,		      /* 0x5: int3 x2 */
+	0x74, 0xcc,		      /* 0x7: je -52 (to ADDR - 0x2b: outside) */
+	0xc3,			      /* 0x9: ret */
+	0xcc, 0xcc, 0xcc,	      /* 0xa: int3 x3 */
+};
+static const uint32_t cc_inside_starts[] = {0x0, 0x5, 0x6, 0x7, 0x9, 0xa, 0xb, 0xc};
 
 static int setup(void **state)
 {
@@ -360,6 +408,172 @@ static void test_disasm_one(void **state)
 	assert_string_equal(buf, "mov eax");
 }
 
+static void test_avx512(void **state)
+{
+	static const uint32_t want[] = {0x44};
+	struct retsites r;
+
+	find(state, avx512, sizeof(avx512), &r);
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	assert_string_equal(retsites_reason(&r), "");
+	assert_int_equal(r.code_size, 0x45);
+	assert_sites(&r, want, N(want));
+	retsites_free(&r);
+	for (size_t i = 0; i < N(avx512_starts); i++)
+		assert_true(retsites_is_boundary(*state, avx512, sizeof(avx512), ADDR,
+						 avx512_starts[i]));
+	assert_false(retsites_is_boundary(*state, avx512, sizeof(avx512), ADDR, 0x19));
+}
+
+/* Exactly the starts of want[0..n) are set in bits[0..size). */
+static void assert_bits(const uint8_t *bits, size_t size, const uint32_t *want, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < size; i++) {
+		bool start = k < n && want[k] == i;
+		if (((bits[i / 8] >> (i % 8)) & 1) != start)
+			fail_msg("offset 0x%zx: bit %d, expected %d", i, !start, start);
+		k += start;
+	}
+	assert_int_equal(k, n);
+}
+
+static void test_boundaries(void **state)
+{
+	static const uint32_t one_ret_starts[] = {0x0, 0x4, 0x9, 0xd, 0xe, 0xf};
+	static const uint32_t bad_starts[] = {0x0, 0x3};
+	uint8_t bits[16];
+
+	memset(bits, 0, sizeof(bits));
+	assert_int_equal(retsites_boundaries(*state, avx512, sizeof(avx512), ADDR, bits),
+			 sizeof(avx512));
+	assert_bits(bits, sizeof(avx512), avx512_starts, N(avx512_starts));
+	memset(bits, 0, sizeof(bits));
+	assert_int_equal(retsites_boundaries(*state, one_ret, sizeof(one_ret), ADDR, bits),
+			 sizeof(one_ret));
+	assert_bits(bits, sizeof(one_ret), one_ret_starts, N(one_ret_starts));
+	/* Stops at the first byte that does not decode: no instruction starts
+	 * there, and nothing after it is marked. */
+	memset(bits, 0, sizeof(bits));
+	assert_int_equal(retsites_boundaries(*state, bad, sizeof(bad), ADDR, bits), 3);
+	assert_bits(bits, sizeof(bad), bad_starts, 1);
+	/* An instruction cut by the end of the buffer does not decode. */
+	memset(bits, 0, sizeof(bits));
+	assert_int_equal(retsites_boundaries(*state, avx512, 0x1d, ADDR, bits), 0x18);
+	assert_bits(bits, 0x1d, avx512_starts, 4);
+	assert_int_equal(retsites_boundaries(*state, avx512, 0, ADDR, bits), 0);
+}
+
+static void test_prefixed_and_far_rets(void **state)
+{
+	static const uint32_t want[] = {0x2, 0x4, 0x6};
+	struct retsites r;
+
+	find(state, prefixed_rets, sizeof(prefixed_rets), &r);
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	assert_sites(&r, want, N(want));
+	retsites_free(&r);
+	find(state, far_ret_imm, sizeof(far_ret_imm), &r);
+	assert_int_equal(r.traceable, TRACEABLE_NO);
+	assert_int_equal(r.count, 0);
+	assert_non_null(strstr(retsites_reason(&r), "retf"));
+	retsites_free(&r);
+}
+
+/* Where capstone decodes an instruction Zydis decodes, both give it the
+ * same length: the detail view's text matches the RET search's bytes. */
+static void test_disasm_avx512(void **state)
+{
+	char buf[128];
+
+	for (size_t i = 0; i + 1 < N(avx512_starts); i++) {
+		uint32_t off = avx512_starts[i], len = avx512_starts[i + 1] - off;
+		assert_int_equal(retsites_disasm_one(*state, avx512 + off, sizeof(avx512) - off,
+						     ADDR + off, buf, sizeof(buf)),
+				 (int)len);
+		assert_true(buf[0] != '\0');
+	}
+	/* capstone 4 cannot print these: Zydis does. */
+	expect_disasm(state, avx512, sizeof(avx512), "vpermb zmm0, zmm0, zmm4", 6);
+	expect_disasm(state, avx512 + 0x18, 9, "kmovq [rax+0x800], k0", 9);
+	expect_disasm(state, avx512 + 0x2e, 7, "vpternlogd zmm1, zmm5, zmm11, 0x96", 7);
+	expect_disasm(state, avx512 + 0x41, 3, "vzeroupper", 3);
+}
+
+static void test_int3_runs(void **state)
+{
+	static const uint32_t want[] = {0x9};
+	uint8_t bits[2] = {0};
+	struct retsites r;
+	size_t k = 0;
+
+	find(state, cc_inside, sizeof(cc_inside), &r);
+	assert_int_equal(r.traceable, TRACEABLE_FULL);
+	assert_int_equal(r.code_size, 0xa);
+	assert_sites(&r, want, N(want));
+	retsites_free(&r);
+	assert_int_equal(retsites_boundaries(*state, cc_inside, sizeof(cc_inside), ADDR, bits),
+			 sizeof(cc_inside));
+	assert_bits(bits, sizeof(cc_inside), cc_inside_starts, N(cc_inside_starts));
+	for (uint32_t off = 0; off < sizeof(cc_inside); off++) {
+		bool start = k < N(cc_inside_starts) && cc_inside_starts[k] == off;
+		assert_int_equal(retsites_is_boundary(*state, cc_inside, sizeof(cc_inside), ADDR, off),
+				 start);
+		k += start;
+	}
+	/* Padding only to the end: code_size stops before it. */
+	find(state, cc_inside, 7, &r);
+	assert_int_equal(r.code_size, 5);
+	assert_int_equal(r.count, 0);
+	assert_string_equal(retsites_reason(&r), "no RET: never returns");
+	retsites_free(&r);
+}
+
+/* Random bytes, many of them opcodes and prefixes Go code is full of: the
+ * three entry points agree on every buffer (RET sites are boundaries, the
+ * boundaries are what retsites_is_boundary says, decoding stops at the same
+ * place). */
+static void test_random_bytes_agree(void **state)
+{
+	static const uint8_t common[] = {0xc3, 0xcc, 0x62, 0xc4, 0xc5, 0x48, 0x66,
+					 0x0f, 0xf3, 0xe9, 0xeb, 0xca, 0xcb};
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	uint8_t bits[6];
+	struct retsites r;
+
+	for (int round = 0; round < 4000; round++) {
+		size_t size = 1 + round % 48, stop;
+		/* Exactly size bytes on the heap: valgrind sees a read past them. */
+		uint8_t *code = malloc(size);
+		assert_non_null(code);
+		for (size_t i = 0; i < size; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			code[i] = (x >> 8) % 3 ? (uint8_t)x : common[(x >> 16) % sizeof(common)];
+		}
+		memset(bits, 0, sizeof(bits));
+		stop = retsites_boundaries(*state, code, size, ADDR, bits);
+		assert_true(stop <= size);
+		find(state, code, size, &r);
+		assert_true(r.code_size <= stop);
+		if (stop < size)
+			assert_int_equal(r.traceable, TRACEABLE_NO);
+		assert_int_equal(strstr(retsites_reason(&r), "does not decode") != NULL, stop < size);
+		for (size_t i = 0; i < r.count; i++) {
+			uint32_t off = retsites_get(&r, i)->offset;
+			assert_true(off < stop && ((bits[off / 8] >> (off % 8)) & 1));
+		}
+		/* retsites_is_boundary also says yes where decoding stopped: an
+		 * instruction was reached there (test_is_boundary). */
+		for (size_t off = 0; off < size; off++)
+			assert_int_equal(retsites_is_boundary(*state, code, size, ADDR, off),
+					 off == stop ||
+						 (off < stop && ((bits[off / 8] >> (off % 8)) & 1)));
+		retsites_free(&r);
+		free(code);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +589,12 @@ int main(void)
 		cmocka_unit_test(test_only_padding),
 		cmocka_unit_test(test_is_boundary),
 		cmocka_unit_test(test_disasm_one),
+		cmocka_unit_test(test_avx512),
+		cmocka_unit_test(test_boundaries),
+		cmocka_unit_test(test_prefixed_and_far_rets),
+		cmocka_unit_test(test_disasm_avx512),
+		cmocka_unit_test(test_int3_runs),
+		cmocka_unit_test(test_random_bytes_agree),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

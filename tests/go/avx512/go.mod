@@ -1,0 +1,3 @@
+module avx512
+
+go 1.21
