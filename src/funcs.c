@@ -160,8 +160,8 @@ struct func_info *const *funcs_by_name(const struct func_index *idx)
 	struct func_names *names = idx->names;
 
 	pthread_mutex_lock(&names->lock);
-	if (!names->sorted && (names->sorted = calloc(idx->count ? idx->count : 1,
-						      sizeof(*names->sorted)))) {
+	if (!names->sorted &&
+	    (names->sorted = calloc(idx->count ? idx->count : 1, sizeof(*names->sorted)))) {
 		for (size_t i = 0; i < idx->count; i++)
 			names->sorted[i] = &idx->funcs[i];
 		qsort(names->sorted, idx->count, sizeof(*names->sorted), by_name_cmp);
@@ -244,6 +244,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 	struct timespec t0, t1;
 	const uint8_t *tab;
 	size_t tab_size;
+	uint64_t text = 0;
 	int ret;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -259,7 +260,9 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 	if (!ret)
 		ret = elf_image_find_pclntab(idx->img, &tab, &tab_size, err);
 	if (!ret)
-		ret = gopclntab_open(tab, tab_size, elf_image_text_start(idx->img), &idx->pcln, err);
+		ret = elf_image_text_start(idx->img, tab, tab_size, &text, err);
+	if (!ret)
+		ret = gopclntab_open(tab, tab_size, text, &idx->pcln, err);
 	if (ret && err && strncmp(err, path, strlen(path)) != 0) {
 		/* The table parser does not know the file's name: prefix it. */
 		char inner[ERR_LEN];
@@ -553,8 +556,7 @@ static unsigned name_distance(const char *name, const char *query)
 	return d;
 }
 
-size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
-		     size_t max)
+size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out, size_t max)
 {
 	struct func_info *const *by_name = funcs_by_name(idx);
 	unsigned best[16];

@@ -260,7 +260,14 @@ static int parse_header(struct gopclntab *t, uint64_t text_start, char *err)
 	if (has_text) {
 		uint64_t hdr_text = rdptr(w, t->ptrsize);
 		w += t->ptrsize;
-		t->text_start = hdr_text ? hdr_text : text_start;
+		/* The caller's text start is proven (see elf_image_text_start);
+		 * a header that says otherwise is a table that lies. */
+		if (text_start && hdr_text && hdr_text != text_start)
+			return err_set(err, EINVAL,
+				       MOD ": header text start 0x%" PRIx64 " disagrees with "
+					   "runtime.text 0x%" PRIx64 " (corrupt binary?)",
+				       hdr_text, text_start);
+		t->text_start = text_start ? text_start : hdr_text;
 		if (!t->text_start)
 			return err_set(err, EINVAL,
 				       MOD ": no text start in the header and none given "
@@ -476,7 +483,8 @@ int gopclntab_code_size(const struct gopclntab *tab, size_t i, uint64_t *size)
 		return -ENOENT;
 	if (r.pcsp >= pct->len)
 		return -EINVAL;
-	ret = gopclntab_pcspan(tab->data + pct->off + r.pcsp, pct->len - r.pcsp, tab->quantum, &span);
+	ret =
+	    gopclntab_pcspan(tab->data + pct->off + r.pcsp, pct->len - r.pcsp, tab->quantum, &span);
 	if (ret)
 		return ret;
 	/* More than the distance to the next function: not this table's. */
