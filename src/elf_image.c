@@ -73,30 +73,22 @@ static int elf_image_read_headers(struct elf_image *img, char *err)
 		return err_set(err, ENOEXEC, "%s: corrupt ELF header: %s", img->path,
 			       elf_errmsg(-1));
 	if (img->ehdr.e_ident[EI_CLASS] != ELFCLASS64 || img->ehdr.e_machine != EM_X86_64)
-		return err_set(err, ENOEXEC,
-			       "%s: not an x86-64 ELF binary (retop traces amd64 Go programs)",
+		return err_set(err, ENOEXEC, "%s: not an x86-64 ELF binary (retop traces amd64 Go programs)",
 			       img->path);
-	if (elf_getphdrnum(img->elf, &phnum) != 0 ||
-	    elf_getshdrstrndx(img->elf, &img->shstrndx) != 0)
-		return err_set(err, ENOEXEC, "%s: corrupt ELF headers: %s", img->path,
-			       elf_errmsg(-1));
+	if (elf_getphdrnum(img->elf, &phnum) != 0 || elf_getshdrstrndx(img->elf, &img->shstrndx) != 0)
+		return err_set(err, ENOEXEC, "%s: corrupt ELF headers: %s", img->path, elf_errmsg(-1));
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 		if (!gelf_getphdr(img->elf, (int)i, &ph))
-			return err_set(err, ENOEXEC, "%s: corrupt program header %zu", img->path,
-				       i);
+			return err_set(err, ENOEXEC, "%s: corrupt program header %zu", img->path, i);
 		if (ph.p_type != PT_LOAD || img->nsegs == MAX_SEGMENTS)
 			continue;
 		if (ph.p_offset > img->map_size || ph.p_filesz > img->map_size - ph.p_offset)
-			return err_set(err, ENOEXEC,
-				       "%s: truncated: segment at file offset 0x%llx ends past the "
-				       "end of the file",
+			return err_set(err, ENOEXEC, "%s: truncated: segment at file offset 0x%llx ends past the end of the file",
 				       img->path, (unsigned long long)ph.p_offset);
-		img->segs[img->nsegs++] = (struct elf_segment){.vaddr = ph.p_vaddr,
-							       .memsz = ph.p_memsz,
-							       .offset = ph.p_offset,
-							       .filesz = ph.p_filesz,
-							       .flags = ph.p_flags};
+		img->segs[img->nsegs++] = (struct elf_segment){
+			.vaddr = ph.p_vaddr, .memsz = ph.p_memsz, .offset = ph.p_offset,
+			.filesz = ph.p_filesz, .flags = ph.p_flags};
 	}
 	if (img->nsegs == 0)
 		return err_set(err, ENOEXEC, "%s: no loadable segment", img->path);
@@ -228,8 +220,8 @@ static void elf_image_read_go_version(struct elf_image *img, const uint8_t *p, s
 		memcpy(&str_ptr, hdr, 8);
 		memcpy(&str_len, hdr + 8, 8);
 		const uint8_t *str = str_len < sizeof(img->go_version)
-					 ? elf_image_vaddr_data(img, str_ptr, str_len)
-					 : NULL;
+					     ? elf_image_vaddr_data(img, str_ptr, str_len)
+					     : NULL;
 		if (str) {
 			memcpy(img->go_version, str, str_len);
 			img->go_version[str_len] = '\0';
@@ -297,34 +289,13 @@ void elf_image_close(struct elf_image *img)
 	free(img);
 }
 
-const char *elf_image_path(const struct elf_image *img)
-{
-	return img->path;
-}
-bool elf_image_is_pie(const struct elf_image *img)
-{
-	return img->ehdr.e_type == ET_DYN;
-}
-bool elf_image_has_symtab(const struct elf_image *img)
-{
-	return img->symtab != NULL;
-}
-bool elf_image_has_dwarf(const struct elf_image *img)
-{
-	return img->has_dwarf;
-}
-const char *elf_image_build_id(const struct elf_image *img)
-{
-	return img->build_id;
-}
-const char *elf_image_go_build_id(const struct elf_image *img)
-{
-	return img->go_build_id;
-}
-const char *elf_image_go_version(const struct elf_image *img)
-{
-	return img->go_version;
-}
+const char *elf_image_path(const struct elf_image *img) { return img->path; }
+bool elf_image_is_pie(const struct elf_image *img) { return img->ehdr.e_type == ET_DYN; }
+bool elf_image_has_symtab(const struct elf_image *img) { return img->symtab != NULL; }
+bool elf_image_has_dwarf(const struct elf_image *img) { return img->has_dwarf; }
+const char *elf_image_build_id(const struct elf_image *img) { return img->build_id; }
+const char *elf_image_go_build_id(const struct elf_image *img) { return img->go_build_id; }
+const char *elf_image_go_version(const struct elf_image *img) { return img->go_version; }
 
 const uint8_t *elf_image_section(const struct elf_image *img, const char *name, uint64_t *addr,
 				 size_t *size)
@@ -374,9 +345,8 @@ int elf_image_find_pclntab(const struct elf_image *img, const uint8_t **data, si
 		if (len < sizeof(suffix) - 1 || strcmp(n + len - (sizeof(suffix) - 1), suffix) != 0)
 			continue;
 		if (!(*data = elf_image_scn_bytes(img, &sh)))
-			return err_set(err, ENOEXEC,
-				       "%s: truncated: %s lies past the end of the file", img->path,
-				       n);
+			return err_set(err, ENOEXEC, "%s: truncated: %s lies past the end of the file",
+				       img->path, n);
 		*size = sh.sh_size;
 		return 0;
 	}
@@ -408,8 +378,8 @@ uint64_t elf_image_symbol_value(const struct elf_image *img, const char *name)
 	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 		GElf_Sym sym;
 		const char *n;
-		if (gelf_getsym(data, (int)i, &sym) &&
-		    (n = elf_strptr(img->elf, sh.sh_link, sym.st_name)) && !strcmp(n, name))
+		if (gelf_getsym(data, (int)i, &sym) && (n = elf_strptr(img->elf, sh.sh_link, sym.st_name)) &&
+		    !strcmp(n, name))
 			return sym.st_value;
 	}
 	return 0;

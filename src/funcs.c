@@ -160,8 +160,8 @@ struct func_info *const *funcs_by_name(const struct func_index *idx)
 	struct func_names *names = idx->names;
 
 	pthread_mutex_lock(&names->lock);
-	if (!names->sorted &&
-	    (names->sorted = calloc(idx->count ? idx->count : 1, sizeof(*names->sorted)))) {
+	if (!names->sorted && (names->sorted = calloc(idx->count ? idx->count : 1,
+						      sizeof(*names->sorted)))) {
 		for (size_t i = 0; i < idx->count; i++)
 			names->sorted[i] = &idx->funcs[i];
 		qsort(names->sorted, idx->count, sizeof(*names->sorted), by_name_cmp);
@@ -556,7 +556,8 @@ static unsigned name_distance(const char *name, const char *query)
 	return d;
 }
 
-size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out, size_t max)
+size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
+		     size_t max)
 {
 	struct func_info *const *by_name = funcs_by_name(idx);
 	unsigned best[16];

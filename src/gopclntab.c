@@ -483,8 +483,7 @@ int gopclntab_code_size(const struct gopclntab *tab, size_t i, uint64_t *size)
 		return -ENOENT;
 	if (r.pcsp >= pct->len)
 		return -EINVAL;
-	ret =
-	    gopclntab_pcspan(tab->data + pct->off + r.pcsp, pct->len - r.pcsp, tab->quantum, &span);
+	ret = gopclntab_pcspan(tab->data + pct->off + r.pcsp, pct->len - r.pcsp, tab->quantum, &span);
 	if (ret)
 		return ret;
 	/* More than the distance to the next function: not this table's. */

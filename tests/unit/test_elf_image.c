@@ -4,11 +4,11 @@
  * the fixtures in $RETOP_FIXTURE_DIR, checked against the Go toolchain's
  * own answers (`go version`, `go tool buildid`, `go tool nm`).
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <cmocka.h>
 
 #include "elf_image.h"
 #include "gopclntab.h"
@@ -33,22 +33,19 @@ static char tmpdir[] = "/tmp/test_elf_image.XXXXXX";
 
 /* Non-PIE Go binary: text mapped at 0x400000 from file offset 0. */
 static const struct elf_segment exec_segs[] = {
-    {.vaddr = 0x400000, .memsz = 0xb1de0, .offset = 0, .filesz = 0xb1de0, .flags = PF_R | PF_X},
-    {.vaddr = 0x4b2000, .memsz = 0x4b3d7, .offset = 0xb2000, .filesz = 0x4b3d7, .flags = PF_R},
-    {.vaddr = 0x4fe000,
-     .memsz = 0x9ae00,
-     .offset = 0xfe000,
-     .filesz = 0x93250,
-     .flags = PF_R | PF_W},
+	{.vaddr = 0x400000, .memsz = 0xb1de0, .offset = 0, .filesz = 0xb1de0, .flags = PF_R | PF_X},
+	{.vaddr = 0x4b2000, .memsz = 0x4b3d7, .offset = 0xb2000, .filesz = 0x4b3d7, .flags = PF_R},
+	{.vaddr = 0x4fe000, .memsz = 0x9ae00, .offset = 0xfe000, .filesz = 0x93250,
+	 .flags = PF_R | PF_W},
 };
 
 /* A C PIE like /bin/true: headers at 0, text one page up, then a gap. */
 static const struct elf_segment pie_segs[] = {
-    {.vaddr = 0, .memsz = 0x1290, .offset = 0, .filesz = 0x1290, .flags = PF_R},
-    {.vaddr = 0x2000, .memsz = 0x3d59, .offset = 0x2000, .filesz = 0x3d59, .flags = PF_R | PF_X},
-    {.vaddr = 0x6000, .memsz = 0x1b60, .offset = 0x6000, .filesz = 0x1b60, .flags = PF_R},
-    /* Second text segment whose vaddr and offset differ. */
-    {.vaddr = 0x20000, .memsz = 0x100, .offset = 0x9000, .filesz = 0x100, .flags = PF_R | PF_X},
+	{.vaddr = 0, .memsz = 0x1290, .offset = 0, .filesz = 0x1290, .flags = PF_R},
+	{.vaddr = 0x2000, .memsz = 0x3d59, .offset = 0x2000, .filesz = 0x3d59, .flags = PF_R | PF_X},
+	{.vaddr = 0x6000, .memsz = 0x1b60, .offset = 0x6000, .filesz = 0x1b60, .flags = PF_R},
+	/* Second text segment whose vaddr and offset differ. */
+	{.vaddr = 0x20000, .memsz = 0x100, .offset = 0x9000, .filesz = 0x100, .flags = PF_R | PF_X},
 };
 
 static void expect_offset(const struct elf_segment *segs, size_t n, uint64_t vaddr, uint64_t want)
@@ -105,11 +102,8 @@ static void test_vaddr_pie(void **state)
 static void test_vaddr_bss_tail(void **state)
 {
 	static const struct elf_segment segs[] = {
-	    {.vaddr = 0x1000,
-	     .memsz = 0x2000,
-	     .offset = 0x1000,
-	     .filesz = 0x800,
-	     .flags = PF_R | PF_X},
+		{.vaddr = 0x1000, .memsz = 0x2000, .offset = 0x1000, .filesz = 0x800,
+		 .flags = PF_R | PF_X},
 	};
 	(void)state;
 	expect_offset(segs, N(segs), 0x17ff, 0x17ff);
@@ -306,9 +300,8 @@ static void expect_open_error(const char *path, int errnum, const char *const *w
 
 static void test_open_not_elf(void **state)
 {
-	static const char text[] =
-	    "#!/bin/sh\n# a shell script, long enough to hold an ELF header\n"
-	    "exec /bin/true \"$@\"\n";
+	static const char text[] = "#!/bin/sh\n# a shell script, long enough to hold an ELF header\n"
+				   "exec /bin/true \"$@\"\n";
 	static const char *const not_elf[] = {"not an ELF"};
 	static const char *const empty[] = {"not an ELF", "0 bytes"};
 	static const char *const enoent[] = {"No such file"};
@@ -597,19 +590,19 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_vaddr_exec),
-	    cmocka_unit_test(test_vaddr_pie),
-	    cmocka_unit_test(test_vaddr_bss_tail),
-	    cmocka_unit_test(test_moduledata_found),
-	    cmocka_unit_test(test_moduledata_refused),
-	    cmocka_unit_test(test_open_not_elf),
-	    cmocka_unit_test(test_open_truncated),
-	    cmocka_unit_test(test_open_wrong_arch),
-	    cmocka_unit_test(test_bin_true),
-	    cmocka_unit_test(test_go_default),
-	    cmocka_unit_test(test_go_stripped),
-	    cmocka_unit_test(test_go_pie),
-	    cmocka_unit_test(test_go_cgo),
+		cmocka_unit_test(test_vaddr_exec),
+		cmocka_unit_test(test_vaddr_pie),
+		cmocka_unit_test(test_vaddr_bss_tail),
+		cmocka_unit_test(test_moduledata_found),
+		cmocka_unit_test(test_moduledata_refused),
+		cmocka_unit_test(test_open_not_elf),
+		cmocka_unit_test(test_open_truncated),
+		cmocka_unit_test(test_open_wrong_arch),
+		cmocka_unit_test(test_bin_true),
+		cmocka_unit_test(test_go_default),
+		cmocka_unit_test(test_go_stripped),
+		cmocka_unit_test(test_go_pie),
+		cmocka_unit_test(test_go_cgo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
