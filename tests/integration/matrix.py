@@ -6,7 +6,8 @@ For each cell, tests/go/matrix is built with that release's toolchain
 same flags without -s -w), and then:
 
   entries  every function of `retop -l` is at the address the twin's symbol
-           table (nm) gives it: a single wrong entry fails the cell;
+           table (nm) gives it: a single wrong entry fails the cell, and so
+           does any warning from -l (the binaries are sound);
   rets     for every function -l calls "full", its RET sites are exactly the
            near RETs objdump -d finds between the twin's symbol and the next;
   trace    main.Work, called exactly 1000 times by the program, is traced
@@ -130,6 +131,9 @@ def listing(binary):
                        text=True, timeout=120)
     if r.returncode != 0:
         return None, (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]
+    if r.stderr.strip():
+        # A warning on a sound binary is a false alarm (DWARF 5 forms, say).
+        raise CellError("retop -l warned: %s" % " ".join(r.stderr.split())[:300])
     return [json.loads(l) for l in r.stdout.splitlines() if l.strip()], None
 
 
