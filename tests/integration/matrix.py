@@ -50,6 +50,9 @@ MODES = {
     "pie-stripped": ("0", ["-buildmode=pie", "-ldflags=-s -w"], "pie"),
     "ext": ("1", CGO_TAGS + ["-ldflags=-linkmode=external"], None),
     "ext-stripped": ("1", CGO_TAGS + ["-ldflags=-s -w -linkmode=external"], "ext"),
+    "ext-pie": ("1", CGO_TAGS + ["-buildmode=pie", "-ldflags=-linkmode=external"], None),
+    "ext-pie-stripped": ("1", CGO_TAGS + ["-buildmode=pie", "-ldflags=-s -w -linkmode=external"],
+                         "ext-pie"),
     "noopt": ("0", ["-gcflags=all=-N -l"], None),
 }
 FUNC = "main.Work"
@@ -341,7 +344,7 @@ def main():
                 else:
                     failed += 1
             results[(rel, mode)] = (verdict, detail)
-            print("go%-5s %-13s %-8s %s (%.1f s)" % (rel, mode, verdict, detail,
+            print("go%-5s %-16s %-8s %s (%.1f s)" % (rel, mode, verdict, detail,
                                                    time.time() - t0), flush=True)
     if args.markdown:
         print()
