@@ -27,6 +27,7 @@ for the cgo modes.  Exit 0 when no cell failed, 1 otherwise, 77 when
 nothing could be checked outside CI.
 """
 import argparse
+import bisect
 import json
 import os
 import re
@@ -177,7 +178,6 @@ def check_entries(funcs, syms):
 
 def check_rets(funcs, syms, rets):
     """Compare every full function's RET sites with objdump's inside it."""
-    import bisect
     starts = sorted(a for s in syms.values() for a in s)
     bad, compared = [], 0
     for f in funcs:
