@@ -11,7 +11,7 @@
  * cmd/link/internal/ld/pcln.go):
  *
  *   header     magic u32, 0 u8, 0 u8, minLC u8, ptrSize u8, then uintptrs:
- *              nfunc, nfiles, [textStart (1.18+)], funcnameOffset,
+ *              nfunc, nfiles, [textStart (1.18+; 0 from 1.26)], funcnameOffset,
  *              cuOffset, filetabOffset, pctabOffset, pclnOffset
  *   functab    at pclnOffset: nfunc (entry, funcoff) pairs then one end pc;
  *              uintptr fields in 1.16, u32 offsets from textStart in 1.18+
