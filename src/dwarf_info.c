@@ -178,10 +178,19 @@ static int attr_udata(struct loader *L, Dwarf_Die die, Dwarf_Half at, Dwarf_Unsi
 		return dw_fail(L, "dwarf_attr");
 	if (res == DW_DLV_NO_ENTRY)
 		return ABSENT;
-	res = dwarf_formudata(attr, val, &L->derr);
+	/* gcc's DWARF 5 implicit_const (cgo): formsdata reads it; < 0 is absent. */
+	Dwarf_Half form = 0;
+	Dwarf_Signed sv = -1;
+	res = dwarf_whatform(attr, &form, &L->derr);
+	if (res == DW_DLV_OK && (form == DW_FORM_implicit_const || form == DW_FORM_sdata)) {
+		res = dwarf_formsdata(attr, &sv, &L->derr);
+		*val = (Dwarf_Unsigned)sv;
+		res = res == DW_DLV_OK && sv < 0 ? DW_DLV_NO_ENTRY : res;
+	} else if (res == DW_DLV_OK)
+		res = dwarf_formudata(attr, val, &L->derr);
 	dwarf_dealloc_attribute(attr);
 	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_formudata");
+		return dw_fail(L, "reading a constant");
 	return res == DW_DLV_OK ? 0 : ABSENT;
 }
 

@@ -385,15 +385,169 @@ uint64_t elf_image_symbol_value(const struct elf_image *img, const char *name)
 	return 0;
 }
 
-uint64_t elf_image_text_start(const struct elf_image *img)
+/* Word i of the candidate module data at p. */
+static uint64_t md_word(const uint8_t *p, size_t i)
 {
-	uint64_t v = elf_image_symbol_value(img, "runtime.text");
-	uint64_t addr = 0;
+	uint64_t v;
+	memcpy(&v, p + 8 * i, 8);
+	return v;
+}
 
-	if (v)
-		return v;
-	if (elf_image_section(img, ".text", &addr, NULL))
-		return addr;
+/* Functab pc slot i of the table (1.18+: u32 offsets, 1.16: absolute). */
+static uint64_t md_ftab_pc(const uint8_t *ftab, bool rel, size_t i)
+{
+	uint64_t v = 0;
+	memcpy(&v, ftab + (rel ? 8 * i : 16 * i), rel ? 4 : 8);
+	return v;
+}
+
+/* Does the module data candidate at p describe this pclntab?  Every slice
+ * must point where the header says its sub-table is, the functab length
+ * must be nfunc + 1, and minpc/maxpc must be the functab's first and last
+ * pcs taken from md's own text: a word that merely equals the table's
+ * address cannot pass all of that by chance. */
+static bool md_matches(const uint8_t *p, const uint8_t *pcln, size_t pcln_size, uint64_t pcln_vaddr,
+		       struct elf_moduledata *md)
+{
+	uint32_t magic;
+	uint64_t nfunc, off[5];
+	bool rel;
+
+	memcpy(&magic, pcln, 4);
+	rel = magic != GOPCLNTAB_MAGIC_116;
+	memcpy(&nfunc, pcln + 8, 8);
+	memcpy(off, pcln + 8 + (rel ? 3 : 2) * 8, sizeof(off));
+	/* funcnametab, cutab, filetab, pctab, pclntable, ftab: slice pointers. */
+	static const size_t slot[6] = {1, 4, 7, 10, 13, 16};
+	static const size_t sub[6] = {0, 1, 2, 3, 4, 4};
+	for (int i = 0; i < 6; i++)
+		if (off[sub[i]] >= pcln_size || md_word(p, slot[i]) != pcln_vaddr + off[sub[i]])
+			return false;
+	if (nfunc == 0 || md_word(p, 17) != nfunc + 1)
+		return false;
+	size_t field = rel ? 4 : 8, avail = pcln_size - off[4];
+	/* 2 * nfunc + 1 fields, as the table parser requires. */
+	if (avail < field || nfunc > (avail - field) / (2 * field))
+		return false;
+	md->minpc = md_word(p, MD_MINPC);
+	md->maxpc = md_word(p, MD_MINPC + 1);
+	md->text = md_word(p, MD_TEXT);
+	md->etext = md_word(p, MD_TEXT + 1);
+	const uint8_t *ftab = pcln + off[4];
+	uint64_t base = rel ? md->text : 0;
+	return md->text != 0 && md->text <= md->minpc && md->minpc <= md->maxpc &&
+	       md->maxpc <= md->etext && md->minpc == base + md_ftab_pc(ftab, rel, 0) &&
+	       md->maxpc == base + md_ftab_pc(ftab, rel, nfunc);
+}
+
+int elf_moduledata_find(const uint8_t *seg, size_t len, uint64_t seg_vaddr, const uint8_t *pcln,
+			size_t pcln_size, uint64_t pcln_vaddr, struct elf_moduledata *md)
+{
+	struct elf_moduledata found = {0}, cand;
+	int n = 0;
+
+	if (pcln_size < 8 + 8 * 8 || len < MD_SIZE)
+		return -ENOENT;
+	/* The struct is 8-aligned in the segment; the segment itself may not be. */
+	size_t start = (size_t)((8 - (seg_vaddr & 7)) & 7);
+	for (size_t o = start; o + MD_SIZE <= len; o += 8) {
+		if (md_word(seg + o, 0) != pcln_vaddr ||
+		    !md_matches(seg + o, pcln, pcln_size, pcln_vaddr, &cand))
+			continue;
+		if (n++ && memcmp(&cand, &found, sizeof(cand)) != 0)
+			return -EEXIST;
+		found = cand;
+	}
+	if (!n)
+		return -ENOENT;
+	*md = found;
+	return 0;
+}
+
+/* Link-time address of a pointer into the mapping, through the segments. */
+static uint64_t elf_image_map_vaddr(const struct elf_image *img, const uint8_t *p)
+{
+	uint64_t off = (uint64_t)(p - img->map);
+
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		if (off >= s->offset && off - s->offset < s->filesz)
+			return s->vaddr + (off - s->offset);
+	}
+	return 0;
+}
+
+static int elf_image_moduledata(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
+				struct elf_moduledata *md)
+{
+	uint64_t pcln_vaddr = elf_image_map_vaddr(img, pcln);
+	int ret = -ENOENT;
+
+	if (!pcln_vaddr)
+		return -ENOENT;
+	/* firstmoduledata is Go data: in a writable segment's file bytes. */
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		struct elf_moduledata m;
+		if (!(s->flags & PF_W) || (s->flags & PF_X))
+			continue;
+		int r = elf_moduledata_find(img->map + s->offset, s->filesz, s->vaddr, pcln,
+					    pcln_size, pcln_vaddr, &m);
+		if (r == -EEXIST || (r == 0 && ret == 0 && memcmp(&m, md, sizeof(m)) != 0))
+			return -EEXIST;
+		if (r == 0) {
+			*md = m;
+			ret = 0;
+		}
+	}
+	return ret;
+}
+
+int elf_image_text_start(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
+			 uint64_t *text, char *err)
+{
+	uint64_t sym = elf_image_symbol_value(img, "runtime.text"), hdr = 0, v, off;
+	struct elf_moduledata md = {0};
+	uint32_t magic = 0;
+
+	*text = 0;
+	if (pcln_size >= 8 + 3 * 8) {
+		memcpy(&magic, pcln, 4);
+		/* 1.18-1.25 store runtime.text; 1.26+ leave the field 0, and an
+		 * externally linked PIE may leave it to a dynamic relocation. */
+		if (magic == GOPCLNTAB_MAGIC_118 || magic == GOPCLNTAB_MAGIC_120)
+			memcpy(&hdr, pcln + 8 + 2 * 8, 8);
+	}
+	int r = elf_image_moduledata(img, pcln, pcln_size, &md);
+	if (r == -EEXIST)
+		return err_set(err, EINVAL,
+			       "%s: two runtime module data records describe the same function "
+			       "table differently; refusing the binary (modified or corrupt?)",
+			       img->path);
+	v = sym ? sym : md.text ? md.text : hdr;
+	if ((md.text && md.text != v) || (hdr && hdr != v))
+		return err_set(
+		    err, EINVAL,
+		    "%s: the Go text start is not proven: runtime.text 0x%llx, module data "
+		    "0x%llx, function table header 0x%llx disagree; refusing the binary "
+		    "(modified or corrupt?)",
+		    img->path, (unsigned long long)sym, (unsigned long long)md.text,
+		    (unsigned long long)hdr);
+	if (magic == GOPCLNTAB_MAGIC_116)
+		return 0; /* entries are absolute: the text start is not needed */
+	if (!v)
+		return err_set(err, ENOEXEC,
+			       "%s: cannot prove where Go text starts: no runtime.text symbol, no "
+			       "runtime module data found and no text start in the function table "
+			       "header; retop will not guess (rebuild without -s, or report the Go "
+			       "release and build flags)",
+			       img->path);
+	if (elf_image_vaddr_to_offset(img, v, &off))
+		return err_set(err, EINVAL,
+			       "%s: Go text start 0x%llx is outside every executable segment "
+			       "(corrupt binary?)",
+			       img->path, (unsigned long long)v);
+	*text = v;
 	return 0;
 }
 

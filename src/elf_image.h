@@ -47,8 +47,15 @@ const uint8_t *elf_image_section(const struct elf_image *img, const char *name, 
  * PIE builds), else a validated magic found in a read-only PT_LOAD segment. */
 int elf_image_find_pclntab(const struct elf_image *img, const uint8_t **data, size_t *size,
 			   char *err);
-/* Link-time start of Go text: runtime.text, else the .text section, else 0. */
-uint64_t elf_image_text_start(const struct elf_image *img);
+/* Link-time start of Go text, proven: runtime.text (symbols), the runtime's
+ * own module data (found through its pointer to the function table pcln)
+ * and the table header's text start (Go 1.18-1.25) must agree where they
+ * exist.  Never the .text section: with external linking it starts before
+ * the Go text.  -EINVAL when they disagree, -ENOEXEC when nothing proves a
+ * text start (*text stays 0 for Go 1.16-1.17 tables, whose entries are
+ * absolute and need none). */
+int elf_image_text_start(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
+			 uint64_t *text, char *err);
 
 /* Function symbols of .symtab sorted by value (empty when stripped). */
 size_t elf_image_func_symbols(const struct elf_image *img, const struct elf_symbol **syms);
@@ -70,6 +77,25 @@ const uint8_t *elf_image_code(const struct elf_image *img, uint64_t vaddr, size_
  * code view, a part of .gopclntab): whole pages inside it only.  Nothing is
  * lost: the bytes are read again from the file on next use. */
 void elf_image_drop(const struct elf_image *img, const void *p, size_t len);
+
+/* The fields of runtime.moduledata retop reads.  Its first 24 words have
+ * kept one layout from Go 1.16 to 1.27 (runtime/symtab.go): pcHeader, six
+ * slices (funcnametab, cutab, filetab, pctab, pclntable, ftab),
+ * findfunctab, minpc, maxpc, text, etext. */
+struct elf_moduledata {
+	uint64_t minpc, maxpc; /* first and last pc of the function table */
+	uint64_t text, etext;
+};
+#define MD_MINPC 20
+#define MD_TEXT 22
+#define MD_SIZE (24 * 8)
+
+/* Search seg (len file bytes loaded at seg_vaddr) for the module data that
+ * points at the function table pcln (pcln_size bytes at pcln_vaddr), and
+ * validate it against the table.  0 and *md on one match (or several equal
+ * ones), -ENOENT when none, -EEXIST when two disagree. */
+int elf_moduledata_find(const uint8_t *seg, size_t len, uint64_t seg_vaddr, const uint8_t *pcln,
+			size_t pcln_size, uint64_t pcln_vaddr, struct elf_moduledata *md);
 
 /* The offset math, on plain arrays so it can be tested on fixed values:
  * p_vaddr <= v < p_vaddr + p_filesz of an executable segment ->

@@ -245,6 +245,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 	struct timespec t0, t1;
 	const uint8_t *tab;
 	size_t tab_size;
+	uint64_t text = 0;
 	int ret;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -260,7 +261,9 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 	if (!ret)
 		ret = elf_image_find_pclntab(idx->img, &tab, &tab_size, err);
 	if (!ret)
-		ret = gopclntab_open(tab, tab_size, elf_image_text_start(idx->img), &idx->pcln, err);
+		ret = elf_image_text_start(idx->img, tab, tab_size, &text, err);
+	if (!ret)
+		ret = gopclntab_open(tab, tab_size, text, &idx->pcln, err);
 	if (ret && err && strncmp(err, path, strlen(path)) != 0) {
 		/* The table parser does not know the file's name: prefix it. */
 		char inner[ERR_LEN];

@@ -11,7 +11,7 @@
  * cmd/link/internal/ld/pcln.go):
  *
  *   header     magic u32, 0 u8, 0 u8, minLC u8, ptrSize u8, then uintptrs:
- *              nfunc, nfiles, [textStart (1.18+)], funcnameOffset,
+ *              nfunc, nfiles, [textStart (1.18+; 0 from 1.26)], funcnameOffset,
  *              cuOffset, filetabOffset, pctabOffset, pclnOffset
  *   functab    at pclnOffset: nfunc (entry, funcoff) pairs then one end pc;
  *              uintptr fields in 1.16, u32 offsets from textStart in 1.18+
@@ -260,7 +260,14 @@ static int parse_header(struct gopclntab *t, uint64_t text_start, char *err)
 	if (has_text) {
 		uint64_t hdr_text = rdptr(w, t->ptrsize);
 		w += t->ptrsize;
-		t->text_start = hdr_text ? hdr_text : text_start;
+		/* The caller's text start is proven (see elf_image_text_start);
+		 * a header that says otherwise is a table that lies. */
+		if (text_start && hdr_text && hdr_text != text_start)
+			return err_set(err, EINVAL,
+				       MOD ": header text start 0x%" PRIx64 " disagrees with "
+					   "runtime.text 0x%" PRIx64 " (corrupt binary?)",
+				       hdr_text, text_start);
+		t->text_start = text_start ? text_start : hdr_text;
 		if (!t->text_start)
 			return err_set(err, EINVAL,
 				       MOD ": no text start in the header and none given "

@@ -24,8 +24,10 @@ struct gopclntab_func {
 	uint32_t index;
 };
 
-/* data/size: the table; text_start: the link-time address of runtime.text,
- * used when the header carries none (Go >= 1.26, or a relocated PIE field). */
+/* data/size: the table; text_start: the link-time address of runtime.text
+ * (0: take the header's).  The header carries none on Go >= 1.26 and may
+ * leave it to a relocation in PIE builds; when both are known they must
+ * agree, else -EINVAL. */
 int gopclntab_open(const uint8_t *data, size_t size, uint64_t text_start, struct gopclntab **out,
 		   char *err);
 void gopclntab_close(struct gopclntab *tab);

@@ -398,6 +398,51 @@ static void test_corrupt_debug_info(void **state)
 	free(buf);
 }
 
+/* gcc's DWARF 5 in an externally linked cgo build (payments-cgo from
+ * tests/go/build-fixtures.sh) uses DW_FORM_implicit_const: it loads without
+ * an error, and a C function's declaration is the one in Go's own source. */
+static void test_cgo_dwarf5(void **state)
+{
+	(void)state;
+	const char *dir = getenv("RETOP_FIXTURE_DIR"), *go = getenv("GO");
+	char path[4096], cmd[8192], out[4096] = "", err[ERR_LEN] = "";
+	struct dwarf_info *info = NULL;
+	FILE *p;
+
+	if (!dir || !*dir)
+		fail_msg("RETOP_FIXTURE_DIR is not set: run through make check");
+	snprintf(path, sizeof(path), "%s/payments-cgo", dir);
+	/* The fixture must exercise the form, or this test proves nothing. */
+	snprintf(cmd, sizeof(cmd), "readelf --debug-dump=abbrev '%s' | grep -c implicit_const",
+		 path);
+	assert_non_null(p = popen(cmd, "r"));
+	assert_non_null(fgets(out, sizeof(out), p));
+	pclose(p);
+	if (atoi(out) == 0)
+		fail_msg("%s has no DW_FORM_implicit_const: gcc no longer emits it", path);
+	if (dwarf_info_load(path, &info, err) != 0)
+		fail_msg("dwarf_info_load(%s): %s", path, err);
+	const struct dwarf_func *f = NULL;
+	for (size_t i = 0; i < info->count && !f; i++)
+		if (!strcmp(info->funcs[i].name, "x_cgo_notify_runtime_init_done"))
+			f = &info->funcs[i];
+	assert_non_null(f);
+	assert_non_null(f->decl_file);
+	assert_non_null(strstr(f->decl_file, "runtime/cgo/gcc_libinit.c"));
+	snprintf(cmd, sizeof(cmd),
+		 "grep -n '^x_cgo_notify_runtime_init_done(' "
+		 "\"$(GOENV=off %s env GOROOT)/src/runtime/cgo/gcc_libinit.c\" | cut -d: -f1",
+		 go && *go ? go : "go");
+	assert_non_null(p = popen(cmd, "r"));
+	out[0] = '\0';
+	if (!fgets(out, sizeof(out), p))
+		out[0] = '\0';
+	pclose(p);
+	assert_true(atoi(out) > 0);
+	assert_int_equal(f->decl_line, atoi(out));
+	dwarf_info_free(info);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -411,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt_debug_info),
+		cmocka_unit_test(test_cgo_dwarf5),
 	};
 	return cmocka_run_group_tests_name("dwarf_info", tests, group_setup, group_teardown);
 }

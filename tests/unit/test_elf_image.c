@@ -110,6 +110,139 @@ static void test_vaddr_bss_tail(void **state)
 	expect_enoent(segs, N(segs), 0x1800);
 }
 
+/* ---- the runtime's module data, on fixed bytes ---- */
+
+#define PCLN_VADDR 0x520000u
+#define MD_TEXT_VAL 0x402400u
+
+/* A Go 1.20+ table header (nfunc 2, functab at 0x68: pcs 0, 0x40, end 0x81)
+ * and nothing else: enough for the module data checks. */
+static void md_pcln(uint8_t *p, size_t size, uint32_t magic)
+{
+	uint64_t w[8] = {2, 1, 0, 0x48, 0x50, 0x58, 0x60, 0x68};
+	uint32_t ft[5] = {0, 0x100, 0x40, 0x200, 0x81};
+
+	memset(p, 0, size);
+	memcpy(p, &magic, 4);
+	p[6] = 1;
+	p[7] = 8;
+	if (magic == GOPCLNTAB_MAGIC_116) {
+		/* No text start field; functab of absolute uintptrs. */
+		uint64_t w16[7] = {2, 1, 0x48, 0x50, 0x58, 0x60, 0x68};
+		uint64_t ft16[5] = {MD_TEXT_VAL, 0x100, MD_TEXT_VAL + 0x40, 0x200,
+				    MD_TEXT_VAL + 0x81};
+		memcpy(p + 8, w16, sizeof(w16));
+		memcpy(p + 0x68, ft16, sizeof(ft16));
+		return;
+	}
+	memcpy(p + 8, w, sizeof(w));
+	memcpy(p + 0x68, ft, sizeof(ft));
+}
+
+/* runtime.firstmoduledata for that table, with text at text, at seg + at. */
+static void md_write(uint8_t *seg, size_t at, uint64_t text)
+{
+	uint64_t w[24] = {0};
+	static const uint64_t offs[6] = {0x48, 0x50, 0x58, 0x60, 0x68, 0x68};
+	static const size_t slot[6] = {1, 4, 7, 10, 13, 16};
+
+	w[0] = PCLN_VADDR;
+	for (int i = 0; i < 6; i++) {
+		w[slot[i]] = PCLN_VADDR + offs[i];
+		w[slot[i] + 1] = w[slot[i] + 2] = 8; /* len, cap: not checked */
+	}
+	w[17] = w[18] = 3; /* ftab: nfunc + 1 entries */
+	w[MD_MINPC] = text;
+	w[MD_MINPC + 1] = text + 0x81;
+	w[MD_TEXT] = text;
+	w[MD_TEXT + 1] = text + 0x90;
+	memcpy(seg + at, w, sizeof(w));
+}
+
+static int md_find(const uint8_t *seg, size_t len, uint64_t vaddr, const uint8_t *pcln,
+		   struct elf_moduledata *md)
+{
+	return elf_moduledata_find(seg, len, vaddr, pcln, 0x100, PCLN_VADDR, md);
+}
+
+static void test_moduledata_found(void **state)
+{
+	uint8_t pcln[0x100], seg[0x400];
+	struct elf_moduledata md;
+	(void)state;
+
+	md_pcln(pcln, sizeof(pcln), GOPCLNTAB_MAGIC_120);
+	memset(seg, 0, sizeof(seg));
+	/* Decoys first: bare words equal to the table's address. */
+	memcpy(seg + 0x10, &(uint64_t){PCLN_VADDR}, 8);
+	memcpy(seg + 0x18, &(uint64_t){PCLN_VADDR}, 8);
+	md_write(seg, 0x100, MD_TEXT_VAL);
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), 0);
+	assert_int_equal(md.text, MD_TEXT_VAL);
+	assert_int_equal(md.minpc, MD_TEXT_VAL);
+	assert_int_equal(md.maxpc, MD_TEXT_VAL + 0x81);
+	assert_int_equal(md.etext, MD_TEXT_VAL + 0x90);
+
+	/* The same record twice (say .data and a copy) is still one answer. */
+	md_write(seg, 0x200, MD_TEXT_VAL);
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), 0);
+
+	/* Alignment is by address, not by position in the segment: the same
+	 * bytes at an address where the record would be misaligned are not it. */
+	assert_int_equal(md_find(seg + 4, sizeof(seg) - 4, 0x5f0004, pcln, &md), 0);
+	assert_int_equal(md_find(seg + 4, sizeof(seg) - 4, 0x5f0000, pcln, &md), -ENOENT);
+
+	/* Go 1.16-1.17: absolute functab pcs. */
+	md_pcln(pcln, sizeof(pcln), GOPCLNTAB_MAGIC_116);
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), 0);
+	assert_int_equal(md.text, MD_TEXT_VAL);
+}
+
+static void test_moduledata_refused(void **state)
+{
+	uint8_t pcln[0x100], seg[0x400];
+	struct elf_moduledata md;
+	uint64_t v;
+	(void)state;
+
+	md_pcln(pcln, sizeof(pcln), GOPCLNTAB_MAGIC_120);
+	memset(seg, 0, sizeof(seg));
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), -ENOENT);
+	assert_int_equal(md_find(seg, 100, 0x5f0000, pcln, &md), -ENOENT); /* too short */
+
+	/* Two records that pass every check but name different text starts. */
+	md_write(seg, 0x100, MD_TEXT_VAL);
+	md_write(seg, 0x200, MD_TEXT_VAL + 0x100);
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), -EEXIST);
+
+	/* One field off, one record at a time: each is no match. */
+	static const size_t fields[] = {1, 4, 7, 10, 13, 16, 17, MD_MINPC, MD_MINPC + 1};
+	for (size_t i = 0; i < N(fields); i++) {
+		memset(seg, 0, sizeof(seg));
+		md_write(seg, 0x100, MD_TEXT_VAL);
+		memcpy(&v, seg + 0x100 + 8 * fields[i], 8);
+		v += 8;
+		memcpy(seg + 0x100 + 8 * fields[i], &v, 8);
+		assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), -ENOENT);
+	}
+	/* A text start past the first function, or text 0. */
+	memset(seg, 0, sizeof(seg));
+	md_write(seg, 0x100, MD_TEXT_VAL);
+	v = MD_TEXT_VAL + 0x10;
+	memcpy(seg + 0x100 + 8 * MD_TEXT, &v, 8);
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), -ENOENT);
+	md_write(seg, 0x100, 0);
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), -ENOENT);
+
+	/* A table whose functab would not fit: nfunc too large. */
+	md_write(seg, 0x100, MD_TEXT_VAL);
+	v = 1000;
+	memcpy(pcln + 8, &v, 8);
+	v = 1001;
+	memcpy(seg + 0x100 + 8 * 17, &v, 8);
+	assert_int_equal(md_find(seg, sizeof(seg), 0x5f0000, pcln, &md), -ENOENT);
+}
+
 /* ---- errors for files that are not x86-64 ELF ---- */
 
 static char *tmp_path(const char *name)
@@ -337,9 +470,22 @@ static void check_go_facts(struct elf_image *img, const char *pcln_name)
 
 /* Text start, and the offset math end to end: the bytes read at the text
  * start through the segments are the first bytes of .text. */
+static uint64_t text_start(struct elf_image *img)
+{
+	const uint8_t *tab;
+	size_t size;
+	uint64_t text = 0;
+	char err[ERR_LEN];
+
+	if (elf_image_find_pclntab(img, &tab, &size, err) != 0 ||
+	    elf_image_text_start(img, tab, size, &text, err) != 0)
+		fail_msg("%s", err);
+	return text;
+}
+
 static void check_text(struct elf_image *img)
 {
-	uint64_t text = elf_image_text_start(img), scn_addr = 0, off;
+	uint64_t text = text_start(img), scn_addr = 0, off;
 	const uint8_t *scn = elf_image_section(img, ".text", &scn_addr, NULL);
 	uint8_t code[32];
 
@@ -373,8 +519,8 @@ static void test_go_default(void **state)
 	check_go_facts(img, ".gopclntab");
 	check_text(img);
 	assert_true(nm_runtime_text(elf_image_path(img)) != 0);
-	assert_int_equal(elf_image_text_start(img), nm_runtime_text(elf_image_path(img)));
-	assert_int_equal(elf_image_symbol_value(img, "runtime.text"), elf_image_text_start(img));
+	assert_int_equal(text_start(img), nm_runtime_text(elf_image_path(img)));
+	assert_int_equal(elf_image_symbol_value(img, "runtime.text"), text_start(img));
 	n = elf_image_func_symbols(img, &syms);
 	assert_true(n > 100);
 	for (size_t i = 1; i < n; i++)
@@ -393,8 +539,23 @@ static void test_go_stripped(void **state)
 	assert_int_equal(elf_image_func_symbols(img, &syms), 0);
 	assert_int_equal(elf_image_symbol_value(img, "runtime.text"), 0);
 	check_go_facts(img, ".gopclntab");
-	/* No symbols: the text start comes from the .text section. */
+	/* No symbols: the text start comes from the runtime's module data, and
+	 * is the unstripped twin's runtime.text. */
 	check_text(img);
+	assert_int_equal(text_start(img), nm_runtime_text(fixture("payments-default")));
+	elf_image_close(img);
+}
+
+/* External linking (cgo): .text may start before runtime.text; the text
+ * start is still the symbol's. */
+static void test_go_cgo(void **state)
+{
+	struct elf_image *img = open_fixture("payments-cgo");
+	(void)state;
+
+	check_go_facts(img, ".gopclntab");
+	assert_true(nm_runtime_text(elf_image_path(img)) != 0);
+	assert_int_equal(text_start(img), nm_runtime_text(elf_image_path(img)));
 	elf_image_close(img);
 }
 
@@ -407,7 +568,7 @@ static void test_go_pie(void **state)
 	assert_true(elf_image_has_symtab(img));
 	check_go_facts(img, ".data.rel.ro.gopclntab");
 	check_text(img);
-	assert_int_equal(elf_image_text_start(img), nm_runtime_text(elf_image_path(img)));
+	assert_int_equal(text_start(img), nm_runtime_text(elf_image_path(img)));
 	elf_image_close(img);
 }
 
@@ -432,6 +593,8 @@ int main(void)
 		cmocka_unit_test(test_vaddr_exec),
 		cmocka_unit_test(test_vaddr_pie),
 		cmocka_unit_test(test_vaddr_bss_tail),
+		cmocka_unit_test(test_moduledata_found),
+		cmocka_unit_test(test_moduledata_refused),
 		cmocka_unit_test(test_open_not_elf),
 		cmocka_unit_test(test_open_truncated),
 		cmocka_unit_test(test_open_wrong_arch),
@@ -439,6 +602,7 @@ int main(void)
 		cmocka_unit_test(test_go_default),
 		cmocka_unit_test(test_go_stripped),
 		cmocka_unit_test(test_go_pie),
+		cmocka_unit_test(test_go_cgo),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -445,9 +445,16 @@ static void test_text_start(void **state)
 	struct gopclntab_func f;
 	char err[ERR_LEN] = "";
 
-	/* The header wins over the argument. */
+	/* A header that disagrees with the proven text start is a lie. */
 	build(&s, &b, &l);
-	struct gopclntab *tab = open_ok(&b, l.size, 0x999000);
+	assert_int_equal(open_err(&b, l.size, 0x999000, err), -EINVAL);
+	assert_non_null(strstr(err, "disagrees"));
+	/* Agreeing, or no argument: the header's. */
+	struct gopclntab *tab = open_ok(&b, l.size, TEXT);
+	assert_int_equal(gopclntab_func(tab, 1, &f, err), 0);
+	assert_int_equal(f.entry, TEXT + 0x40);
+	gopclntab_close(tab);
+	tab = open_ok(&b, l.size, 0);
 	assert_int_equal(gopclntab_func(tab, 1, &f, err), 0);
 	assert_int_equal(f.entry, TEXT + 0x40);
 	gopclntab_close(tab);
