@@ -166,9 +166,11 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, sf->oldest_in_flight_ns >= 1000000000ull ? DR_STUCK : DR_NORMAL,
 			   "In flight %llu (oldest %s)  orphans %llu  unmatched returns %llu  "
-			   "re-entries %llu",
+			   "re-entries %llu  dropped %llu%s",
 			   (unsigned long long)sf->in_flight, old, (unsigned long long)sf->orphans,
-			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries);
+			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries,
+			   (unsigned long long)sf->v.dropped,
+			   sf->v.dropped ? " (not exact: raise --max-in-flight)" : "");
 	detail_row(pg);
 }
 
