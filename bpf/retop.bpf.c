@@ -166,13 +166,14 @@ int retop_entry(struct pt_regs *ctx)
 	if (old) {
 		/* The same frame entered again.  Usually the stack-check
 		 * prologue restarted the function (after growing the stack, or
-		 * for a preemption): one call.  But if the goroutine recovered
-		 * from a panic since, on the same stack, the earlier call was
+		 * for a preemption): one call, and nothing runs on the goroutine
+		 * between the two entries.  So if the goroutine recovered from a
+		 * panic since, even after a stack copy, the earlier call was
 		 * unwound and never returns: an orphan.  Either way the newer
 		 * entry is the live one. */
 		struct retop_goroutine_key gk = {.tgid = key.tgid, .g = key.g};
 		__u64 *rec = bpf_map_lookup_elem(&recovered, &gk);
-		if (old->stack_hi == hi && rec && *rec > old->start_ns)
+		if (rec && *rec > old->start_ns)
 			__sync_fetch_and_add(&st->abandoned, 1);
 		else
 			__sync_fetch_and_add(&st->reentries, 1);

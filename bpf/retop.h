@@ -60,7 +60,7 @@ struct retop_inflight_key {
 
 struct retop_inflight_val {
 	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
-	__u64 stack_hi; /* g.stack.hi then: tells a restart from an abandoned call */
+	__u64 stack_hi; /* g.stack.hi at the entry (a stack copy changes it) */
 	__u32 tid;
 	__u32 pad;
 };

@@ -217,6 +217,22 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct func_inf
 	return 0;
 }
 
+static int tracer_read_inflight(struct tracer *t, size_t *out);
+
+/* Delete the in-flight calls of a slot (its function was detached: entry
+ * probe first, so none is added after this). */
+static void tracer_purge_slot(struct tracer *t, int slot)
+{
+	int fd = bpf_map__fd(t->skel->maps.inflight);
+	size_t n = 0;
+
+	if (tracer_read_inflight(t, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (t->sweep_keys[i].func_id == (uint32_t)slot)
+			bpf_map_delete_elem(fd, &t->sweep_keys[i]);
+}
+
 int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
 		  bool *entry_only, char *err)
 {
@@ -242,8 +258,11 @@ int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int
 		nrets = 0;
 	}
 	s = &t->slots[slot];
-	/* Counters start from zero before the first probe can fire. */
+	/* Counters start from zero before the first probe can fire, and no
+	 * call left by the slot's previous function is taken for this one's. */
 	ret = tracer_reset(t, slot);
+	if (!ret)
+		tracer_purge_slot(t, slot);
 	if (!ret)
 		ret = tracer_attach_sites(t, slot, f, binary, pid, nrets, err);
 	if (ret)
