@@ -156,6 +156,8 @@ int retop_entry(struct pt_regs *ctx)
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->entries, 1);
+	if (RETOP_COOKIE_SITE(cookie) == RETOP_SITE_ENTRY_ONLY)
+		return 0;
 	if (inflight_key(ctx, func_id, &key, &hi)) {
 		/* No key, no pairing: the call is lost, and says so. */
 		__sync_fetch_and_add(&st->dropped, 1);

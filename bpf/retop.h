@@ -48,6 +48,9 @@ static inline __u32 retop_hist_bucket(__u64 v)
 #define RETOP_COOKIE_FUNC(c) ((__u32)((c) >> 32))
 #define RETOP_COOKIE_SITE(c) ((__u32)(c))
 #define RETOP_SITE_ENTRY 0xFFFFFFFFu
+/* The entry of a function traced entry-only: counted, never kept in flight
+ * (no RET would ever take it out; it would only fill the map). */
+#define RETOP_SITE_ENTRY_ONLY 0xFFFFFFFEu
 
 /* In-flight calls: the same key at the entry and at every RET, even when the
  * goroutine moved to another thread or its stack was copied (DESIGN.md). */

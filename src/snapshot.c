@@ -123,8 +123,9 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		return;
 	}
 	if (f->entry_only)
-		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5s  %s\n", name, calls, rate, "-",
-			"-", "-", (unsigned long long)f->in_flight, "-", f->status);
+		/* No RET, so nothing is in flight or orphaned: only entries. */
+		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s  %s\n", name, calls, rate, "-", "-",
+			"-", "-", "-", f->status);
 	else
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",

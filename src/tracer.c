@@ -31,6 +31,7 @@ struct tracer {
 	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
 	struct retop_inflight_val *sweep_vals;
 	size_t sweep_cap;
+	bool sweep_warned;
 };
 
 uint64_t tracer_now_ns(void)
@@ -207,7 +208,7 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct func_inf
 			return tracer_attach_error(-ret, f, binary, off[failed], err);
 	}
 	off[0] = f->file_offset;
-	cookie[0] = RETOP_COOKIE(slot, RETOP_SITE_ENTRY);
+	cookie[0] = RETOP_COOKIE(slot, nrets ? RETOP_SITE_ENTRY : RETOP_SITE_ENTRY_ONLY);
 	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, off, cookie, 1,
 			       &s->sets[0], &failed);
 	if (ret) {
@@ -494,7 +495,10 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 	now = tracer_now_ns();
 	all = ret ? NULL : calloc(n ? n : 1, sizeof(*all));
 	if (!all) {
-		log_warn("tracer", "in-flight calls not swept: %s", strerror(ret ? -ret : ENOMEM));
+		if (!t->sweep_warned)
+			log_warn("tracer", "in-flight calls not swept (their counts are stale): %s",
+				 strerror(ret ? -ret : ENOMEM));
+		t->sweep_warned = true;
 		return ret ? ret : -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
