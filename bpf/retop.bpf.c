@@ -89,7 +89,7 @@ static __always_inline int inflight_key(struct pt_regs *ctx, __u32 func_id,
 }
 
 static __always_inline int same_key(const struct retop_inflight_key *a,
-				     const struct retop_inflight_key *b)
+				    const struct retop_inflight_key *b)
 {
 	return a->tgid == b->tgid && a->func_id == b->func_id && a->g == b->g &&
 	       a->depth == b->depth;

@@ -288,7 +288,8 @@ static const struct serve_fam serve_fams[] = {
      "Entry hits over a call already in flight with the same key (morestack restarts).", false,
      get_reentries},
     {"retop_function_dropped_total", "counter",
-     "Calls lost because the in-flight map was full (--max-in-flight): calls_total is then a lower bound.",
+     "Calls lost because the in-flight map was full (--max-in-flight): calls_total is then a lower "
+     "bound.",
      false, get_dropped},
     {"retop_function_p50_seconds", "gauge",
      "Median duration since tracing began, read off the log-linear histogram (<= 1.6% error).",

@@ -32,7 +32,8 @@ static int session_resolve_target(struct session *s, char *err)
 	if (stat(s->opts.exe, &st) != 0)
 		return err_set(err, errno, "%s: %s", s->opts.exe, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return err_set(err, EINVAL, "%s: not a regular file: give the path of a Go executable",
+		return err_set(err, EINVAL,
+			       "%s: not a regular file: give the path of a Go executable",
 			       s->opts.exe);
 	snprintf(s->binary, sizeof(s->binary), "%s", s->opts.exe);
 	snprintf(s->display, sizeof(s->display), "%s", s->opts.exe);

@@ -33,7 +33,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "reentries", json_object_new_uint64(v->reentries));
 	/* Calls lost (in-flight map full): calls is exact only when this is 0. */
 	json_object_object_add(o, "dropped", json_object_new_uint64(v->dropped));
-	json_object_object_add(o, "returns_before_attach", json_object_new_uint64(f->before_attach));
+	json_object_object_add(o, "returns_before_attach",
+			       json_object_new_uint64(f->before_attach));
 	for (size_t i = 0; i < f->nsites; i++) {
 		struct json_object *s = json_object_new_object();
 		json_object_object_add(s, "offset", json_object_new_uint64(f->sites[i].offset));
@@ -142,8 +143,8 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap)
 		dropped += snap->funcs[i].v.dropped;
 	}
 	if (dropped)
-		fprintf(out, "! not exact: %llu calls dropped (in-flight map full): raise --max-in-flight\n",
-			(unsigned long long)dropped);
+		fprintf(out, "! not exact: %llu calls dropped (in-flight map full): %s\n",
+			(unsigned long long)dropped, "raise --max-in-flight");
 	fputc('\n', out);
 	fflush(out);
 }

@@ -307,8 +307,8 @@ int tracer_watch_goexit(struct tracer *t, const struct func_info *goexit, const 
 
 	if (t->goexit || !off)
 		return 0;
-	return probe_set_attach(t->skel->progs.retop_goexit, t->multi, binary, pid, &off, &cookie, 1,
-				&t->goexit, &failed);
+	return probe_set_attach(t->skel->progs.retop_goexit, t->multi, binary, pid, &off, &cookie,
+				1, &t->goexit, &failed);
 }
 
 size_t tracer_probe_count(const struct tracer *t, int slot)
@@ -452,7 +452,8 @@ static void sweep_delete(struct tracer *t, int fd, const struct sweep_entry *e, 
 
 /* Judge one goroutine's calls, [first, end) of the sorted entries. */
 static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t first, size_t end,
-			    struct sweep_procs *procs, uint64_t now, struct tracer_inflight *inflight)
+			    struct sweep_procs *procs, uint64_t now,
+			    struct tracer_inflight *inflight)
 {
 	int fd = bpf_map__fd(t->skel->maps.inflight);
 	struct retop_goroutine_key gk = {.tgid = all[first].key.tgid, .g = all[first].key.g};
