@@ -48,14 +48,19 @@ struct {
 	__type(value, struct retop_goroutine_val);
 } goroutines SEC(".maps");
 
-/* The key of the last entry each goroutine lost to a full map: the
+/* The last entry each goroutine lost to a full map, and when: the
  * stack-check prologue restarts a function with the same key, and that
  * second entry is the same call, not another one lost. */
+struct drop_mark {
+	struct retop_inflight_key key;
+	__u64 ns;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
 	__type(key, struct retop_goroutine_key);
-	__type(value, struct retop_inflight_key);
+	__type(value, struct drop_mark);
 } drop_marks SEC(".maps");
 
 struct {
@@ -112,20 +117,37 @@ static __always_inline void note_first_entry(const struct retop_inflight_key *ke
 	bpf_map_update_elem(&first_entry, &fk, &fv, BPF_ANY);
 }
 
+/* Is this entry the prologue's restart of the call last dropped on its
+ * goroutine?  The same key, and no panic recovered since (a recovery means
+ * the dropped call was unwound, and this is a new call in its place). */
+static __always_inline struct drop_mark *
+drop_restart(const struct retop_goroutine_key *gk, const struct retop_inflight_key *key)
+{
+	struct drop_mark *mark = bpf_map_lookup_elem(&drop_marks, gk);
+	__u64 *rec;
+
+	if (!mark || !same_key(&mark->key, key))
+		return NULL;
+	rec = bpf_map_lookup_elem(&recovered, gk);
+	if (rec && *rec > mark->ns)
+		return NULL;
+	return mark;
+}
+
 /* The in-flight map is full: count the call as dropped, once, even when
  * the stack-check prologue enters it a second time. */
 static __always_inline void note_drop(struct retop_func_stats *st,
-				      const struct retop_inflight_key *key)
+				      const struct retop_inflight_key *key, __u64 now)
 {
 	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
-	struct retop_inflight_key *mark = bpf_map_lookup_elem(&drop_marks, &gk);
+	struct drop_mark mark = {.key = *key, .ns = now};
 
-	if (mark && same_key(mark, key)) {
+	if (drop_restart(&gk, key)) {
 		__sync_fetch_and_add(&st->reentries, 1);
 		return;
 	}
 	__sync_fetch_and_add(&st->dropped, 1);
-	bpf_map_update_elem(&drop_marks, &gk, key, BPF_ANY);
+	bpf_map_update_elem(&drop_marks, &gk, &mark, BPF_ANY);
 }
 
 /* A call counted as dropped was restarted by the prologue and found room
@@ -134,9 +156,8 @@ static __always_inline void undo_drop(struct retop_func_stats *st,
 				      const struct retop_inflight_key *key)
 {
 	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
-	struct retop_inflight_key *mark = bpf_map_lookup_elem(&drop_marks, &gk);
 
-	if (!mark || !same_key(mark, key))
+	if (!drop_restart(&gk, key))
 		return;
 	bpf_map_delete_elem(&drop_marks, &gk);
 	__sync_fetch_and_add(&st->dropped, -1);
@@ -188,7 +209,7 @@ int retop_entry(struct pt_regs *ctx)
 	val.stack_hi = hi;
 	val.tid = (__u32)bpf_get_current_pid_tgid();
 	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
-		note_drop(st, &key);
+		note_drop(st, &key, now);
 		return 0;
 	}
 	if (st->dropped)
@@ -233,8 +254,8 @@ static __always_inline void note_unpaired(struct retop_func_stats *st,
 		/* The return of the last call this goroutine lost: a later
 		 * entry with the same key is another call, not a restart. */
 		struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
-		struct retop_inflight_key *mark = bpf_map_lookup_elem(&drop_marks, &gk);
-		if (mark && same_key(mark, key))
+		struct drop_mark *mark = bpf_map_lookup_elem(&drop_marks, &gk);
+		if (mark && same_key(&mark->key, key))
 			bpf_map_delete_elem(&drop_marks, &gk);
 	}
 	first = bpf_map_lookup_elem(&first_entry, &fk);
@@ -329,7 +350,10 @@ int retop_goexit(struct pt_regs *ctx)
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
 	struct retop_goroutine_val v = {.exit_ns = bpf_ktime_get_ns()};
 
-	if (gk.g)
+	if (gk.g) {
 		bpf_map_update_elem(&goroutines, &gk, &v, BPF_ANY);
+		/* The g is reused for a new goroutine: no restart to recognise. */
+		bpf_map_delete_elem(&drop_marks, &gk);
+	}
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ struct tracer {
 	struct retop_inflight_val *sweep_vals;
 	size_t sweep_cap;
 	bool sweep_warned;
+	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
 };
 
 uint64_t tracer_now_ns(void)
@@ -60,6 +62,16 @@ static int tracer_load_error(int ret, char *err)
 		       strerror(-ret));
 }
 
+/* BPF reports process ids of the initial PID namespace; /proc shows those
+ * of retop's own.  Only when they are the same does a missing /proc/TGID
+ * prove that a process exited (PROC_PID_INIT_INO names the initial one). */
+static bool tracer_in_init_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCu;
+}
+
 int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 {
 	struct tracer *t = calloc(1, sizeof(*t));
@@ -80,6 +92,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		return ret;
 	}
 	bpf_map__set_max_entries(t->skel->maps.inflight, t->opts.inflight_max);
+	t->init_pidns = tracer_in_init_pidns();
 	t->multi = probes_multi_supported();
 	probes_prepare(t->skel->progs.retop_entry, t->multi);
 	probes_prepare(t->skel->progs.retop_return, t->multi);
@@ -460,7 +473,7 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 	struct retop_goroutine_val gv;
 	bool have_g = bpf_map__lookup_elem(t->skel->maps.goroutines, &gk, sizeof(gk), &gv,
 					   sizeof(gv), 0) == 0;
-	bool gone = !sweep_proc_alive(procs, gk.tgid);
+	bool gone = t->init_pidns && !sweep_proc_alive(procs, gk.tgid);
 	uint64_t later_min = UINT64_MAX;
 
 	for (size_t i = first; i < end; i++) {
