@@ -166,11 +166,15 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, sf->oldest_in_flight_ns >= 1000000000ull ? DR_STUCK : DR_NORMAL,
 			   "In flight %llu (oldest %s)  orphans %llu  unmatched returns %llu  "
-			   "re-entries %llu  dropped %llu%s",
+			   "re-entries %llu",
 			   (unsigned long long)sf->in_flight, old, (unsigned long long)sf->orphans,
-			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries,
-			   (unsigned long long)sf->v.dropped,
-			   sf->v.dropped ? " (not exact: raise --max-in-flight)" : "");
+			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries);
+	/* Its own line, so that 80 columns show it. */
+	if (sf->v.dropped && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_WARN,
+			   "Dropped %llu: the in-flight map was full, calls is a lower bound: "
+			   "raise --max-in-flight",
+			   (unsigned long long)sf->v.dropped);
 	detail_row(pg);
 }
 
