@@ -25,6 +25,12 @@ run() {
     rp=$!
     track_pid "$rp"
     sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/$name.err")"
+    # The in-flight map's kernel memory, as the kernel accounts it (fdinfo
+    # of retop's map fds: the one with 24-byte keys and values).
+    memlock=$(for f in /proc/"$rp"/fdinfo/*; do
+        awk '/^key_size:/ { k = $2 } /^value_size:/ { v = $2 } /^max_entries:/ { n = $2 }
+             /^memlock:/ { m = $2 } END { if (k == 24 && v == 24) print n, m }' "$f" 2>/dev/null
+    done | head -n 1)
     kill -USR1 "$fixture"
     wait_file "$out" 60 || fail "no result from the fixture in 60 s (did it crash?)"
     sc wait "$snap" $(($(sc lines "$snap") + 2)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/$name.err")"
@@ -39,6 +45,15 @@ run() {
 }
 
 run default
+# --help states the default map's kernel memory; the kernel agrees.
+# shellcheck disable=SC2086 # two numbers, split on purpose
+set -- $memlock
+[ "${1:-0}" -eq 262144 ] || fail "no in-flight map of 262144 entries in retop's fds (got '$memlock')"
+help=$("$RETOP" --help | tr -s ' \n' '  ')
+per=$(printf '%s\n' "$help" | sed -n 's/.*about \([0-9]*\) bytes a call.*/\1/p')
+mib=$(printf '%s\n' "$help" | sed -n 's/.*(262144: \([0-9]*\) MiB of kernel memory.*/\1/p')
+[ "$per" -eq $((($2 + 131072) / 262144)) ] && [ "$mib" -eq $((($2 + 524288) / 1048576)) ] ||
+    fail "--help says $mib MiB, $per bytes a call; the kernel accounts $2 bytes for 262144 entries"
 sc exact "$snap" "$out" main.Recurse ||
     fail "stress -mode hold (100 x Recurse(1000) held, 3 rounds), retop -b -p PID -t main.Recurse: counts differ"
 for k in dropped returns_before_attach; do
@@ -46,7 +61,7 @@ for k in dropped returns_before_attach; do
     [ "$v" -eq 0 ] || fail "default --max-in-flight: $k is $v, expected 0"
 done
 ! grep -q 'dropped' "$T/default.err" || fail "retop warned of dropped calls with the default capacity: $(grep dropped "$T/default.err")"
-echo "100 x Recurse(1000) held, 3 rounds, default --max-in-flight: $(sc get "$snap" main.Recurse calls) calls of 300300, 0 dropped"
+echo "100 x Recurse(1000) held, 3 rounds, default --max-in-flight ($2 bytes of kernel memory): $(sc get "$snap" main.Recurse calls) calls of 300300, 0 dropped"
 
 run small --max-in-flight 50000
 calls=$(sc get "$snap" main.Recurse calls) dropped=$(sc get "$snap" main.Recurse dropped)
