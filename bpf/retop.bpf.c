@@ -196,7 +196,9 @@ int retop_entry(struct pt_regs *ctx)
 		 * entry is the live one. */
 		struct retop_goroutine_key gk = {.tgid = key.tgid, .g = key.g};
 		__u64 *rec = bpf_map_lookup_elem(&recovered, &gk);
-		if (rec && *rec > old->start_ns)
+		struct retop_goroutine_val *gv = bpf_map_lookup_elem(&goroutines, &gk);
+		/* Or the goroutine exited since, and its g is reused. */
+		if ((rec && *rec > old->start_ns) || (gv && gv->exit_ns > old->start_ns))
 			__sync_fetch_and_add(&st->abandoned, 1);
 		else
 			__sync_fetch_and_add(&st->reentries, 1);
