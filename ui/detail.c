@@ -172,8 +172,7 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 	/* Its own line, so that 80 columns show it. */
 	if (sf->v.dropped && (y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, DR_WARN,
-			   "Dropped %llu: the in-flight map was full, calls is a lower bound: "
-			   "raise --max-in-flight",
+			   "Dropped %llu (map full): calls is a lower bound; raise --max-in-flight",
 			   (unsigned long long)sf->v.dropped);
 	detail_row(pg);
 }
