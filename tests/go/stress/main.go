@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"fixture"
@@ -185,6 +186,14 @@ func main() {
 		go func() { time.Sleep(*exitAfter); os.Exit(0) }()
 		fixture.Finish(map[string]interface{}{"held": held})
 	case "steady":
+		// -loop never reaches Finish: SIGTERM and SIGINT end it here.
+		go func() {
+			for s := range fixture.Signals {
+				if s != syscall.SIGUSR1 {
+					os.Exit(0)
+				}
+			}
+		}()
 		fixture.RunWorkers(func(int) { Work() })
 		fixture.Finish(map[string]interface{}{"calls": works})
 	default:
