@@ -452,14 +452,22 @@ static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_go
 
 /* Delete a call found dead; it counts as an orphan only if this delete won
  * the race against its RET, and only if the entry is still the call that
- * was judged (not a newer call with the same key). */
+ * was judged: a newer call in the same frame (same key) is put back. */
 static void sweep_delete(struct tracer *t, int fd, const struct sweep_entry *e, bool orphan)
 {
 	struct retop_inflight_val now;
 
-	if (bpf_map_lookup_elem(fd, &e->key, &now) != 0 || now.start_ns != e->val.start_ns)
+	if (bpf_map_lookup_and_delete_elem(fd, &e->key, &now) != 0) {
+		/* Kernels before 5.14 cannot on hash maps: check, then delete. */
+		if (errno == ENOENT || bpf_map_lookup_elem(fd, &e->key, &now) != 0 ||
+		    now.start_ns != e->val.start_ns || bpf_map_delete_elem(fd, &e->key) != 0)
+			return;
+	}
+	if (now.start_ns != e->val.start_ns) {
+		bpf_map_update_elem(fd, &e->key, &now, BPF_NOEXIST);
 		return;
-	if (bpf_map_delete_elem(fd, &e->key) == 0 && orphan)
+	}
+	if (orphan)
 		t->slots[e->key.func_id].orphans++;
 }
 
