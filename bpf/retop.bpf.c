@@ -36,9 +36,44 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
-	__type(key, __u64);   /* g */
+	__type(key, struct retop_goroutine_key);
 	__type(value, __u64); /* bpf_ktime_get_ns() */
 } recovered SEC(".maps");
+
+/* Evidence that frames died (retop.h); read by the user-space sweep. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct retop_goroutine_key);
+	__type(value, struct retop_goroutine_val);
+} goroutines SEC(".maps");
+
+/* The last entry each goroutine lost to a full map, and when: the
+ * stack-check prologue restarts a function with the same key, and that
+ * second entry is the same call, not another one lost. */
+struct drop_mark {
+	struct retop_inflight_key key;
+	__u64 ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct retop_goroutine_key);
+	__type(value, struct drop_mark);
+} drop_marks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct retop_first_key);
+	__type(value, struct retop_first_val);
+} first_entry SEC(".maps");
+
+/* Per slot, set by user space: the attach generation, and whether the entry
+ * probe is being removed (RETs without entry are then expected). */
+__u32 slot_gen[RETOP_MAX_FUNCS];
+__u32 slot_closing[RETOP_MAX_FUNCS];
 
 /* The key for this goroutine frame: identical at the entry instruction and
  * at a RET, because SP then points at the same return address and a stack
@@ -58,6 +93,77 @@ static __always_inline int inflight_key(struct pt_regs *ctx, __u32 func_id,
 	return 0;
 }
 
+static __always_inline int same_key(const struct retop_inflight_key *a,
+				    const struct retop_inflight_key *b)
+{
+	return a->tgid == b->tgid && a->func_id == b->func_id && a->g == b->g &&
+	       a->depth == b->depth;
+}
+
+/* Remember the depth of this goroutine's first entry since the attach. */
+static __always_inline void note_first_entry(const struct retop_inflight_key *key)
+{
+	struct retop_first_key fk = {.tgid = key->tgid, .func_id = key->func_id, .g = key->g};
+	struct retop_first_val fv = {.depth = key->depth};
+	struct retop_first_val *cur;
+	__u32 slot = key->func_id;
+
+	if (slot >= RETOP_MAX_FUNCS)
+		return;
+	fv.gen = slot_gen[slot];
+	cur = bpf_map_lookup_elem(&first_entry, &fk);
+	if (cur && cur->gen == fv.gen)
+		return;
+	bpf_map_update_elem(&first_entry, &fk, &fv, BPF_ANY);
+}
+
+/* Is this entry the prologue's restart of the call last dropped on its
+ * goroutine?  The same key, and no panic recovered since (a recovery means
+ * the dropped call was unwound, and this is a new call in its place). */
+static __always_inline struct drop_mark *
+drop_restart(const struct retop_goroutine_key *gk, const struct retop_inflight_key *key)
+{
+	struct drop_mark *mark = bpf_map_lookup_elem(&drop_marks, gk);
+	__u64 *rec;
+
+	if (!mark || !same_key(&mark->key, key))
+		return NULL;
+	rec = bpf_map_lookup_elem(&recovered, gk);
+	if (rec && *rec > mark->ns)
+		return NULL;
+	return mark;
+}
+
+/* The in-flight map is full: count the call as dropped, once, even when
+ * the stack-check prologue enters it a second time. */
+static __always_inline void note_drop(struct retop_func_stats *st,
+				      const struct retop_inflight_key *key, __u64 now)
+{
+	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
+	struct drop_mark mark = {.key = *key, .ns = now};
+
+	if (drop_restart(&gk, key)) {
+		__sync_fetch_and_add(&st->reentries, 1);
+		return;
+	}
+	__sync_fetch_and_add(&st->dropped, 1);
+	bpf_map_update_elem(&drop_marks, &gk, &mark, BPF_ANY);
+}
+
+/* A call counted as dropped was restarted by the prologue and found room
+ * this time: it is tracked after all. */
+static __always_inline void undo_drop(struct retop_func_stats *st,
+				      const struct retop_inflight_key *key)
+{
+	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
+
+	if (!drop_restart(&gk, key))
+		return;
+	bpf_map_delete_elem(&drop_marks, &gk);
+	__sync_fetch_and_add(&st->dropped, -1);
+	__sync_fetch_and_add(&st->reentries, 1);
+}
+
 SEC("uprobe")
 int retop_entry(struct pt_regs *ctx)
 {
@@ -71,19 +177,28 @@ int retop_entry(struct pt_regs *ctx)
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->entries, 1);
-	if (inflight_key(ctx, func_id, &key, &hi))
+	if (RETOP_COOKIE_SITE(cookie) == RETOP_SITE_ENTRY_ONLY)
 		return 0;
+	if (inflight_key(ctx, func_id, &key, &hi)) {
+		/* No key, no pairing: the call is lost, and says so. */
+		__sync_fetch_and_add(&st->dropped, 1);
+		return 0;
+	}
 	now = bpf_ktime_get_ns();
 	old = bpf_map_lookup_elem(&inflight, &key);
 	if (old) {
 		/* The same frame entered again.  Usually the stack-check
 		 * prologue restarted the function (after growing the stack, or
-		 * for a preemption): one call.  But if the goroutine recovered
-		 * from a panic since, on the same stack, the earlier call was
+		 * for a preemption): one call, and nothing runs on the goroutine
+		 * between the two entries.  So if the goroutine recovered from a
+		 * panic since, even after a stack copy, the earlier call was
 		 * unwound and never returns: an orphan.  Either way the newer
 		 * entry is the live one. */
-		__u64 *rec = bpf_map_lookup_elem(&recovered, &key.g);
-		if (old->stack_hi == hi && rec && *rec > old->start_ns)
+		struct retop_goroutine_key gk = {.tgid = key.tgid, .g = key.g};
+		__u64 *rec = bpf_map_lookup_elem(&recovered, &gk);
+		struct retop_goroutine_val *gv = bpf_map_lookup_elem(&goroutines, &gk);
+		/* Or the goroutine exited since, and its g is reused. */
+		if ((rec && *rec > old->start_ns) || (gv && gv->exit_ns > old->start_ns))
 			__sync_fetch_and_add(&st->abandoned, 1);
 		else
 			__sync_fetch_and_add(&st->reentries, 1);
@@ -91,12 +206,66 @@ int retop_entry(struct pt_regs *ctx)
 		old->stack_hi = hi;
 		return 0;
 	}
+	note_first_entry(&key);
 	val.start_ns = now;
 	val.stack_hi = hi;
 	val.tid = (__u32)bpf_get_current_pid_tgid();
-	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0)
-		__sync_fetch_and_add(&st->dropped, 1);
+	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
+		note_drop(st, &key, now);
+		return 0;
+	}
+	if (st->dropped)
+		undo_drop(st, &key);
 	return 0;
+}
+
+/* Every RET is evidence about its goroutine's deeper frames. */
+static __always_inline void note_ret(const struct retop_inflight_key *key, __u64 now)
+{
+	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
+	struct retop_goroutine_val *v = bpf_map_lookup_elem(&goroutines, &gk);
+	struct retop_goroutine_val nv = {};
+
+	if (!v) {
+		nv.ret_depth = nv.min_depth = key->depth;
+		nv.ret_ns = nv.min_ns = now;
+		bpf_map_update_elem(&goroutines, &gk, &nv, BPF_ANY);
+		return;
+	}
+	v->ret_depth = key->depth;
+	v->ret_ns = now;
+	if (!v->min_ns || key->depth <= v->min_depth) {
+		v->min_depth = key->depth;
+		v->min_ns = now;
+	}
+}
+
+/* A RET with no entry: a call that began before the entry probe was in
+ * (shallower than the goroutine's first entry since), or after it was
+ * removed, is expected; anything else is unmatched. */
+static __always_inline void note_unpaired(struct retop_func_stats *st,
+					  const struct retop_inflight_key *key)
+{
+	struct retop_first_key fk = {.tgid = key->tgid, .func_id = key->func_id, .g = key->g};
+	struct retop_first_val *first;
+	__u32 slot = key->func_id;
+
+	if (slot >= RETOP_MAX_FUNCS)
+		return;
+	if (st->dropped) {
+		/* The return of the last call this goroutine lost: a later
+		 * entry with the same key is another call, not a restart. */
+		struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
+		struct drop_mark *mark = bpf_map_lookup_elem(&drop_marks, &gk);
+		if (mark && same_key(&mark->key, key))
+			bpf_map_delete_elem(&drop_marks, &gk);
+	}
+	first = bpf_map_lookup_elem(&first_entry, &fk);
+	if (slot_closing[slot] || !first || first->gen != slot_gen[slot] ||
+	    key->depth < first->depth)
+		__sync_fetch_and_add(&st->before_attach, 1);
+	else
+		__sync_fetch_and_add(&st->unmatched, 1);
 }
 
 static __always_inline void stats_update_minmax(struct retop_func_stats *st, __u64 dur)
@@ -138,13 +307,16 @@ int retop_return(struct pt_regs *ctx)
 	}
 	val = bpf_map_lookup_elem(&inflight, &key);
 	if (!val) {
-		__sync_fetch_and_add(&st->unmatched, 1);
+		note_ret(&key, now);
+		note_unpaired(st, &key);
 		return 0;
 	}
 	dur = now - val->start_ns;
 	/* Delete first: only the return that removed the entry counts it. */
-	if (bpf_map_delete_elem(&inflight, &key) != 0)
+	if (bpf_map_delete_elem(&inflight, &key) != 0) {
+		note_ret(&key, now);
 		return 0;
+	}
 	__sync_fetch_and_add(&st->calls, 1);
 	__sync_fetch_and_add(&st->sum_ns, dur);
 	b = retop_hist_bucket(dur);
@@ -153,6 +325,9 @@ int retop_return(struct pt_regs *ctx)
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
+	/* After the delete: a sweep that sees this RET as evidence no longer
+	 * finds the call it ended. */
+	note_ret(&key, now);
 	return 0;
 }
 
@@ -161,9 +336,26 @@ int retop_return(struct pt_regs *ctx)
 SEC("uprobe")
 int retop_recovery(struct pt_regs *ctx)
 {
-	__u64 g = ctx->rax, now = bpf_ktime_get_ns();
+	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->rax};
+	__u64 now = bpf_ktime_get_ns();
 
-	if (g)
-		bpf_map_update_elem(&recovered, &g, &now, BPF_ANY);
+	if (gk.g)
+		bpf_map_update_elem(&recovered, &gk, &now, BPF_ANY);
+	return 0;
+}
+
+/* runtime.goexit1 runs on the exiting goroutine (Goexit, or the return of
+ * its top function): none of its frames will return. */
+SEC("uprobe")
+int retop_goexit(struct pt_regs *ctx)
+{
+	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
+	struct retop_goroutine_val v = {.exit_ns = bpf_ktime_get_ns()};
+
+	if (gk.g) {
+		bpf_map_update_elem(&goroutines, &gk, &v, BPF_ANY);
+		/* The g is reused for a new goroutine: no restart to recognise. */
+		bpf_map_delete_elem(&drop_marks, &gk);
+	}
 	return 0;
 }

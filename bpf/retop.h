@@ -48,6 +48,9 @@ static inline __u32 retop_hist_bucket(__u64 v)
 #define RETOP_COOKIE_FUNC(c) ((__u32)((c) >> 32))
 #define RETOP_COOKIE_SITE(c) ((__u32)(c))
 #define RETOP_SITE_ENTRY 0xFFFFFFFFu
+/* The entry of a function traced entry-only: counted, never kept in flight
+ * (no RET would ever take it out; it would only fill the map). */
+#define RETOP_SITE_ENTRY_ONLY 0xFFFFFFFEu
 
 /* In-flight calls: the same key at the entry and at every RET, even when the
  * goroutine moved to another thread or its stack was copied (DESIGN.md). */
@@ -60,8 +63,41 @@ struct retop_inflight_key {
 
 struct retop_inflight_val {
 	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
-	__u64 stack_hi; /* g.stack.hi then: tells a restart from an abandoned call */
+	__u64 stack_hi; /* g.stack.hi at the entry (a stack copy changes it) */
 	__u32 tid;
+	__u32 pad;
+};
+
+/* A goroutine of a process: g pointers repeat across processes of one
+ * binary (-x), so the process is part of the key. */
+struct retop_goroutine_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 g;
+};
+
+/* What the RET probes and runtime.goexit1 saw of a goroutine: evidence that
+ * in-flight frames of it are dead.  While a frame at depth D is live, all
+ * code on its goroutine runs deeper than D, so a RET at a depth <= D after
+ * the frame began proves it unwound (a recovered panic, runtime.Goexit). */
+struct retop_goroutine_val {
+	__u64 ret_depth, ret_ns; /* the latest RET */
+	__u64 min_depth, min_ns; /* the shallowest RET, the latest at that depth */
+	__u64 exit_ns;		 /* runtime.goexit1: every frame before is dead */
+};
+
+/* The first entry a goroutine made into a function since it was attached
+ * (gen tells the attach apart): a RET with no entry, shallower than that,
+ * belongs to a call that began before the entry probe was in. */
+struct retop_first_key {
+	__u32 tgid;
+	__u32 func_id;
+	__u64 g;
+};
+
+struct retop_first_val {
+	__u64 depth;
+	__u32 gen;
 	__u32 pad;
 };
 
@@ -75,8 +111,12 @@ struct retop_func_stats {
 	__u64 reentries;  /* entry again on a copied stack (morestack restart) */
 	__u64 abandoned;  /* entry again on the same stack: the earlier call was
 			   * unwound (panic) and never returns: an orphan */
-	__u64 unmatched;  /* RET hits with no entry (call began before attach) */
-	__u64 dropped;	  /* entries lost because the in-flight map was full */
+	__u64 unmatched;  /* RET hits with no entry the attach explains: a lost
+			   * (dropped) call's return, or a probe that missed */
+	__u64 dropped;	  /* calls lost: the in-flight map was full, or the
+			   * goroutine could not be read at the entry */
+	__u64 before_attach; /* RET hits of calls that began before the entry
+			      * probe was in (or after it was removed): expected */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
 	__u64 hist[RETOP_HIST_BUCKETS];
 };

@@ -11,8 +11,9 @@
 #include "../bpf/retop.h"
 #include "config.h"
 #include "stats.h"
+#include "tracer.h"
 
-enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_SERVE, OPT_NO_DWARF };
+enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_MAX_IN_FLIGHT, OPT_SERVE, OPT_NO_DWARF };
 
 static const struct option long_options[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -26,6 +27,7 @@ static const struct option long_options[] = {
 	{"sdk", required_argument, NULL, 's'},
 	{"orphan-timeout", required_argument, NULL, OPT_ORPHAN_TIMEOUT},
 	{"max-functions", required_argument, NULL, OPT_MAX_FUNCTIONS},
+	{"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
 	{"serve", required_argument, NULL, OPT_SERVE},
 	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
 	{"verbose", no_argument, NULL, 'v'},
@@ -55,6 +57,9 @@ void cli_usage(FILE *out)
 		"  -s, --sdk URL              SDK base URL (default: try http://127.0.0.1:9002)\n"
 		"      --orphan-timeout SECS  an entry without return after this is an orphan (60)\n"
 		"      --max-functions N      most functions traced at once (64, at most %d)\n"
+		"      --max-in-flight N      calls tracked in flight at once, all functions\n"
+		"                             together (%u: %.0f MiB of kernel memory, about\n"
+		"                             %u bytes a call); calls past it are 'dropped'\n"
 		"      --no-dwarf             do not read DWARF (faster start on huge binaries)\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
@@ -62,10 +67,14 @@ void cli_usage(FILE *out)
 		"\n"
 		"Durations: p50/p99 come from a log-linear histogram (32 buckets per power of\n"
 		"two): at most %.1f%% relative error.  'calls' counts returns; entries without\n"
-		"a return are 'in flight', and 'orphans' after --orphan-timeout.\n"
+		"a return are 'in flight', and 'orphans' once proven dead (goroutine or\n"
+		"process exited, goroutine unwound past them) or after --orphan-timeout.\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 usage error.  Needs root (or\n"
 		"CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) to trace.\n",
-		RETOP_MAX_FUNCS, STATS_PERCENTILE_ERROR_PCT);
+		RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
+		(double)tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
+		(unsigned)(tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / TRACER_DEFAULT_IN_FLIGHT),
+		STATS_PERCENTILE_ERROR_PCT);
 }
 
 static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
@@ -158,6 +167,11 @@ static int cli_parse_one(int c, struct cli_options *o)
 		if (!parse_long(optarg, 1, RETOP_MAX_FUNCS, &o->max_functions))
 			return usage_error("--max-functions takes 1 to 256, got '%s'", optarg);
 		return 0;
+	case OPT_MAX_IN_FLIGHT:
+		if (!parse_long(optarg, TRACER_MIN_IN_FLIGHT, TRACER_MAX_IN_FLIGHT, &o->max_in_flight))
+			return usage_error("--max-in-flight takes %u to %u, got '%s'",
+					   TRACER_MIN_IN_FLIGHT, TRACER_MAX_IN_FLIGHT, optarg);
+		return 0;
 	case OPT_SERVE:
 		o->mode = CLI_SERVE;
 		o->serve_addr = optarg;
@@ -181,6 +195,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	o->delay_s = 1.0;
 	o->orphan_timeout_s = 60.0;
 	o->max_functions = 64;
+	o->max_in_flight = TRACER_DEFAULT_IN_FLIGHT;
 	opterr = 0; /* one message, ours */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {

@@ -24,6 +24,7 @@ struct cli_options {
 	const char *sdk_url;	  /* -s, NULL = default probe */
 	double orphan_timeout_s;
 	long max_functions;
+	long max_in_flight; /* --max-in-flight: in-flight map entries */
 	const char *serve_addr;
 	bool no_dwarf;
 	int verbose;

@@ -27,6 +27,10 @@ static int main_target_binary(const struct cli_options *o, char *path, size_t le
 		return procs_exe_path(o->pid, path, len, err);
 	if (stat(o->exe, &st) != 0)
 		return err_set(err, errno, "%s: %s", o->exe, strerror(errno));
+	/* open() of a FIFO would wait for a writer forever. */
+	if (!S_ISREG(st.st_mode))
+		return err_set(err, EINVAL,
+			       "%s: not a regular file: give the path of a Go executable", o->exe);
 	snprintf(path, len, "%s", o->exe);
 	return 0;
 }

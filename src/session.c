@@ -31,6 +31,10 @@ static int session_resolve_target(struct session *s, char *err)
 	}
 	if (stat(s->opts.exe, &st) != 0)
 		return err_set(err, errno, "%s: %s", s->opts.exe, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return err_set(err, EINVAL,
+			       "%s: not a regular file: give the path of a Go executable",
+			       s->opts.exe);
 	snprintf(s->binary, sizeof(s->binary), "%s", s->opts.exe);
 	snprintf(s->display, sizeof(s->display), "%s", s->opts.exe);
 	s->attach_pid = -1;
@@ -42,6 +46,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 	*so = (struct session_opts){
 		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
 		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
+		.max_in_flight = (uint32_t)o->max_in_flight,
 		.sdk_url = o->sdk_url,
 	};
 }
@@ -90,6 +95,7 @@ int session_start_tracing(struct session *s, char *err)
 {
 	struct tracer_opts to = {
 		.max_functions = s->opts.max_functions,
+		.inflight_max = s->opts.max_in_flight,
 		.orphan_timeout_ns = (uint64_t)(s->opts.orphan_timeout_s * 1e9),
 	};
 
@@ -99,9 +105,14 @@ int session_start_tracing(struct session *s, char *err)
 	if (ret)
 		return ret;
 	s->start_ns = s->last_ns = tracer_now_ns();
+	s->last_cpu_s = session_cpu_seconds();
 	struct func_info *rec = funcs_find(s->idx, "runtime.recovery");
 	if (rec && tracer_watch_recovery(s->tracer, rec, s->binary, s->attach_pid) != 0)
 		log_info("session", "runtime.recovery not watched: panics count as restarts");
+	struct func_info *gx = funcs_find(s->idx, "runtime.goexit1");
+	if (gx && tracer_watch_goexit(s->tracer, gx, s->binary, s->attach_pid) != 0)
+		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
+				    "become orphans after --orphan-timeout");
 	return 0;
 }
 
@@ -268,13 +279,21 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 		return ret;
 	for (size_t i = 0; i < nchosen; i++) {
 		char why[ERR_LEN];
-		if (session_trace(s, chosen[i], why) == 0)
+		if (session_trace(s, chosen[i], why) == 0) {
 			attached++;
-		else
-			log_warn("session", "%s", why);
+			continue;
+		}
+		/* The target is gone: one line, not one per function. */
+		if (s->attach_pid > 0 && !procs_alive(s->attach_pid))
+			return err_set(err, ESRCH, "PID %d exited while its functions were being "
+				       "attached (%zu of %zu attached): nothing to trace",
+				       s->attach_pid, attached, nchosen);
+		log_warn("session", "%s", why);
 	}
-	/* The first interval starts when the probes are in, not before. */
+	/* The first interval starts when the probes are in, not before; so
+	 * does the first measure of retop's own CPU use. */
 	s->last_ns = tracer_now_ns();
+	s->last_cpu_s = session_cpu_seconds();
 	if (attached == 0)
 		return err_set(err, EINVAL, "nothing could be traced: %s",
 			       s->nfuncs ? s->funcs[0].status : "no function");
@@ -333,6 +352,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		/* Swept after the timeout, plus those the BPF side saw abandoned
 		 * (a new call in the same frame after a panic). */
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
+		out->before_attach = sf->cur.before_attach;
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
@@ -354,6 +374,23 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->sites[i].hits = out->v.ret_hits[i];
 		out->sites[i].hits_delta = out->v.ret_hits_delta[i];
 	}
+}
+
+/* Once a session: calls were lost to a full in-flight map, so the counts
+ * are not exact; the snapshot carries the per-function numbers. */
+static void session_warn_dropped(struct session *s)
+{
+	uint64_t dropped = 0;
+
+	for (size_t i = 0; i < s->snap.nfuncs; i++)
+		dropped += s->snap.funcs[i].v.dropped;
+	if (!dropped || s->warned_dropped)
+		return;
+	s->warned_dropped = true;
+	log_warn("session", "%llu calls dropped, counts are not exact: the in-flight map is full "
+			    "(--max-in-flight %u): raise --max-in-flight",
+		 (unsigned long long)dropped, s->opts.max_in_flight ? s->opts.max_in_flight
+								   : TRACER_DEFAULT_IN_FLIGHT);
 }
 
 const struct snapshot *session_sample(struct session *s)
@@ -378,6 +415,7 @@ const struct snapshot *session_sample(struct session *s)
 	for (size_t i = 0; i < s->nfuncs; i++)
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
 	s->snap.nfuncs = s->nfuncs;
+	session_warn_dropped(s);
 	if (exited) {
 		/* The counters above are final: the process is gone. */
 		s->target_exited = s->snap.target_exited = true;

@@ -18,6 +18,7 @@ struct session_opts {
 	const char *exe;  /* -x, or NULL */
 	bool no_dwarf;
 	size_t max_functions;
+	uint32_t max_in_flight;
 	double orphan_timeout_s;
 	const char *sdk_url; /* -s; NULL: try the default quietly for a PID */
 };
@@ -45,6 +46,7 @@ struct session {
 	uint64_t start_ns, last_ns;
 	double last_cpu_s;
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
+	bool warned_dropped; /* the one-line warning about a full map */
 	struct snapshot snap;
 };
 

@@ -31,6 +31,10 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "orphans", json_object_new_uint64(f->orphans));
 	json_object_object_add(o, "unmatched_returns", json_object_new_uint64(v->unmatched));
 	json_object_object_add(o, "reentries", json_object_new_uint64(v->reentries));
+	/* Calls lost (in-flight map full): calls is exact only when this is 0. */
+	json_object_object_add(o, "dropped", json_object_new_uint64(v->dropped));
+	json_object_object_add(o, "returns_before_attach",
+			       json_object_new_uint64(f->before_attach));
 	for (size_t i = 0; i < f->nsites; i++) {
 		struct json_object *s = json_object_new_object();
 		json_object_object_add(s, "offset", json_object_new_uint64(f->sites[i].offset));
@@ -108,6 +112,9 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 	const char *name = snapshot_fit_name(f->name, fit, 24);
 
 	stats_format_count((double)v->calls, calls, sizeof(calls));
+	/* '!': calls were dropped, the count is a lower bound (see the footer). */
+	if (v->dropped && strlen(calls) + 1 < sizeof(calls))
+		strcat(calls, "!");
 	stats_format_count(v->calls_per_s, rate, sizeof(rate));
 	stats_format_duration(v->p50_ns, p50, sizeof(p50));
 	stats_format_duration(v->p99_ns, p99, sizeof(p99));
@@ -117,8 +124,9 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		return;
 	}
 	if (f->entry_only)
-		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5s  %s\n", name, calls, rate, "-",
-			"-", "-", (unsigned long long)f->in_flight, "-", f->status);
+		/* No RET, so nothing is in flight or orphaned: only entries. */
+		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s  %s\n", name, calls, rate, "-", "-",
+			"-", "-", "-", f->status);
 	else
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
@@ -127,9 +135,16 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 
 void snapshot_print_text(FILE *out, const struct snapshot *snap)
 {
+	uint64_t dropped = 0;
+
 	snapshot_text_header(out, snap);
-	for (size_t i = 0; i < snap->nfuncs; i++)
+	for (size_t i = 0; i < snap->nfuncs; i++) {
 		snapshot_text_row(out, &snap->funcs[i]);
+		dropped += snap->funcs[i].v.dropped;
+	}
+	if (dropped)
+		fprintf(out, "! not exact: %llu calls dropped (in-flight map full): %s\n",
+			(unsigned long long)dropped, "raise --max-in-flight");
 	fputc('\n', out);
 	fflush(out);
 }

@@ -29,6 +29,7 @@ struct snapshot_func {
 	uint64_t in_flight;
 	uint64_t oldest_in_flight_ns;
 	uint64_t orphans;
+	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];

@@ -92,7 +92,7 @@ static bool counters_went_back(const struct retop_func_stats *cur,
 
 	if (cur->calls < prev->calls || cur->sum_ns < prev->sum_ns ||
 	    cur->entries < prev->entries || cur->reentries < prev->reentries ||
-	    cur->unmatched < prev->unmatched || cur->dropped < prev->dropped)
+	    cur->unmatched < prev->unmatched)
 		return true;
 	for (i = 0; i < RETOP_MAX_RET_SITES; i++)
 		if (cur->ret_hits[i] < prev->ret_hits[i])

@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "probes.h"
+#include "procs.h"
 #include "retop.skel.h"
 
 struct tracer_slot {
@@ -23,9 +25,15 @@ struct tracer {
 	struct retop *skel;
 	bool multi;		   /* uprobe_multi links */
 	struct probe_set *recovery; /* runtime.recovery of the target */
+	struct probe_set *goexit;   /* runtime.goexit1 of the target */
 	struct tracer_opts opts;
 	struct tracer_slot slots[RETOP_MAX_FUNCS];
 	struct retop_func_stats zero; /* for resets; large, so not on the stack */
+	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
+	struct retop_inflight_val *sweep_vals;
+	size_t sweep_cap;
+	bool sweep_warned;
+	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
 };
 
 uint64_t tracer_now_ns(void)
@@ -54,6 +62,16 @@ static int tracer_load_error(int ret, char *err)
 		       strerror(-ret));
 }
 
+/* BPF reports process ids of the initial PID namespace; /proc shows those
+ * of retop's own.  Only when they are the same does a missing /proc/TGID
+ * prove that a process exited (PROC_PID_INIT_INO names the initial one). */
+static bool tracer_in_init_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCu;
+}
+
 int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 {
 	struct tracer *t = calloc(1, sizeof(*t));
@@ -66,7 +84,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	if (t->opts.max_functions == 0 || t->opts.max_functions > RETOP_MAX_FUNCS)
 		t->opts.max_functions = RETOP_MAX_FUNCS;
 	if (t->opts.inflight_max == 0)
-		t->opts.inflight_max = 65536;
+		t->opts.inflight_max = TRACER_DEFAULT_IN_FLIGHT;
 	t->skel = retop__open();
 	if (!t->skel) {
 		ret = tracer_load_error(-errno, err);
@@ -74,10 +92,12 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		return ret;
 	}
 	bpf_map__set_max_entries(t->skel->maps.inflight, t->opts.inflight_max);
+	t->init_pidns = tracer_in_init_pidns();
 	t->multi = probes_multi_supported();
 	probes_prepare(t->skel->progs.retop_entry, t->multi);
 	probes_prepare(t->skel->progs.retop_return, t->multi);
 	probes_prepare(t->skel->progs.retop_recovery, t->multi);
+	probes_prepare(t->skel->progs.retop_goexit, t->multi);
 	log_debug("tracer", "%s", t->multi ? "uprobe_multi links" : "perf-event uprobe links");
 	ret = retop__load(t->skel);
 	if (ret) {
@@ -95,34 +115,47 @@ static void tracer_slot_unlink(struct tracer_slot *s)
 	probe_sets_destroy(s->sets, 2);
 }
 
-void tracer_close(struct tracer *t)
+/* Remove the probes of sets[k] of every slot at once, so that their detach
+ * costs overlap. */
+static void tracer_unlink_all(struct tracer *t, size_t k, struct probe_set **extra)
 {
-	struct probe_set **all;
+	struct probe_set **all = calloc(RETOP_MAX_FUNCS + 1, sizeof(*all));
 	size_t n = 0;
 
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+		if (!t->slots[i].sets[k])
+			continue;
+		if (all)
+			all[n++] = t->slots[i].sets[k];
+		else
+			probe_sets_destroy(&t->slots[i].sets[k], 1);
+		t->slots[i].sets[k] = NULL;
+	}
+	if (extra && *extra) {
+		if (all)
+			all[n++] = *extra;
+		else
+			probe_sets_destroy(extra, 1);
+		*extra = NULL;
+	}
+	if (all)
+		probe_sets_destroy(all, n);
+	free(all);
+}
+
+void tracer_close(struct tracer *t)
+{
 	if (!t)
 		return;
-	/* Every set at once, so that their detach costs overlap. */
-	all = calloc(2 * RETOP_MAX_FUNCS + 1, sizeof(*all));
-	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
-		for (size_t k = 0; k < 2; k++) {
-			if (!t->slots[i].sets[k])
-				continue;
-			if (all) {
-				all[n++] = t->slots[i].sets[k];
-				t->slots[i].sets[k] = NULL;
-			}
-		}
-		if (!all)
-			tracer_slot_unlink(&t->slots[i]);
-	}
-	if (all && t->recovery)
-		all[n++] = t->recovery;
-	else if (t->recovery)
-		probe_sets_destroy(&t->recovery, 1);
-	probe_sets_destroy(all, n);
-	free(all);
+	/* Entries first: a call entered is still paired by its RET, and no RET
+	 * fires without its entry probe for a reason that is not the detach. */
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
+		t->skel->bss->slot_closing[i] = 1;
+	tracer_unlink_all(t, 0, &t->recovery);
+	tracer_unlink_all(t, 1, &t->goexit);
 	retop__destroy(t->skel);
+	free(t->sweep_keys);
+	free(t->sweep_vals);
 	free(t);
 }
 
@@ -163,7 +196,10 @@ static int tracer_attach_error(int e, const struct func_info *f, const char *bin
 		       (unsigned long long)off, strerror(e));
 }
 
-/* The entry probe, then the RET probes: two sets, both or neither. */
+/* The RET probes, then the entry probe: two sets, both or neither.  In
+ * this order no entry is recorded whose RET could still be missed, so the
+ * attach makes no orphan; the RETs of calls begun before the entry probe
+ * are told apart in BPF (before_attach). */
 static int tracer_attach_sites(struct tracer *t, int slot, const struct func_info *f,
 			       const char *binary, int pid, size_t nrets, char *err)
 {
@@ -172,25 +208,43 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct func_inf
 	size_t failed;
 	int ret;
 
-	off[0] = f->file_offset;
-	cookie[0] = RETOP_COOKIE(slot, RETOP_SITE_ENTRY);
-	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, off, cookie, 1,
-			       &s->sets[0], &failed);
-	if (ret)
-		return tracer_attach_error(-ret, f, binary, off[0], err);
-	if (nrets == 0)
-		return 0;
+	t->skel->bss->slot_gen[slot]++;
+	t->skel->bss->slot_closing[slot] = 0;
 	for (size_t i = 0; i < nrets; i++) {
 		off[i] = f->file_offset + retsites_get(&f->rets, i)->offset;
 		cookie[i] = RETOP_COOKIE(slot, (uint32_t)i);
 	}
-	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, binary, pid, off, cookie,
-			       nrets, &s->sets[1], &failed);
+	if (nrets) {
+		ret = probe_set_attach(t->skel->progs.retop_return, t->multi, binary, pid, off,
+				       cookie, nrets, &s->sets[1], &failed);
+		if (ret)
+			return tracer_attach_error(-ret, f, binary, off[failed], err);
+	}
+	off[0] = f->file_offset;
+	cookie[0] = RETOP_COOKIE(slot, nrets ? RETOP_SITE_ENTRY : RETOP_SITE_ENTRY_ONLY);
+	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, off, cookie, 1,
+			       &s->sets[0], &failed);
 	if (ret) {
 		tracer_slot_unlink(s);
-		return tracer_attach_error(-ret, f, binary, off[failed], err);
+		return tracer_attach_error(-ret, f, binary, off[0], err);
 	}
 	return 0;
+}
+
+static int tracer_read_inflight(struct tracer *t, size_t *out);
+
+/* Delete the in-flight calls of a slot (its function was detached: entry
+ * probe first, so none is added after this). */
+static void tracer_purge_slot(struct tracer *t, int slot)
+{
+	int fd = bpf_map__fd(t->skel->maps.inflight);
+	size_t n = 0;
+
+	if (tracer_read_inflight(t, &n) != 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (t->sweep_keys[i].func_id == (uint32_t)slot)
+			bpf_map_delete_elem(fd, &t->sweep_keys[i]);
 }
 
 int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
@@ -218,8 +272,11 @@ int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int
 		nrets = 0;
 	}
 	s = &t->slots[slot];
-	/* Counters start from zero before the first probe can fire. */
+	/* Counters start from zero before the first probe can fire, and no
+	 * call left by the slot's previous function is taken for this one's. */
 	ret = tracer_reset(t, slot);
+	if (!ret)
+		tracer_purge_slot(t, slot);
 	if (!ret)
 		ret = tracer_attach_sites(t, slot, f, binary, pid, nrets, err);
 	if (ret)
@@ -236,7 +293,10 @@ void tracer_detach(struct tracer *t, int slot)
 {
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
 		return;
-	tracer_slot_unlink(&t->slots[slot]);
+	/* The entry probe first (see tracer_close). */
+	t->skel->bss->slot_closing[slot] = 1;
+	probe_sets_destroy(&t->slots[slot].sets[0], 1);
+	probe_sets_destroy(&t->slots[slot].sets[1], 1);
 	t->slots[slot].used = false;
 }
 
@@ -250,6 +310,18 @@ int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, co
 		return 0;
 	return probe_set_attach(t->skel->progs.retop_recovery, t->multi, binary, pid, &off, &cookie,
 				1, &t->recovery, &failed);
+}
+
+int tracer_watch_goexit(struct tracer *t, const struct func_info *goexit, const char *binary,
+			int pid)
+{
+	uint64_t off = goexit->file_offset, cookie = 0;
+	size_t failed;
+
+	if (t->goexit || !off)
+		return 0;
+	return probe_set_attach(t->skel->progs.retop_goexit, t->multi, binary, pid, &off, &cookie,
+				1, &t->goexit, &failed);
 }
 
 size_t tracer_probe_count(const struct tracer *t, int slot)
@@ -279,50 +351,204 @@ int tracer_reset(struct tracer *t, int slot)
 	return 0;
 }
 
-/* Delete a swept entry; an orphan counts only if this delete won the race
- * against its RET (which deletes it too). */
-static void tracer_sweep_delete(struct tracer *t, int fd, const struct retop_inflight_key *key,
-				bool orphan)
-{
-	if (bpf_map_delete_elem(fd, key) == 0 && orphan)
-		t->slots[key->func_id].orphans++;
-}
+/* One in-flight call, as the sweep reads it. */
+struct sweep_entry {
+	struct retop_inflight_key key;
+	struct retop_inflight_val val;
+};
 
-int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
+/* Read the whole in-flight map, in batches: a syscall per entry would cost
+ * a second at 262,144 calls in flight. */
+static int tracer_read_inflight(struct tracer *t, size_t *out)
 {
 	int fd = bpf_map__fd(t->skel->maps.inflight);
-	struct retop_inflight_key key, next, doomed;
-	struct retop_inflight_val val;
-	uint64_t now = tracer_now_ns();
-	bool first = true, have_doomed = false, doomed_orphan = false;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 token = 0;
+	size_t n = 0;
+	bool first = true, grow = false;
 
-	memset(inflight, 0, t->opts.max_functions * sizeof(*inflight));
-	/* Deleting the current key would restart the walk: delete the previous
-	 * one after stepping past it. */
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+	for (;;) {
+		if (grow || t->sweep_cap - n < 1024) {
+			size_t cap = t->sweep_cap ? 2 * t->sweep_cap : 8192;
+			struct retop_inflight_key *k = realloc(t->sweep_keys, cap * sizeof(*k));
+			if (k)
+				t->sweep_keys = k;
+			struct retop_inflight_val *v = realloc(t->sweep_vals, cap * sizeof(*v));
+			if (v)
+				t->sweep_vals = v;
+			if (!k || !v)
+				return -ENOMEM;
+			t->sweep_cap = cap;
+			grow = false;
+		}
+		__u32 count = (__u32)(t->sweep_cap - n);
+		int ret = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, t->sweep_keys + n,
+					       t->sweep_vals + n, &count, &opts);
+		int e = ret ? errno : 0;
 		first = false;
-		if (have_doomed)
-			tracer_sweep_delete(t, fd, &doomed, doomed_orphan);
-		have_doomed = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &val) != 0)
+		n += count;
+		if (e == ENOENT)
+			break;
+		if (e == ENOSPC && count == 0 && t->sweep_cap < (1u << 26)) {
+			grow = true; /* one bucket holds more than fits: grow, retry */
 			continue;
-		uint32_t slot = key.func_id;
+		}
+		if (e)
+			return -e;
+	}
+	*out = n;
+	return 0;
+}
+
+/* By goroutine, the latest call first. */
+static int sweep_entry_cmp(const void *a, const void *b)
+{
+	const struct sweep_entry *x = a, *y = b;
+
+	if (x->key.tgid != y->key.tgid)
+		return x->key.tgid < y->key.tgid ? -1 : 1;
+	if (x->key.g != y->key.g)
+		return x->key.g < y->key.g ? -1 : 1;
+	if (x->val.start_ns != y->val.start_ns)
+		return x->val.start_ns > y->val.start_ns ? -1 : 1;
+	return 0;
+}
+
+/* Is the process still there?  Asked once per process and sweep. */
+struct sweep_procs {
+	uint32_t tgid[64];
+	bool alive[64];
+	size_t n;
+};
+
+static bool sweep_proc_alive(struct sweep_procs *p, uint32_t tgid)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (p->tgid[i] == tgid)
+			return p->alive[i];
+	bool alive = procs_alive((int)tgid);
+	if (p->n < 64) {
+		p->tgid[p->n] = tgid;
+		p->alive[p->n++] = alive;
+	}
+	return alive;
+}
+
+/* What proves a call dead, short of the timeout (retop.h): its process
+ * exited, its goroutine exited, or its goroutine ran at its depth or
+ * shallower after the call began (a RET, or an entry still in flight). */
+static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_goroutine_val *g,
+			      bool have_g, uint64_t later_min_depth)
+{
+	uint64_t start = e->val.start_ns, depth = e->key.depth;
+
+	if (later_min_depth <= depth)
+		return true;
+	if (!have_g)
+		return false;
+	return g->exit_ns > start || (g->ret_ns > start && g->ret_depth <= depth) ||
+	       (g->min_ns > start && g->min_depth <= depth);
+}
+
+/* Delete a call found dead; it counts as an orphan only if this delete won
+ * the race against its RET, and only if the entry is still the call that
+ * was judged: a newer call in the same frame (same key) is put back. */
+static void sweep_delete(struct tracer *t, int fd, const struct sweep_entry *e, bool orphan)
+{
+	struct retop_inflight_val now;
+
+	if (bpf_map_lookup_and_delete_elem(fd, &e->key, &now) != 0) {
+		/* Kernels before 5.14 cannot on hash maps: check, then delete. */
+		if (errno == ENOENT || bpf_map_lookup_elem(fd, &e->key, &now) != 0 ||
+		    now.start_ns != e->val.start_ns || bpf_map_delete_elem(fd, &e->key) != 0)
+			return;
+	}
+	if (now.start_ns != e->val.start_ns) {
+		bpf_map_update_elem(fd, &e->key, &now, BPF_NOEXIST);
+		return;
+	}
+	if (orphan)
+		t->slots[e->key.func_id].orphans++;
+}
+
+/* Judge one goroutine's calls, [first, end) of the sorted entries. */
+static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t first, size_t end,
+			    struct sweep_procs *procs, uint64_t now,
+			    struct tracer_inflight *inflight)
+{
+	int fd = bpf_map__fd(t->skel->maps.inflight);
+	struct retop_goroutine_key gk = {.tgid = all[first].key.tgid, .g = all[first].key.g};
+	struct retop_goroutine_val gv;
+	bool have_g = bpf_map__lookup_elem(t->skel->maps.goroutines, &gk, sizeof(gk), &gv,
+					   sizeof(gv), 0) == 0;
+	bool gone = t->init_pidns && !sweep_proc_alive(procs, gk.tgid);
+	uint64_t later_min = UINT64_MAX;
+
+	for (size_t i = first; i < end; i++) {
+		struct sweep_entry *e = &all[i];
+		uint32_t slot = e->key.func_id;
+		uint64_t age = now > e->val.start_ns ? now - e->val.start_ns : 0;
 		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
-		uint64_t age = now > val.start_ns ? now - val.start_ns : 0;
-		if (stale || age >= t->opts.orphan_timeout_ns) {
-			doomed = key;
-			have_doomed = true;
-			doomed_orphan = !stale;
+		bool dead = gone || age >= t->opts.orphan_timeout_ns ||
+			    sweep_proven_dead(e, &gv, have_g, later_min);
+
+		if (e->key.depth < later_min)
+			later_min = e->key.depth;
+		if (stale || dead) {
+			sweep_delete(t, fd, e, !stale);
 			continue;
 		}
 		inflight[slot].count++;
 		if (age > inflight[slot].oldest_ns)
 			inflight[slot].oldest_ns = age;
 	}
-	if (have_doomed)
-		tracer_sweep_delete(t, fd, &doomed, doomed_orphan);
+}
+
+int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
+{
+	struct sweep_procs procs = {.n = 0};
+	struct sweep_entry *all;
+	uint64_t now;
+	size_t n = 0;
+	int ret;
+
+	memset(inflight, 0, t->opts.max_functions * sizeof(*inflight));
+	ret = tracer_read_inflight(t, &n);
+	now = tracer_now_ns();
+	all = ret ? NULL : calloc(n ? n : 1, sizeof(*all));
+	if (!all) {
+		if (!t->sweep_warned)
+			log_warn("tracer", "in-flight calls not swept (their counts are stale): %s",
+				 strerror(ret ? -ret : ENOMEM));
+		t->sweep_warned = true;
+		return ret ? ret : -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		all[i] = (struct sweep_entry){t->sweep_keys[i], t->sweep_vals[i]};
+	qsort(all, n, sizeof(*all), sweep_entry_cmp);
+	for (size_t i = 0, end; i < n; i = end) {
+		for (end = i + 1; end < n && all[end].key.tgid == all[i].key.tgid &&
+				  all[end].key.g == all[i].key.g;
+		     end++)
+			;
+		sweep_goroutine(t, all, i, end, &procs, now, inflight);
+	}
+	free(all);
 	for (size_t i = 0; i < t->opts.max_functions; i++)
 		inflight[i].orphans = t->slots[i].orphans;
 	return 0;
+}
+
+uint64_t tracer_inflight_bytes(uint32_t n)
+{
+	/* The kernel's htab_elem header (48 bytes on 64-bit), key and value
+	 * rounded to 8; one 16-byte bucket per entry, rounded up to a power of
+	 * two.  Checked against bpftool's memlock figure. */
+	uint64_t elem = 48 + ((sizeof(struct retop_inflight_key) + 7) & ~7ul) +
+			((sizeof(struct retop_inflight_val) + 7) & ~7ul);
+	uint64_t buckets = 1;
+
+	while (buckets < n)
+		buckets <<= 1;
+	return elem * n + 16 * buckets;
 }

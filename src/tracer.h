@@ -16,6 +16,17 @@
 
 struct tracer;
 
+/* In-flight calls tracked at once, across all traced functions: a server
+ * with 10,000 goroutines 25 traced frames deep.  --max-in-flight changes
+ * it; the kernel memory it takes is tracer_inflight_bytes(). */
+#define TRACER_DEFAULT_IN_FLIGHT 262144u
+#define TRACER_MIN_IN_FLIGHT 16u
+#define TRACER_MAX_IN_FLIGHT (1u << 24)
+
+/* Kernel memory of an in-flight map of n entries (preallocated hash map:
+ * each element with its key and value, plus the bucket array). */
+uint64_t tracer_inflight_bytes(uint32_t n);
+
 struct tracer_opts {
 	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */
 	uint32_t inflight_max;	  /* in-flight map entries */
@@ -46,14 +57,20 @@ void tracer_detach(struct tracer *t, int slot);
  * panic count as orphans, not as restarts.  Once per tracer. */
 int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, const char *binary,
 			  int pid);
+/* Watch the target's runtime.goexit1, so that the calls of a goroutine
+ * that exits (runtime.Goexit) are orphans at once.  Once per tracer. */
+int tracer_watch_goexit(struct tracer *t, const struct func_info *goexit, const char *binary,
+			int pid);
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
 
 /* Walk the in-flight map once: count in-flight calls per slot and the age of
- * the oldest; delete entries older than the orphan timeout (counting each
- * once) and entries of detached slots.  inflight has max_functions items. */
+ * the oldest; delete as orphans (each counted once) the calls proven dead
+ * (their process or goroutine exited, or their goroutine ran shallower
+ * since they began) and those older than the orphan timeout; delete the
+ * entries of detached slots.  inflight has max_functions items. */
 int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
 
 uint64_t tracer_now_ns(void); /* the clock of bpf_ktime_get_ns() */

@@ -169,6 +169,11 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   "re-entries %llu",
 			   (unsigned long long)sf->in_flight, old, (unsigned long long)sf->orphans,
 			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries);
+	/* Its own line, so that 80 columns show it. */
+	if (sf->v.dropped && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_WARN,
+			   "Dropped %llu (map full): calls is a lower bound; raise --max-in-flight",
+			   (unsigned long long)sf->v.dropped);
 	detail_row(pg);
 }
 

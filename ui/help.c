@@ -48,6 +48,7 @@ static int help_page(struct ui *ui, int top, int h)
 	static const char *const notes[] = {
 		"  CALLS counts returns; INFL calls in flight; ORPH entries never returned",
 		"  RETS hits per RET site; p50/p99 from log-linear buckets, within +-1.6%",
+		"  CALLS ends in '!' when calls were DROPped (map full): --max-in-flight",
 		"  Arrows and j/k move, PgUp/PgDn page, Home/End (g/G) first and last.",
 	};
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++, v++)

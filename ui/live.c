@@ -1,7 +1,7 @@
 /* The live table: the traced functions of the latest snapshot, sortable like
  * htop.  Columns are laid out by priority: at 80 columns the essential ones,
- * wider terminals add the age of the oldest call in flight and unmatched
- * returns; the function name takes what is left. */
+ * wider terminals add the age of the oldest call in flight, unmatched
+ * returns and dropped calls (CALLS ends in '!' when any were dropped); the function name takes what is left. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include "screens.h"
 
 enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_MAX, LC_INFL, LC_OLDEST,
-		LC_ORPH, LC_RETS, LC_UNM, LC_COUNT };
+		LC_ORPH, LC_RETS, LC_UNM, LC_DROP, LC_COUNT };
 
 static const struct {
 	const char *title;
@@ -22,7 +22,7 @@ static const struct {
 	[LC_P99] = {"P99", 7, 1, true},		[LC_MAX] = {"MAX", 7, 2, true},
 	[LC_INFL] = {"INFL", 4, 2, true},	[LC_OLDEST] = {"OLDEST", 7, 4, true},
 	[LC_ORPH] = {"ORPH", 4, 3, true},	[LC_RETS] = {"RETS", 9, 3, NULL},
-	[LC_UNM] = {"UNMATCH", 7, 5, true},
+	[LC_UNM] = {"UNMATCH", 7, 5, true},	[LC_DROP] = {"DROP", 4, 5, true},
 };
 
 struct live {
@@ -99,6 +99,7 @@ static double live_key(const struct ui *ui, const struct snapshot_func *f, enum 
 	case LC_OLDEST: return (double)f->oldest_in_flight_ns;
 	case LC_ORPH: return (double)f->orphans;
 	case LC_UNM: return (double)f->v.unmatched;
+	case LC_DROP: return (double)f->v.dropped;
 	default: return 0;
 	}
 }
@@ -166,7 +167,12 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 {
 	switch (c) {
 	case LC_NAME: snprintf(buf, len, "%s", f->name); break;
-	case LC_CALLS: fmt_count((double)f->v.calls, buf, len); break;
+	case LC_CALLS:
+		fmt_count((double)f->v.calls, buf, len);
+		/* Calls were lost to a full in-flight map: a lower bound. */
+		if (f->v.dropped && strlen(buf) + 1 < len)
+			strcat(buf, "!");
+		break;
 	case LC_RATE: fmt_count(f->v.calls_per_s, buf, len); break;
 	case LC_P50: fmt_duration(f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
 	case LC_P99: fmt_duration(f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
@@ -175,6 +181,7 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 	case LC_OLDEST: fmt_duration(f->oldest_in_flight_ns, buf, len); break;
 	case LC_ORPH: fmt_count((double)f->orphans, buf, len); break;
 	case LC_UNM: fmt_count((double)f->v.unmatched, buf, len); break;
+	case LC_DROP: fmt_count((double)f->v.dropped, buf, len); break;
 	case LC_RETS: live_rets(f, width, buf, len); break;
 	default: buf[0] = '\0';
 	}

@@ -300,7 +300,8 @@ def holders():
             continue
         for fd in fds:
             try:
-                with open(os.path.join(d, fd)) as fh:
+                # Other programs' fdinfo may hold any bytes (file names).
+                with open(os.path.join(d, fd), errors="replace") as fh:
                     info = dict(l.split(":", 1) for l in fh.read().splitlines() if ":" in l)
             except OSError:
                 continue
