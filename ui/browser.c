@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkgpath.h"
 #include "screens.h"
 
 struct browser_pkg {
-	char *name;
+	char *name;	 /* for display: "gopkg.in/yaml.v3" */
+	const char *key; /* a member's name: its first keylen bytes are the path */
+	uint16_t keylen;
 	uint32_t first, count; /* range of by_pkg */
 	uint32_t matches;      /* under the current filter */
 	bool open;
@@ -32,14 +35,11 @@ struct browser {
 	struct ui_list list;
 };
 
-/* The package of a function: everything before the last '.' of the part
- * after the last '/': "net/http.(*conn).serve" -> "net/http.(*conn)". */
+/* The package path of a function (pkgpath.h): "net/http.(*conn).serve"
+ * folds under net/http with every method and closure of the package. */
 static uint16_t browser_pkg_len(const char *name)
 {
-	const char *slash = strrchr(name, '/');
-	const char *tail = slash ? slash + 1 : name;
-	const char *dot = strrchr(tail, '.');
-	size_t len = dot ? (size_t)(dot - name) : 0; /* assembly: "gogo" */
+	size_t len = pkgpath_len(name);
 	return len > 65535 ? 65535 : (uint16_t)len;
 }
 
@@ -70,15 +70,18 @@ static int browser_build_pkgs(struct browser *br)
 		uint32_t f = br->by_pkg[i];
 		struct browser_pkg *last = br->npkgs ? &br->pkgs[br->npkgs - 1] : NULL;
 		const char *name = br->idx->funcs[f].name;
-		if (last && strlen(last->name) == br->pkglen[f] &&
-		    !strncmp(last->name, name, br->pkglen[f])) {
+		if (last && last->keylen == br->pkglen[f] &&
+		    !strncmp(last->key, name, br->pkglen[f])) {
 			last->count++;
 			continue;
 		}
 		struct browser_pkg *p = &br->pkgs[br->npkgs++];
-		p->name = strndup(name, br->pkglen[f]);
+		p->name = malloc((size_t)br->pkglen[f] + 1);
 		if (!p->name)
 			return -1;
+		pkgpath_display(name, br->pkglen[f], p->name, (size_t)br->pkglen[f] + 1);
+		p->key = name;
+		p->keylen = br->pkglen[f];
 		p->first = (uint32_t)i;
 		p->count = 1;
 	}
@@ -468,16 +471,6 @@ static const struct ui_key browser_keys[] = {
 	{KEY_ENTER, NULL, NULL, browser_key_enter, NULL},
 	{KEY_RIGHT, NULL, NULL, browser_key_enter, NULL},
 	{KEY_LEFT, NULL, NULL, browser_key_left, NULL},
-	{KEY_UP, "j/k", "move", browser_key_nav, NULL},
-	{KEY_DOWN, NULL, NULL, browser_key_nav, NULL},
-	{'j', NULL, NULL, browser_key_nav, NULL},
-	{'k', NULL, NULL, browser_key_nav, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page", browser_key_nav, NULL},
-	{KEY_NPAGE, NULL, NULL, browser_key_nav, NULL},
-	{KEY_HOME, "g/G", "first, last", browser_key_nav, NULL},
-	{KEY_END, NULL, NULL, browser_key_nav, NULL},
-	{'g', NULL, NULL, browser_key_nav, NULL},
-	{'G', NULL, NULL, browser_key_nav, NULL},
 };
 
 const struct ui_screen browser_screen = {
@@ -486,4 +479,6 @@ const struct ui_screen browser_screen = {
 	.nkeys = sizeof(browser_keys) / sizeof(browser_keys[0]),
 	.draw = browser_draw,
 	.input = browser_input,
+	.nav = browser_key_nav,
+	.nav_letters = true,
 };

@@ -334,22 +334,8 @@ static void detail_draw(struct ui *ui)
 static int detail_key_scroll(struct ui *ui, int key)
 {
 	struct detail *d = ui->detail;
-	int h = ui_body_height();
-	long max = d->lines > h ? d->lines - h : 0;
 
-	switch (key) {
-	case KEY_UP: case 'k': d->scroll.top--; break;
-	case KEY_DOWN: case 'j': d->scroll.top++; break;
-	case KEY_PPAGE: d->scroll.top -= h - 1; break;
-	case KEY_NPAGE: d->scroll.top += h - 1; break;
-	case KEY_HOME: case 'g': d->scroll.top = 0; break;
-	case KEY_END: case 'G': d->scroll.top = max; break;
-	}
-	if (d->scroll.top > max)
-		d->scroll.top = max;
-	if (d->scroll.top < 0)
-		d->scroll.top = 0;
-	return UI_REDRAW;
+	return ui_scroll_key(&d->scroll, key, d->lines, ui_body_height());
 }
 
 static int detail_key_untrace(struct ui *ui, int key)
@@ -361,16 +347,7 @@ static int detail_key_untrace(struct ui *ui, int key)
 }
 
 static const struct ui_key detail_keys[] = {
-	{KEY_UP, "j/k", "scroll", detail_key_scroll, "scroll"},
-	{KEY_DOWN, NULL, NULL, detail_key_scroll, NULL},
-	{'j', NULL, NULL, detail_key_scroll, NULL},
-	{'k', NULL, NULL, detail_key_scroll, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page", detail_key_scroll, NULL},
-	{KEY_NPAGE, NULL, NULL, detail_key_scroll, NULL},
-	{KEY_HOME, "g/G", "top, bottom", detail_key_scroll, NULL},
-	{KEY_END, NULL, NULL, detail_key_scroll, NULL},
-	{'g', NULL, NULL, detail_key_scroll, NULL},
-	{'G', NULL, NULL, detail_key_scroll, NULL},
+	{-3, "j/k", NULL, NULL, "scroll"},
 	{' ', "Space", "untrace the function", detail_key_untrace, "untrace"},
 	{27, "Esc", "back to the live table", NULL, "back"},
 	{'d', NULL, NULL, NULL, "delay"},
@@ -382,4 +359,6 @@ const struct ui_screen detail_screen = {
 	.keys = detail_keys,
 	.nkeys = sizeof(detail_keys) / sizeof(detail_keys[0]),
 	.draw = detail_draw,
+	.nav = detail_key_scroll,
+	.nav_letters = true,
 };

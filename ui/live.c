@@ -376,16 +376,6 @@ static const struct ui_key live_keys[] = {
 	{'I', "I", "invert the sort order", live_key_sort, "invert"},
 	{'i', "i", "p50/p99 of the last interval or since start", live_key_interval, "interval"},
 	{'r', "r", "reset the counters", live_key_reset, "reset"},
-	{KEY_UP, "j/k", "move", live_key_nav, NULL},
-	{KEY_DOWN, NULL, NULL, live_key_nav, NULL},
-	{'j', NULL, NULL, live_key_nav, NULL},
-	{'k', NULL, NULL, live_key_nav, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page", live_key_nav, NULL},
-	{KEY_NPAGE, NULL, NULL, live_key_nav, NULL},
-	{KEY_HOME, "g/G", "first, last", live_key_nav, NULL},
-	{KEY_END, NULL, NULL, live_key_nav, NULL},
-	{'g', NULL, NULL, live_key_nav, NULL},
-	{'G', NULL, NULL, live_key_nav, NULL},
 };
 
 const struct ui_screen live_screen = {
@@ -393,4 +383,6 @@ const struct ui_screen live_screen = {
 	.keys = live_keys,
 	.nkeys = sizeof(live_keys) / sizeof(live_keys[0]),
 	.draw = live_draw,
+	.nav = live_key_nav,
+	.nav_letters = true,
 };

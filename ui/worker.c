@@ -144,6 +144,7 @@ static void worker_drop_session_locked(struct worker *w)
 static void worker_sync_tstate_locked(struct worker *w)
 {
 	struct session *s = w->s;
+	size_t attached = 0;
 
 	if (!s || !w->tstate)
 		return;
@@ -153,8 +154,11 @@ static void worker_sync_tstate_locked(struct worker *w)
 		size_t k = (size_t)(sf->f - s->idx->funcs);
 		if (w->tstate[k] != TS_QUEUED)
 			w->tstate[k] = st;
+		attached += sf->slot >= 0;
 	}
-	w->ntraced = s->nfuncs;
+	/* A function that failed to attach stays listed with its reason but
+	 * holds no tracing slot. */
+	w->ntraced = attached;
 }
 
 static void worker_resolve(struct worker *w, struct func_info *f)

@@ -84,7 +84,7 @@ struct worker {
 	char trace_err[ERR_LEN];
 	struct worker_meta *meta;
 	uint8_t *tstate; /* enum worker_tstate per function */
-	size_t ntraced;	 /* functions in the session's list */
+	size_t ntraced;	 /* functions attached (the failed ones hold no slot) */
 
 	double delay_s;
 	uint64_t ticks; /* refreshes since start, for -n */

@@ -21,6 +21,7 @@ kill -USR1 "$FIXTURE_PID" # -loop still waits for the start signal
 # ours sorts first) and Enter opens its functions.
 pick_fixture() {
     expect_screen "^ *$FIXTURE_PID +[a-z]" 15 "picker lists PID $FIXTURE_PID"
+    keys /
     type_text payments
     expect_screen "match 'payments'" 5 "picker filter"
     grep -Eq "^ *$FIXTURE_PID " "$SCREEN" || fail "filter 'payments' hid PID $FIXTURE_PID"
