@@ -206,16 +206,44 @@ static const char *browser_mark(uint8_t st)
 	}
 }
 
+/* Widths, 0 for a column left out.  The name is what an operator reads:
+ * it gets what the longest name on screen needs, and the other columns
+ * give way first: SOURCE, then the TRACE reason, then SIZE and RETS. */
 struct browser_cols {
-	int name, trace, source;
+	int name, size, rets, trace, source;
 };
 
-static struct browser_cols browser_layout(void)
-{
-	int rest = COLS - 2 - 7 - 5 - 4;
-	struct browser_cols c = {.name = rest * 40 / 100, .trace = rest * 30 / 100};
+#define BROWSER_NAME_MIN 20
+#define BROWSER_TRACE_MIN 10 /* "entry-only" */
 
-	c.source = rest - c.name - c.trace;
+static struct browser_cols browser_layout(const struct browser *br, int h)
+{
+	struct browser_cols c = {.size = 6, .rets = 4, .trace = BROWSER_TRACE_MIN};
+	int avail = COLS - 2, want = BROWSER_NAME_MIN;
+
+	for (int r = 0; r < h && br->list.top + r < (long)br->nrows; r++) {
+		int32_t row = br->rows[br->list.top + r];
+		int len = row >= 0 ? (int)strlen(br->idx->funcs[row].name) + (br->folded ? 2 : 0) : 0;
+		want = len > want ? len : want;
+	}
+	int fixed = c.size + 1 + c.rets + 1 + c.trace + 1;
+	if (avail - fixed < BROWSER_NAME_MIN) {
+		fixed -= c.size + 1;
+		c.size = 0;
+	}
+	if (avail - fixed < BROWSER_NAME_MIN) {
+		fixed -= c.rets + 1;
+		c.rets = 0;
+	}
+	c.name = avail - fixed < want ? avail - fixed : want;
+	int spare = avail - fixed - c.name;
+	int more = spare < 40 ? spare : 40; /* the reason why not "full" */
+	c.trace += more;
+	spare -= more;
+	if (spare >= 13)
+		c.source = spare - 1;
+	else
+		c.name += spare;
 	return c;
 }
 
@@ -247,12 +275,18 @@ static void browser_draw_func(struct ui *ui, uint32_t fi, int y, bool sel,
 	int x = 2 + (br->folded ? 2 : 0);
 	draw_name(y, x, c->name - (x - 2), role, f->name);
 	x = 2 + c->name + 1;
-	draw_rtext(y, x, 6, role, size);
-	draw_rtext(y, x + 7, 4, role, rets);
-	x += 12;
+	if (c->size) {
+		draw_rtext(y, x, c->size, role, size);
+		x += c->size + 1;
+	}
+	if (c->rets) {
+		draw_rtext(y, x, c->rets, role, rets);
+		x += c->rets + 1;
+	}
 	draw_text(y, x, c->trace, m.traceable == TRACEABLE_FULL || sel ? role : DR_WARN, false,
 		  trace);
-	draw_text(y, x + c->trace + 1, c->source, sel ? role : DR_DIM, false, src);
+	if (c->source)
+		draw_text(y, x + c->trace + 1, c->source, sel ? role : DR_DIM, false, src);
 }
 
 static void browser_draw_pkg(struct ui *ui, uint32_t p, int y, bool sel)
@@ -302,17 +336,18 @@ static void browser_draw_header(struct ui *ui)
 static void browser_draw(struct ui *ui)
 {
 	struct browser *br = ui->browser;
-	struct browser_cols c = browser_layout();
 	int h = ui_body_height() - 1, y = UI_BODY_TOP;
 	char title[512];
 
 	if (!br)
 		return;
-	browser_draw_header(ui);
-	snprintf(title, sizeof(title), "  %-*s %6s %4s %-*s %s", c.name, "NAME", "SIZE", "RETS",
-		 c.trace, "TRACE", "SOURCE");
-	draw_text(y, 0, COLS, DR_TITLE, true, title);
 	ui_list_fix(&br->list, (long)br->nrows, h);
+	struct browser_cols c = browser_layout(br, h);
+	browser_draw_header(ui);
+	snprintf(title, sizeof(title), "  %-*s %*s%s%*s%s%-*s %s", c.name, "NAME", c.size,
+		 c.size ? "SIZE" : "", c.size ? " " : "", c.rets, c.rets ? "RETS" : "",
+		 c.rets ? " " : "", c.trace, "TRACE", c.source ? "SOURCE" : "");
+	draw_text(y, 0, COLS, DR_TITLE, true, title);
 	for (int r = 0; r < h && br->list.top + r < (long)br->nrows; r++) {
 		long i = br->list.top + r;
 		int32_t row = br->rows[i];

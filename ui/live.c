@@ -186,7 +186,10 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 {
 	struct live *lv = ui->live;
 	enum draw_role role = sel ? DR_SELECTED : DR_NORMAL;
-	bool tracing = !strcmp(f->status, "tracing");
+	/* After the target exited every function is detached, and its final
+	 * counters are what the operator came for. */
+	bool tracing = !strcmp(f->status, "tracing") ||
+		       (ui->exited && !strncmp(f->status, "detached", 8));
 	int x = 0;
 
 	draw_fill(y, role);
