@@ -5,9 +5,10 @@
 
 size_t pkgpath_len(const char *name)
 {
-	size_t end = strcspn(name, "([{ "), slash = 0;
+	size_t end = strcspn(name, "([{ *,"), slash = 0;
 
-	if (!strncmp(name, "type:", 5))
+	/* Compiler-made: "type:" since Go 1.20, "type.." before. */
+	if (!strncmp(name, "type:", 5) || !strncmp(name, "type..", 6))
 		return 4;
 	if (!strncmp(name, "go:", 3))
 		return 2;

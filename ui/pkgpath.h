@@ -12,10 +12,12 @@
  *   "main.Map[go.shape.int,a/b.T]"      -> "main"
  *   "go.uber.org/zap.(*Logger).Info"    -> "go.uber.org/zap"
  *   "type:.eq.main.T", "go:buildid"     -> "type", "go" (compiler-made)
+ *   "type..eq.encoding/json.T"          -> "type" (the same before Go 1.20)
+ *   "go.itab.*net/http.conn,io.Reader"  -> "go"
  *   "gogo", "_rt0_amd64"                -> 0 (assembly: no package)
  * The path ends at the first '.' after its last '/'; a receiver "(...)",
  * an instantiation "[...]" or an anonymous struct may hold '/' and '.', so
- * the search stops at the first '(', '[', '{' or ' '. */
+ * the search stops at the first '(', '[', '{', ' ', '*' or ','. */
 size_t pkgpath_len(const char *name);
 
 /* The path for display: "%2e" back to "." ("gopkg.in/yaml.v3"). */

@@ -55,6 +55,12 @@ static void test_generics_and_generated(void **state)
 	assert_pkg("type..eq.[...]encoding/asn1.encoder", "type");
 	assert_pkg("go.(*struct { *github.com/p/q.W; io.ReaderFrom }).Header", "go");
 	assert_pkg("type:.eq.main.T", "type");
+	assert_pkg("type..eq.encoding/base64.Encoding", "type");
+	assert_pkg("go.itab.*net/http.conn,io.Reader", "go");
+	assert_pkg("go.buildid", "go");
+	/* A method promoted from an embedded type of another package. */
+	assert_pkg("github.com/p/discovery/aws.(*EC2Discovery).github.com/p/discovery/refresh.run",
+		   "github.com/p/discovery/aws");
 	assert_pkg("go:buildid", "go");
 	assert_pkg("gogo", "");
 	assert_pkg("_cgo_panic", "");
