@@ -55,8 +55,7 @@ int term_choose(char *note, size_t len)
 	for (size_t i = 0; i < sizeof(fallbacks) / sizeof(fallbacks[0]); i++) {
 		if (term_loads(fallbacks[i]) != 1)
 			continue;
-		snprintf(note, len, "terminal '%s' is not in this host's terminfo: using '%s'", term,
-			 fallbacks[i]);
+		snprintf(note, len, "TERM '%s' is unknown here: using '%s'", term, fallbacks[i]);
 		setenv("TERM", fallbacks[i], 1);
 		return 0;
 	}

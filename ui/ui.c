@@ -293,10 +293,12 @@ int ui_run(const struct cli_options *opts)
 			getenv("TERM"));
 		return 1;
 	}
-	if (note[0])
-		log_warn("ui", "%s", note); /* on the status line, and again on exit */
 	ui_first_screens(&ui);
+	if (note[0]) /* on the status line, and again on exit */
+		ui_status(&ui, DR_WARN, "%s", note);
 	ui_loop(&ui);
 	ui_teardown(&ui, true);
+	if (note[0])
+		fprintf(stderr, "retop: %s\n", note);
 	return ui.exit_code;
 }
