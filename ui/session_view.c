@@ -72,10 +72,18 @@ int ui_back(struct ui *ui)
 	}
 	if (top != SCR_BROWSER)
 		return UI_HANDLED;
-	/* Leaving the browser ends the session: never drop a trace unasked. */
-	if (ui->nfuncs)
-		ui_confirm(ui, ui_to_picker, "Detach the %zu traced function%s and go back to the processes?",
-			   ui->nfuncs, ui->nfuncs == 1 ? "" : "s");
+	/* Leaving the browser ends the session: never drop a trace unasked.
+	 * The worker's count, not the last snapshot's: a function attached
+	 * since then counts too, and one being attached right now. */
+	worker_lock(&ui->w);
+	size_t n = ui->w.ntraced;
+	bool attaching = worker_busy_locked(&ui->w);
+	worker_unlock(&ui->w);
+	if (n)
+		ui_confirm(ui, ui_to_picker, "Detach %zu traced function%s, back to processes?",
+			   n, n == 1 ? "" : "s");
+	else if (attaching)
+		ui_confirm(ui, ui_to_picker, "Stop attaching, back to processes?");
 	else
 		return ui_to_picker(ui);
 	return UI_REDRAW;
