@@ -102,7 +102,10 @@ static bool ui_sync_snap_locked(struct ui *ui, struct worker *w)
 	memcpy(ui->fptr, w->snap_fptr, w->snap_n * sizeof(*ui->fptr));
 	ui->snap.funcs = ui->funcs;
 	ui->have_snap = w->snap_seq > 0 && w->state == WS_READY;
-	if (ui->have_snap && ui->snap.target_exited && ui->target_pid > 0) {
+	/* Only for the session on screen: a sample the worker takes before it
+	 * runs the close we posted must not bring the banner back. */
+	if (ui->wstate == WS_READY && ui->have_snap && ui->snap.target_exited &&
+	    ui->target_pid > 0) {
 		ui->exited = true;
 		ui_status(ui, DR_ERROR, "PID %d exited: its probes are gone, the last numbers stay",
 			  ui->target_pid);
