@@ -296,9 +296,14 @@ int ui_run(const struct cli_options *opts)
 	ui_first_screens(&ui);
 	if (note[0]) /* on the status line, and again on exit */
 		ui_status(&ui, DR_WARN, "%s", note);
+	uint64_t t0 = ui_now_ns();
 	ui_loop(&ui);
+	double secs = (double)(ui_now_ns() - t0) / 1e9;
 	ui_teardown(&ui, true);
 	if (note[0])
 		fprintf(stderr, "retop: %s\n", note);
+	if (opts->verbose) /* what the dashboard cost, in frames drawn */
+		fprintf(stderr, "retop: ui: %llu frames drawn in %.1f s\n",
+			(unsigned long long)ui.draws, secs);
 	return ui.exit_code;
 }
