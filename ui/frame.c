@@ -34,11 +34,11 @@ void ui_header_target(struct ui *ui)
 	if (ui->wstate != WS_READY)
 		snprintf(line, sizeof(line), "retop - %s", clock);
 	else if (ui->target_pid > 0)
-		snprintf(line, sizeof(line), "retop - %s up %s, pid %d %s", clock, up, ui->target_pid,
-			 ui->target);
+		snprintf(line, sizeof(line), "retop - %s up %s, pid %d %s", clock, up,
+			 ui->target_pid, ui->target);
 	else
-		snprintf(line, sizeof(line), "retop - %s up %s, every process running %s", clock, up,
-			 ui->target);
+		snprintf(line, sizeof(line), "retop - %s up %s, every process running %s", clock,
+			 up, ui->target);
 	draw_text(0, 0, COLS, DR_NORMAL, true, line);
 	if (ui->exited) /* over the clock's line: the one thing that matters now */
 		draw_text(0, COLS > 52 ? COLS - 52 : 0, 52, DR_ERROR, true,
@@ -52,7 +52,8 @@ static void frame_draw_status(struct ui *ui)
 	draw_fill(y, DR_NORMAL);
 	if (ui->prompting || ui->editing || ui->confirm_fn) {
 		if (ui->prompting)
-			snprintf(ui->edit, sizeof(ui->edit), "Delay in seconds: %s", ui->prompt.buf);
+			snprintf(ui->edit, sizeof(ui->edit), "Delay in seconds: %s",
+				 ui->prompt.buf);
 		if (ui->confirm_fn)
 			snprintf(ui->edit, sizeof(ui->edit), "%s [y/N] ", ui->confirm_text);
 		draw_text(y, 0, COLS, DR_WARN, false, ui->edit);
@@ -118,7 +119,8 @@ static void frame_draw_too_small(void)
 	y0 = LINES > n ? (LINES - n) / 2 : 0;
 	for (int i = 0; i < n && i < LINES; i++) {
 		int len = (int)strlen(lines[i]);
-		draw_text(y0 + i, len < COLS ? (COLS - len) / 2 : 0, COLS, DR_ERROR, false, lines[i]);
+		draw_text(y0 + i, len < COLS ? (COLS - len) / 2 : 0, COLS, DR_ERROR, false,
+			  lines[i]);
 	}
 }
 

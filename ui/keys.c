@@ -12,16 +12,16 @@
 /* ---- movement: one table, one meaning, every screen ---- */
 
 static const struct ui_key ui_move_keys[] = {
-	{KEY_UP, "Up/Down j/k", "move (scroll on the detail and help pages)", NULL, NULL},
-	{KEY_DOWN, NULL, NULL, NULL, NULL},
-	{'k', NULL, NULL, NULL, NULL},
-	{'j', NULL, NULL, NULL, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page up, page down", NULL, NULL},
-	{KEY_NPAGE, NULL, NULL, NULL, NULL},
-	{KEY_HOME, "Home/End g/G", "first, last", NULL, NULL},
-	{KEY_END, NULL, NULL, NULL, NULL},
-	{'g', NULL, NULL, NULL, NULL},
-	{'G', NULL, NULL, NULL, NULL},
+    {KEY_UP, "Up/Down j/k", "move (scroll on the detail and help pages)", NULL, NULL},
+    {KEY_DOWN, NULL, NULL, NULL, NULL},
+    {'k', NULL, NULL, NULL, NULL},
+    {'j', NULL, NULL, NULL, NULL},
+    {KEY_PPAGE, "PgUp/PgDn", "page up, page down", NULL, NULL},
+    {KEY_NPAGE, NULL, NULL, NULL, NULL},
+    {KEY_HOME, "Home/End g/G", "first, last", NULL, NULL},
+    {KEY_END, NULL, NULL, NULL, NULL},
+    {'g', NULL, NULL, NULL, NULL},
+    {'G', NULL, NULL, NULL, NULL},
 };
 
 const struct ui_key *ui_move_key_table(size_t *n)
@@ -37,13 +37,30 @@ static bool ui_move_target(int key, long pos, long n, int height, long *to)
 	long page = height > 1 ? height - 1 : 1;
 
 	switch (key) {
-	case KEY_UP: case 'k': *to = pos - 1; return true;
-	case KEY_DOWN: case 'j': *to = pos + 1; return true;
-	case KEY_PPAGE: *to = pos - page; return true;
-	case KEY_NPAGE: *to = pos + page; return true;
-	case KEY_HOME: case 'g': *to = 0; return true;
-	case KEY_END: case 'G': *to = n - 1; return true;
-	default: return false;
+	case KEY_UP:
+	case 'k':
+		*to = pos - 1;
+		return true;
+	case KEY_DOWN:
+	case 'j':
+		*to = pos + 1;
+		return true;
+	case KEY_PPAGE:
+		*to = pos - page;
+		return true;
+	case KEY_NPAGE:
+		*to = pos + page;
+		return true;
+	case KEY_HOME:
+	case 'g':
+		*to = 0;
+		return true;
+	case KEY_END:
+	case 'G':
+		*to = n - 1;
+		return true;
+	default:
+		return false;
 	}
 }
 
@@ -113,7 +130,10 @@ int ui_input_key(struct ui_input *in, int key)
 	return 1;
 }
 
-bool ui_is_backspace(int key) { return key == KEY_BACKSPACE || key == 127 || key == 8; }
+bool ui_is_backspace(int key)
+{
+	return key == KEY_BACKSPACE || key == 127 || key == 8;
+}
 
 /* ---- a yes/no question on the status line ---- */
 
@@ -186,17 +206,17 @@ static int ui_key_delay(struct ui *ui, int key)
 }
 
 static const struct ui_key ui_global_keys[] = {
-	{'q', "q", "quit (detaches every probe)", ui_key_quit, "quit"},
-	{'?', "?", "help", ui_key_help, "help"},
-	{KEY_F(1), NULL, NULL, ui_key_help, NULL},
-	{27, "Esc", "back to the previous screen (asks before detaching)", ui_key_back, NULL},
-	{KEY_BACKSPACE, NULL, NULL, ui_key_back, NULL},
-	{127, NULL, NULL, ui_key_back, NULL},
-	{'h', NULL, NULL, ui_key_back, NULL},
-	{KEY_LEFT, NULL, NULL, ui_key_back, NULL},
-	{'d', "d", "set the refresh delay", ui_key_delay, NULL},
-	{'p', "p", "pause the display", ui_key_pause, NULL},
-	{12, "^L", "redraw the screen", ui_key_redraw, NULL},
+    {'q', "q", "quit (detaches every probe)", ui_key_quit, "quit"},
+    {'?', "?", "help", ui_key_help, "help"},
+    {KEY_F(1), NULL, NULL, ui_key_help, NULL},
+    {27, "Esc", "back to the previous screen (asks before detaching)", ui_key_back, NULL},
+    {KEY_BACKSPACE, NULL, NULL, ui_key_back, NULL},
+    {127, NULL, NULL, ui_key_back, NULL},
+    {'h', NULL, NULL, ui_key_back, NULL},
+    {KEY_LEFT, NULL, NULL, ui_key_back, NULL},
+    {'d', "d", "set the refresh delay", ui_key_delay, NULL},
+    {'p', "p", "pause the display", ui_key_pause, NULL},
+    {12, "^L", "redraw the screen", ui_key_redraw, NULL},
 };
 
 const struct ui_key *ui_global_key_table(size_t *n)
@@ -217,7 +237,8 @@ static int ui_prompt_key(struct ui *ui, int key)
 		double v = strtod(ui->prompt.buf, &end);
 		ui->prompting = false;
 		if (end == ui->prompt.buf || *end || v < 0.05 || v > 86400) {
-			ui_status(ui, DR_ERROR, "delay must be seconds >= 0.05, got '%s'", ui->prompt.buf);
+			ui_status(ui, DR_ERROR, "delay must be seconds >= 0.05, got '%s'",
+				  ui->prompt.buf);
 			return UI_REDRAW;
 		}
 		ui->delay = v;

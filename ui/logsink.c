@@ -118,9 +118,9 @@ bool logsink_sync(struct ui *ui)
 	if (logsink.seq != logsink.seen) {
 		logsink.seen = logsink.seq;
 		ui_status(ui,
-			  logsink.level <= LOG_ERROR ? DR_ERROR
+			  logsink.level <= LOG_ERROR  ? DR_ERROR
 			  : logsink.level == LOG_WARN ? DR_WARN
-						       : DR_INFO,
+						      : DR_INFO,
 			  "%s", logsink.last);
 		changed = true;
 	}

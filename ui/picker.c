@@ -9,19 +9,29 @@
 
 #include "screens.h"
 
-enum picker_col { PC_PID, PC_USER, PC_CPU, PC_MEM, PC_GO, PC_STRIP, PC_DWARF, PC_SDK, PC_CMD,
-		  PC_COUNT };
+enum picker_col {
+	PC_PID,
+	PC_USER,
+	PC_CPU,
+	PC_MEM,
+	PC_GO,
+	PC_STRIP,
+	PC_DWARF,
+	PC_SDK,
+	PC_CMD,
+	PC_COUNT
+};
 
 static const struct {
 	const char *title;
 	int width; /* the command takes the rest */
 	bool right, sortable;
 } picker_cols[PC_COUNT] = {
-	[PC_PID] = {"PID", 7, true, true},	 [PC_USER] = {"USER", 9, false, true},
-	[PC_CPU] = {"CPU%", 5, true, true},	 [PC_MEM] = {"MEM", 6, true, true},
-	[PC_GO] = {"GO", 9, false, false},	 [PC_STRIP] = {"STRIP", 5, false, false},
-	[PC_DWARF] = {"DWARF", 5, false, false}, [PC_SDK] = {"SDK", 3, false, false},
-	[PC_CMD] = {"COMMAND", 0, false, true},
+    [PC_PID] = {"PID", 7, true, true},	     [PC_USER] = {"USER", 9, false, true},
+    [PC_CPU] = {"CPU%", 5, true, true},	     [PC_MEM] = {"MEM", 6, true, true},
+    [PC_GO] = {"GO", 9, false, false},	     [PC_STRIP] = {"STRIP", 5, false, false},
+    [PC_DWARF] = {"DWARF", 5, false, false}, [PC_SDK] = {"SDK", 3, false, false},
+    [PC_CMD] = {"COMMAND", 0, false, true},
 };
 
 struct picker_proc {
@@ -92,11 +102,21 @@ static int picker_cmp(const void *a, const void *b)
 	int r = 0;
 
 	switch (picker_sort_ctx->sort) {
-	case PC_USER: r = strcmp(x->info.user, y->info.user); break;
-	case PC_CPU: r = (x->cpu_pct > y->cpu_pct) - (x->cpu_pct < y->cpu_pct); break;
-	case PC_MEM: r = (x->info.rss_bytes > y->info.rss_bytes) - (x->info.rss_bytes < y->info.rss_bytes); break;
-	case PC_CMD: r = strcmp(x->info.cmdline, y->info.cmdline); break;
-	default: break;
+	case PC_USER:
+		r = strcmp(x->info.user, y->info.user);
+		break;
+	case PC_CPU:
+		r = (x->cpu_pct > y->cpu_pct) - (x->cpu_pct < y->cpu_pct);
+		break;
+	case PC_MEM:
+		r = (x->info.rss_bytes > y->info.rss_bytes) -
+		    (x->info.rss_bytes < y->info.rss_bytes);
+		break;
+	case PC_CMD:
+		r = strcmp(x->info.cmdline, y->info.cmdline);
+		break;
+	default:
+		break;
 	}
 	if (r == 0) /* ties, and the PID column, in PID order */
 		r = (x->info.pid > y->info.pid) - (x->info.pid < y->info.pid);
@@ -104,8 +124,7 @@ static int picker_cmp(const void *a, const void *b)
 }
 
 /* CPU% over the time between this scan and the previous one. */
-static void picker_cpu(struct picker_proc *np, size_t n, const struct picker_proc *old,
-		       size_t nold)
+static void picker_cpu(struct picker_proc *np, size_t n, const struct picker_proc *old, size_t nold)
 {
 	long hz = sysconf(_SC_CLK_TCK);
 
@@ -119,7 +138,8 @@ static void picker_cpu(struct picker_proc *np, size_t n, const struct picker_pro
 			if (c->sampled_ns <= o->sampled_ns || c->cpu_ticks < o->cpu_ticks)
 				break;
 			double s = (double)(c->sampled_ns - o->sampled_ns) / 1e9;
-			np[i].cpu_pct = 100.0 * (double)(c->cpu_ticks - o->cpu_ticks) / (double)hz / s;
+			np[i].cpu_pct =
+			    100.0 * (double)(c->cpu_ticks - o->cpu_ticks) / (double)hz / s;
 			break;
 		}
 	}
@@ -164,20 +184,35 @@ static void picker_cell(const struct picker_proc *pp, enum picker_col c, char *b
 	const struct proc_info *pi = &pp->info;
 
 	switch (c) {
-	case PC_PID: snprintf(buf, len, "%d", pi->pid); break;
-	case PC_USER: snprintf(buf, len, "%s", pi->user); break;
+	case PC_PID:
+		snprintf(buf, len, "%d", pi->pid);
+		break;
+	case PC_USER:
+		snprintf(buf, len, "%s", pi->user);
+		break;
 	case PC_CPU:
 		if (pp->cpu_pct < 0)
 			snprintf(buf, len, "-");
 		else
 			snprintf(buf, len, "%.1f", pp->cpu_pct);
 		break;
-	case PC_MEM: fmt_bytes(pi->rss_bytes, buf, len); break;
-	case PC_GO: snprintf(buf, len, "%s", pi->go_version); break;
-	case PC_STRIP: snprintf(buf, len, "%s", pi->stripped ? "yes" : "no"); break;
-	case PC_DWARF: snprintf(buf, len, "%s", pi->has_dwarf ? "yes" : "no"); break;
-	case PC_SDK: snprintf(buf, len, "-"); break;
-	default: snprintf(buf, len, "%s", pi->cmdline[0] ? pi->cmdline : pi->comm);
+	case PC_MEM:
+		fmt_bytes(pi->rss_bytes, buf, len);
+		break;
+	case PC_GO:
+		snprintf(buf, len, "%s", pi->go_version);
+		break;
+	case PC_STRIP:
+		snprintf(buf, len, "%s", pi->stripped ? "yes" : "no");
+		break;
+	case PC_DWARF:
+		snprintf(buf, len, "%s", pi->has_dwarf ? "yes" : "no");
+		break;
+	case PC_SDK:
+		snprintf(buf, len, "-");
+		break;
+	default:
+		snprintf(buf, len, "%s", pi->cmdline[0] ? pi->cmdline : pi->comm);
 	}
 }
 
@@ -334,16 +369,16 @@ static int picker_input(struct ui *ui, int key)
 }
 
 static const struct ui_key picker_keys[] = {
-	{'\r', "Enter", "open the functions of the process", picker_key_open, "open"},
-	{'\n', NULL, NULL, picker_key_open, NULL},
-	{KEY_ENTER, NULL, NULL, picker_key_open, NULL},
-	{KEY_RIGHT, NULL, NULL, picker_key_open, NULL},
-	{'/', "/", "filter by command or PID (q is text there; Esc clears)", picker_key_filter,
-	 "filter"},
-	{'s', "s", "next sort column", picker_key_sort, "sort"},
-	{'>', "< >", "previous, next sort column", picker_key_sort, NULL},
-	{'<', NULL, NULL, picker_key_sort, NULL},
-	{'I', "I", "invert the sort order", picker_key_sort, NULL},
+    {'\r', "Enter", "open the functions of the process", picker_key_open, "open"},
+    {'\n', NULL, NULL, picker_key_open, NULL},
+    {KEY_ENTER, NULL, NULL, picker_key_open, NULL},
+    {KEY_RIGHT, NULL, NULL, picker_key_open, NULL},
+    {'/', "/", "filter by command or PID (q is text there; Esc clears)", picker_key_filter,
+     "filter"},
+    {'s', "s", "next sort column", picker_key_sort, "sort"},
+    {'>', "< >", "previous, next sort column", picker_key_sort, NULL},
+    {'<', NULL, NULL, picker_key_sort, NULL},
+    {'I', "I", "invert the sort order", picker_key_sort, NULL},
 };
 
 static void picker_enter(struct ui *ui)
@@ -352,12 +387,12 @@ static void picker_enter(struct ui *ui)
 }
 
 const struct ui_screen picker_screen = {
-	.title = "Process picker (/ filters by command or PID; Esc clears the filter)",
-	.keys = picker_keys,
-	.nkeys = sizeof(picker_keys) / sizeof(picker_keys[0]),
-	.draw = picker_draw,
-	.input = picker_input,
-	.enter = picker_enter,
-	.nav = picker_key_nav,
-	.nav_letters = true,
+    .title = "Process picker (/ filters by command or PID; Esc clears the filter)",
+    .keys = picker_keys,
+    .nkeys = sizeof(picker_keys) / sizeof(picker_keys[0]),
+    .draw = picker_draw,
+    .input = picker_input,
+    .enter = picker_enter,
+    .nav = picker_key_nav,
+    .nav_letters = true,
 };

@@ -27,7 +27,8 @@ void ui_toggle_trace(struct ui *ui, struct func_info *f)
 		queued = worker_post_locked(w, &job);
 	worker_unlock(w);
 	if (full)
-		ui_status(ui, DR_ERROR, "at most %zu functions are traced at once: raise --max-functions",
+		ui_status(ui, DR_ERROR,
+			  "at most %zu functions are traced at once: raise --max-functions",
 			  ui->w.sopts.max_functions);
 	else if (!queued && st != TS_QUEUED)
 		ui_status(ui, DR_ERROR, "too many requests queued: wait a moment");
@@ -80,8 +81,8 @@ int ui_back(struct ui *ui)
 	bool attaching = worker_busy_locked(&ui->w);
 	worker_unlock(&ui->w);
 	if (n)
-		ui_confirm(ui, ui_to_picker, "Detach %zu traced function%s, back to processes?",
-			   n, n == 1 ? "" : "s");
+		ui_confirm(ui, ui_to_picker, "Detach %zu traced function%s, back to processes?", n,
+			   n == 1 ? "" : "s");
 	else if (attaching)
 		ui_confirm(ui, ui_to_picker, "Stop attaching, back to processes?");
 	else

@@ -40,16 +40,19 @@ int term_choose(char *note, size_t len)
 
 	note[0] = '\0';
 	if (!term || !term[0]) {
-		fprintf(stderr, "retop: TERM is not set: set it (e.g. TERM=xterm-256color) or use -b "
-				"for text snapshots\n");
+		fprintf(stderr,
+			"retop: TERM is not set: set it (e.g. TERM=xterm-256color) or use -b "
+			"for text snapshots\n");
 		return -1;
 	}
 	int r = term_loads(term);
 	if (r == 1)
 		return 0;
 	if (r == 2) {
-		fprintf(stderr, "retop: terminal '%s' cannot place the cursor: the dashboard needs a "
-				"full-screen terminal; use -b for text snapshots\n", term);
+		fprintf(stderr,
+			"retop: terminal '%s' cannot place the cursor: the dashboard needs a "
+			"full-screen terminal; use -b for text snapshots\n",
+			term);
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(fallbacks) / sizeof(fallbacks[0]); i++) {
@@ -59,8 +62,10 @@ int term_choose(char *note, size_t len)
 		setenv("TERM", fallbacks[i], 1);
 		return 0;
 	}
-	fprintf(stderr, "retop: terminal '%s' is not in this host's terminfo, nor any fallback "
-			"(xterm-256color, xterm, vt100): install ncurses-term or use -b\n", term);
+	fprintf(stderr,
+		"retop: terminal '%s' is not in this host's terminfo, nor any fallback "
+		"(xterm-256color, xterm, vt100): install ncurses-term or use -b\n",
+		term);
 	return -1;
 }
 
