@@ -18,7 +18,7 @@ static const struct ui_key ui_move_keys[] = {
     {'j', NULL, NULL, NULL, NULL},
     {KEY_PPAGE, "PgUp/PgDn", "page up, page down", NULL, NULL},
     {KEY_NPAGE, NULL, NULL, NULL, NULL},
-    {KEY_HOME, "Home/End g/G", "first, last", NULL, NULL},
+    {KEY_HOME, "Home/End", "first, last (g, G too)", NULL, NULL},
     {KEY_END, NULL, NULL, NULL, NULL},
     {'g', NULL, NULL, NULL, NULL},
     {'G', NULL, NULL, NULL, NULL},
