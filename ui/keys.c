@@ -130,6 +130,18 @@ int ui_input_key(struct ui_input *in, int key)
 	return 1;
 }
 
+int ui_sort_next(int cur, int key, int n, const bool *usable)
+{
+	int step = key == '<' ? -1 : 1, c = cur;
+
+	for (int tries = 0; tries < n; tries++) {
+		c = (c + step + n) % n;
+		if (usable[c])
+			return c;
+	}
+	return cur;
+}
+
 bool ui_is_backspace(int key)
 {
 	return key == KEY_BACKSPACE || key == 127 || key == 8;

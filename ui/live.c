@@ -296,19 +296,15 @@ static int live_key_nav(struct ui *ui, int key)
 static int live_key_sort(struct ui *ui, int key)
 {
 	struct live *lv = ui->live;
-	int step = key == '<' ? -1 : 1;
+	bool usable[LC_COUNT];
 
 	if (key == 'I') {
 		lv->ascending = !lv->ascending;
 	} else {
 		/* Only to columns that are on screen and sortable. */
-		int c = (int)lv->sort;
-		for (int tries = 0; tries < LC_COUNT; tries++) {
-			c = (c + step + LC_COUNT) % LC_COUNT;
-			if (live_cols[c].sortable && lv->width[c])
-				break;
-		}
-		lv->sort = (enum live_col)c;
+		for (int c = 0; c < LC_COUNT; c++)
+			usable[c] = live_cols[c].sortable && lv->width[c];
+		lv->sort = (enum live_col)ui_sort_next((int)lv->sort, key, LC_COUNT, usable);
 		lv->ascending = lv->sort == LC_NAME;
 	}
 	ui_status(ui, DR_INFO, "sorted by %s, %s", live_cols[lv->sort].title,

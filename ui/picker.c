@@ -323,15 +323,14 @@ static int picker_key_filter(struct ui *ui, int key)
 static int picker_key_sort(struct ui *ui, int key)
 {
 	struct picker *p = ui->picker;
-	int c = (int)p->sort, step = key == '<' ? -1 : 1;
+	bool usable[PC_COUNT];
 
 	if (key == 'I') {
 		p->descending = !p->descending;
 	} else {
-		do
-			c = (c + step + PC_COUNT) % PC_COUNT;
-		while (!picker_cols[c].sortable);
-		p->sort = (enum picker_col)c;
+		for (int c = 0; c < PC_COUNT; c++)
+			usable[c] = picker_cols[c].sortable;
+		p->sort = (enum picker_col)ui_sort_next((int)p->sort, key, PC_COUNT, usable);
 		/* The busiest first; names and PIDs in reading order. */
 		p->descending = p->sort == PC_CPU || p->sort == PC_MEM;
 	}

@@ -138,6 +138,9 @@ void ui_list_fix(struct ui_list *l, long n, int height);
 /* 1 when the key edited the text, 0 when it is not a text key. */
 int ui_input_key(struct ui_input *in, int key);
 bool ui_is_backspace(int key);
+/* The sort column after cur for s or > (before it for <), among the n
+ * columns usable[] allows; the picker and the live table share it. */
+int ui_sort_next(int cur, int key, int n, const bool *usable);
 /* The keys every screen has (q, ?, Esc...), and the movement keys. */
 const struct ui_key *ui_global_key_table(size_t *n);
 const struct ui_key *ui_move_key_table(size_t *n);
