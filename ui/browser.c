@@ -32,6 +32,7 @@ struct browser {
 	bool folded, searching;
 	struct ui_input search;
 	char applied[128];  /* the filter the rows reflect */
+	int namew;	    /* the longest name among the rows: the NAME column's want */
 	struct ui_list list;
 };
 
@@ -88,6 +89,16 @@ static int browser_build_pkgs(struct browser *br)
 	return 0;
 }
 
+/* Over all rows, not the page: columns must not move while scrolling. */
+static void browser_measure(struct browser *br)
+{
+	br->namew = 0;
+	for (size_t r = 0; r < br->nrows; r++) {
+		int len = br->rows[r] >= 0 ? (int)strlen(br->idx->funcs[br->rows[r]].name) : 0;
+		br->namew = len > br->namew ? len : br->namew;
+	}
+}
+
 static bool browser_match(const struct browser *br, uint32_t f)
 {
 	return !br->applied[0] || strcasestr(br->idx->funcs[f].name, br->applied);
@@ -128,6 +139,7 @@ static void browser_rebuild(struct browser *br)
 		if (br->rows[r] == keep)
 			br->list.cur = (long)r;
 	ui_list_fix(&br->list, (long)br->nrows, ui_body_height() - 1);
+	browser_measure(br);
 }
 
 /* The filter grew by a character: only rows that matched can match. */
@@ -141,6 +153,7 @@ static void browser_narrow(struct browser *br)
 	br->nrows = out;
 	br->list.cur = 0;
 	br->list.top = 0;
+	browser_measure(br);
 }
 
 static void browser_apply(struct browser *br, const char *filter)
@@ -221,12 +234,11 @@ static struct browser_cols browser_layout(const struct browser *br, int h)
 	struct browser_cols c = {.size = 6, .rets = 4, .trace = BROWSER_TRACE_MIN};
 	int avail = COLS - 2, want = BROWSER_NAME_MIN;
 
-	for (int r = 0; r < h && br->list.top + r < (long)br->nrows; r++) {
-		int32_t row = br->rows[br->list.top + r];
-		int len = row >= 0 ? (int)strlen(br->idx->funcs[row].name) + (br->folded ? 2 : 0) : 0;
-		want = len > want ? len : want;
-	}
-	int fixed = c.size + 1 + c.rets + 1 + c.trace + 1;
+	(void)h;
+	if (br->namew + (br->folded ? 2 : 0) > want)
+		want = br->namew + (br->folded ? 2 : 0);
+	/* Separators: after the name, SIZE and RETS; SOURCE adds its own. */
+	int fixed = 1 + c.size + 1 + c.rets + 1 + c.trace;
 	if (avail - fixed < BROWSER_NAME_MIN) {
 		fixed -= c.size + 1;
 		c.size = 0;
@@ -237,7 +249,7 @@ static struct browser_cols browser_layout(const struct browser *br, int h)
 	}
 	c.name = avail - fixed < want ? avail - fixed : want;
 	int spare = avail - fixed - c.name;
-	int more = spare < 40 ? spare : 40; /* the reason why not "full" */
+	int more = spare < 30 ? spare : 30; /* the reason why not "full" */
 	c.trace += more;
 	spare -= more;
 	if (spare >= 13)
