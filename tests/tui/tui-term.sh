@@ -22,7 +22,19 @@ quit_ok() {
     keys q
     st=$(wait_exit 60) || fail "retop did not exit after q ($1)"
     [ "$st" -eq 0 ] || fail "retop exited $st after q ($1)"
+    server_gone
+}
+
+# server_gone: the private tmux server ended, so the next session starts
+# on a fresh one.
+server_gone() {
     tm kill-server >/dev/null 2>&1
+    n=50
+    while tm list-sessions >/dev/null 2>&1; do
+        [ "$n" -gt 0 ] || fail "the tmux server does not end"
+        n=$((n - 1))
+        sleep 0.1
+    done
 }
 
 # colours FILE: how many colour SGR parameters the captured screen holds.
@@ -55,12 +67,13 @@ done
 refuse() {
     rm -f "$T/exit" "$T/err"
     tm -f /dev/null new-session -d -s retop -x 80 -y 24 \
-        "$1 $RETOP -p $FIXTURE_PID 2>$T/err; echo \$? >$T/exit.tmp; mv $T/exit.tmp $T/exit"
+        "$1 $RETOP -p $FIXTURE_PID 2>$T/err; echo \$? >$T/exit.tmp; mv $T/exit.tmp $T/exit" ||
+        fail "tmux new-session failed under '$1'"
     st=$(wait_exit 20) || fail "retop did not exit under '$1'"
     [ "$st" -eq 2 ] || fail "retop exited $st under '$1', expected 2: $(cat "$T/err")"
     [ "$(wc -l <"$T/err")" -eq 1 ] || fail "under '$1': want one line on stderr, got: $(cat "$T/err")"
     grep -q -- "$2" "$T/err" || fail "under '$1': '$(cat "$T/err")' lacks '$2'"
-    tm kill-server >/dev/null 2>&1
+    server_gone
 }
 refuse "env TERM=dumb" "terminal 'dumb' cannot place the cursor: .*use -b"
 refuse "env -u TERM" "TERM is not set"
