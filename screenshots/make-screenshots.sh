@@ -28,7 +28,7 @@ keys() { tmux send-keys -t "$sess" "$@"; sleep 1.5; }
 
 tmux new-session -d -s shots -x 100 -y 32 "LC_ALL=C TERM=xterm-256color $retop"
 sleep 3
-keys demo-default
+keys / demo-default
 shot picker
 keys Enter
 sleep 2

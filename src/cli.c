@@ -115,6 +115,20 @@ static bool parse_seconds(const char *s, double min, double *out)
 	return true;
 }
 
+/* One mode per run: a second one is a mistake to point out, not to
+ * settle silently (`-b --serve` used to run one and ignore the other). */
+static int cli_set_mode(struct cli_options *o, enum cli_mode mode)
+{
+	static const char *const names[] = {
+		[CLI_BATCH] = "-b/--batch", [CLI_LIST] = "-l/--list", [CLI_SERVE] = "--serve"};
+
+	if (o->mode != CLI_INTERACTIVE && o->mode != mode)
+		return usage_error("%s and %s cannot be combined: choose one mode", names[o->mode],
+				   names[mode]);
+	o->mode = mode;
+	return 0;
+}
+
 static int cli_parse_one(int c, struct cli_options *o)
 {
 	long v;
@@ -134,8 +148,7 @@ static int cli_parse_one(int c, struct cli_options *o)
 		o->patterns[o->npatterns++] = optarg;
 		return 0;
 	case 'b':
-		o->mode = o->mode == CLI_LIST ? CLI_LIST : CLI_BATCH;
-		return 0;
+		return cli_set_mode(o, CLI_BATCH);
 	case 'n':
 		if (!parse_long(optarg, 1, LONG_MAX, &o->iterations))
 			return usage_error("-n needs a positive count, got '%s'", optarg);
@@ -153,9 +166,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 			return usage_error("-o takes text or json, got '%s'", optarg);
 		return 0;
 	case 'l':
-		o->mode = CLI_LIST;
 		o->list_pattern = optarg;
-		return 0;
+		return cli_set_mode(o, CLI_LIST);
 	case 's':
 		o->sdk_url = optarg;
 		return 0;
@@ -173,9 +185,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 					   TRACER_MIN_IN_FLIGHT, TRACER_MAX_IN_FLIGHT, optarg);
 		return 0;
 	case OPT_SERVE:
-		o->mode = CLI_SERVE;
 		o->serve_addr = optarg;
-		return 0;
+		return cli_set_mode(o, CLI_SERVE);
 	case OPT_NO_DWARF:
 		o->no_dwarf = true;
 		return 0;
@@ -211,6 +222,11 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 			const char *arg = argv[optind - 1];
 			if (optopt && strchr("pxtndosl", optopt) && arg[0] == '-' && arg[1] == optopt)
 				return usage_error("-%c needs an argument", optopt);
+			if (c == ':' && optopt == OPT_SERVE)
+				return usage_error("%s", "--serve needs an address: --serve PORT or "
+							 "--serve HOST:PORT");
+			if (c == ':')
+				return usage_error("%s needs an argument", arg);
 			return usage_error("unknown option '%s'", arg);
 		}
 		if (cli_parse_one(c, o))

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf_image.h"
@@ -73,6 +74,35 @@ static void read_small_file(const char *path, char *buf, size_t len, bool nul_to
 	}
 }
 
+void procs_usage(int pid, struct proc_info *out)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st, pages;
+	struct timespec ts;
+	FILE *f;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	out->sampled_ns = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+	out->cpu_ticks = out->rss_bytes = 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((f = fopen(path, "re"))) {
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[n] = '\0';
+		fclose(f);
+		/* comm may hold spaces and parentheses: fields start after the
+		 * last ')'; utime and stime are fields 14 and 15. */
+		if ((p = strrchr(buf, ')')) &&
+		    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
+			out->cpu_ticks = ut + st;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	if ((f = fopen(path, "re"))) {
+		if (fscanf(f, "%*u %llu", &pages) == 1)
+			out->rss_bytes = pages * (unsigned long long)sysconf(_SC_PAGESIZE);
+		fclose(f);
+	}
+}
+
 int procs_describe(int pid, struct proc_info *out)
 {
 	char path[64];
@@ -101,6 +131,7 @@ int procs_describe(int pid, struct proc_info *out)
 	snprintf(path, sizeof(path), "/proc/%d/root", pid);
 	if (stat("/proc/self/root", &self_root) == 0 && stat(path, &root) == 0)
 		out->in_container = self_root.st_ino != root.st_ino || self_root.st_dev != root.st_dev;
+	procs_usage(pid, out);
 	return 0;
 }
 

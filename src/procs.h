@@ -20,6 +20,11 @@ struct proc_info {
 	bool stripped;	      /* no .symtab */
 	bool has_dwarf;
 	bool in_container;    /* its root differs from ours */
+	/* For the picker's CPU and MEM columns: CPU% is the change of
+	 * cpu_ticks between two scans over the change of sampled_ns. */
+	unsigned long long cpu_ticks; /* utime + stime, in clock ticks */
+	unsigned long long rss_bytes;
+	unsigned long long sampled_ns; /* CLOCK_MONOTONIC */
 };
 
 bool procs_alive(int pid);
@@ -32,6 +37,8 @@ int procs_describe(int pid, struct proc_info *out);
 size_t procs_running(const char *path, int *pids, size_t max);
 /* Rewrite an index error about /proc/PID/exe as one about the process. */
 void procs_explain_not_go(int pid, char *err);
+/* CPU time and resident memory of pid into out (0 when unreadable). */
+void procs_usage(int pid, struct proc_info *out);
 /* Every Go process (the picker); *out is malloc'd. */
 int procs_scan_go(struct proc_info **out, size_t *n);
 

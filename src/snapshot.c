@@ -105,6 +105,33 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 		"P50", "P99", "MAX", "INFL", "ORPH");
 }
 
+#define SNAPSHOT_TEXT_COLS 80
+
+/* A status from column col on, wrapped at spaces to 80 columns; the
+ * continuation lines are indented, so every line fits a terminal. */
+static void snapshot_text_status(FILE *out, int col, const char *s)
+{
+	int room = SNAPSHOT_TEXT_COLS - col;
+
+	while (*s) {
+		int n = (int)strlen(s);
+		if (n > room) {
+			int cut = room;
+			while (cut > room / 2 && s[cut] != ' ')
+				cut--;
+			n = s[cut] == ' ' ? cut : room;
+		}
+		fprintf(out, "%.*s\n", n, s);
+		s += n;
+		while (*s == ' ')
+			s++;
+		if (*s) {
+			fprintf(out, "%*s", 4, "");
+			room = SNAPSHOT_TEXT_COLS - 4;
+		}
+	}
+}
+
 static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 {
 	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8];
@@ -120,14 +147,17 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 	stats_format_duration(v->p99_ns, p99, sizeof(p99));
 	stats_format_duration(v->max_ns, max, sizeof(max));
 	if (strcmp(f->status, "tracing") != 0 && !f->entry_only) {
-		fprintf(out, "%-24s %8s  %s\n", name, calls, f->status);
+		fprintf(out, "%-24s %8s  ", name, calls);
+		snapshot_text_status(out, 35, f->status);
 		return;
 	}
-	if (f->entry_only)
-		/* No RET, so nothing is in flight or orphaned: only entries. */
-		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s  %s\n", name, calls, rate, "-", "-",
-			"-", "-", "-", f->status);
-	else
+	if (f->entry_only) {
+		/* The numbers on the row, why only entries on the next line.  No
+		 * RET, so nothing is in flight or orphaned: only entries. */
+		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n    ", name, calls, rate, "-",
+			"-", "-", "-", "-");
+		snapshot_text_status(out, 4, f->status);
+	} else
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);

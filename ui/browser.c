@@ -8,10 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pkgpath.h"
 #include "screens.h"
 
 struct browser_pkg {
-	char *name;
+	char *name;	 /* for display: "gopkg.in/yaml.v3" */
+	const char *key; /* a member's name: its first keylen bytes are the path */
+	uint16_t keylen;
 	uint32_t first, count; /* range of by_pkg */
 	uint32_t matches;      /* under the current filter */
 	bool open;
@@ -29,17 +32,15 @@ struct browser {
 	bool folded, searching;
 	struct ui_input search;
 	char applied[128];  /* the filter the rows reflect */
+	int namew;	    /* the longest name among the rows: the NAME column's want */
 	struct ui_list list;
 };
 
-/* The package of a function: everything before the last '.' of the part
- * after the last '/': "net/http.(*conn).serve" -> "net/http.(*conn)". */
+/* The package path of a function (pkgpath.h): "net/http.(*conn).serve"
+ * folds under net/http with every method and closure of the package. */
 static uint16_t browser_pkg_len(const char *name)
 {
-	const char *slash = strrchr(name, '/');
-	const char *tail = slash ? slash + 1 : name;
-	const char *dot = strrchr(tail, '.');
-	size_t len = dot ? (size_t)(dot - name) : 0; /* assembly: "gogo" */
+	size_t len = pkgpath_len(name);
 	return len > 65535 ? 65535 : (uint16_t)len;
 }
 
@@ -70,19 +71,32 @@ static int browser_build_pkgs(struct browser *br)
 		uint32_t f = br->by_pkg[i];
 		struct browser_pkg *last = br->npkgs ? &br->pkgs[br->npkgs - 1] : NULL;
 		const char *name = br->idx->funcs[f].name;
-		if (last && strlen(last->name) == br->pkglen[f] &&
-		    !strncmp(last->name, name, br->pkglen[f])) {
+		if (last && last->keylen == br->pkglen[f] &&
+		    !strncmp(last->key, name, br->pkglen[f])) {
 			last->count++;
 			continue;
 		}
 		struct browser_pkg *p = &br->pkgs[br->npkgs++];
-		p->name = strndup(name, br->pkglen[f]);
+		p->name = malloc((size_t)br->pkglen[f] + 1);
 		if (!p->name)
 			return -1;
+		pkgpath_display(name, br->pkglen[f], p->name, (size_t)br->pkglen[f] + 1);
+		p->key = name;
+		p->keylen = br->pkglen[f];
 		p->first = (uint32_t)i;
 		p->count = 1;
 	}
 	return 0;
+}
+
+/* Over all rows, not the page: columns must not move while scrolling. */
+static void browser_measure(struct browser *br)
+{
+	br->namew = 0;
+	for (size_t r = 0; r < br->nrows; r++) {
+		int len = br->rows[r] >= 0 ? (int)strlen(br->idx->funcs[br->rows[r]].name) : 0;
+		br->namew = len > br->namew ? len : br->namew;
+	}
 }
 
 static bool browser_match(const struct browser *br, uint32_t f)
@@ -125,6 +139,7 @@ static void browser_rebuild(struct browser *br)
 		if (br->rows[r] == keep)
 			br->list.cur = (long)r;
 	ui_list_fix(&br->list, (long)br->nrows, ui_body_height() - 1);
+	browser_measure(br);
 }
 
 /* The filter grew by a character: only rows that matched can match. */
@@ -138,6 +153,7 @@ static void browser_narrow(struct browser *br)
 	br->nrows = out;
 	br->list.cur = 0;
 	br->list.top = 0;
+	browser_measure(br);
 }
 
 static void browser_apply(struct browser *br, const char *filter)
@@ -203,16 +219,43 @@ static const char *browser_mark(uint8_t st)
 	}
 }
 
+/* Widths, 0 for a column left out.  The name is what an operator reads:
+ * it gets what the longest name on screen needs, and the other columns
+ * give way first: SOURCE, then the TRACE reason, then SIZE and RETS. */
 struct browser_cols {
-	int name, trace, source;
+	int name, size, rets, trace, source;
 };
 
-static struct browser_cols browser_layout(void)
-{
-	int rest = COLS - 2 - 7 - 5 - 4;
-	struct browser_cols c = {.name = rest * 40 / 100, .trace = rest * 30 / 100};
+#define BROWSER_NAME_MIN 20
+#define BROWSER_TRACE_MIN 10 /* "entry-only" */
 
-	c.source = rest - c.name - c.trace;
+static struct browser_cols browser_layout(const struct browser *br, int h)
+{
+	struct browser_cols c = {.size = 6, .rets = 4, .trace = BROWSER_TRACE_MIN};
+	int avail = COLS - 2, want = BROWSER_NAME_MIN;
+
+	(void)h;
+	if (br->namew + (br->folded ? 2 : 0) > want)
+		want = br->namew + (br->folded ? 2 : 0);
+	/* Separators: after the name, SIZE and RETS; SOURCE adds its own. */
+	int fixed = 1 + c.size + 1 + c.rets + 1 + c.trace;
+	if (avail - fixed < BROWSER_NAME_MIN) {
+		fixed -= c.size + 1;
+		c.size = 0;
+	}
+	if (avail - fixed < BROWSER_NAME_MIN) {
+		fixed -= c.rets + 1;
+		c.rets = 0;
+	}
+	c.name = avail - fixed < want ? avail - fixed : want;
+	int spare = avail - fixed - c.name;
+	int more = spare < 30 ? spare : 30; /* the reason why not "full" */
+	c.trace += more;
+	spare -= more;
+	if (spare >= 13)
+		c.source = spare - 1;
+	else
+		c.name += spare;
 	return c;
 }
 
@@ -244,12 +287,18 @@ static void browser_draw_func(struct ui *ui, uint32_t fi, int y, bool sel,
 	int x = 2 + (br->folded ? 2 : 0);
 	draw_name(y, x, c->name - (x - 2), role, f->name);
 	x = 2 + c->name + 1;
-	draw_rtext(y, x, 6, role, size);
-	draw_rtext(y, x + 7, 4, role, rets);
-	x += 12;
+	if (c->size) {
+		draw_rtext(y, x, c->size, role, size);
+		x += c->size + 1;
+	}
+	if (c->rets) {
+		draw_rtext(y, x, c->rets, role, rets);
+		x += c->rets + 1;
+	}
 	draw_text(y, x, c->trace, m.traceable == TRACEABLE_FULL || sel ? role : DR_WARN, false,
 		  trace);
-	draw_text(y, x + c->trace + 1, c->source, sel ? role : DR_DIM, false, src);
+	if (c->source)
+		draw_text(y, x + c->trace + 1, c->source, sel ? role : DR_DIM, false, src);
 }
 
 static void browser_draw_pkg(struct ui *ui, uint32_t p, int y, bool sel)
@@ -299,17 +348,18 @@ static void browser_draw_header(struct ui *ui)
 static void browser_draw(struct ui *ui)
 {
 	struct browser *br = ui->browser;
-	struct browser_cols c = browser_layout();
 	int h = ui_body_height() - 1, y = UI_BODY_TOP;
 	char title[512];
 
 	if (!br)
 		return;
-	browser_draw_header(ui);
-	snprintf(title, sizeof(title), "  %-*s %6s %4s %-*s %s", c.name, "NAME", "SIZE", "RETS",
-		 c.trace, "TRACE", "SOURCE");
-	draw_text(y, 0, COLS, DR_TITLE, true, title);
 	ui_list_fix(&br->list, (long)br->nrows, h);
+	struct browser_cols c = browser_layout(br, h);
+	browser_draw_header(ui);
+	snprintf(title, sizeof(title), "  %-*s %*s%s%*s%s%-*s %s", c.name, "NAME", c.size,
+		 c.size ? "SIZE" : "", c.size ? " " : "", c.rets, c.rets ? "RETS" : "",
+		 c.rets ? " " : "", c.trace, "TRACE", c.source ? "SOURCE" : "");
+	draw_text(y, 0, COLS, DR_TITLE, true, title);
 	for (int r = 0; r < h && br->list.top + r < (long)br->nrows; r++) {
 		long i = br->list.top + r;
 		int32_t row = br->rows[i];
@@ -468,16 +518,6 @@ static const struct ui_key browser_keys[] = {
 	{KEY_ENTER, NULL, NULL, browser_key_enter, NULL},
 	{KEY_RIGHT, NULL, NULL, browser_key_enter, NULL},
 	{KEY_LEFT, NULL, NULL, browser_key_left, NULL},
-	{KEY_UP, "j/k", "move", browser_key_nav, NULL},
-	{KEY_DOWN, NULL, NULL, browser_key_nav, NULL},
-	{'j', NULL, NULL, browser_key_nav, NULL},
-	{'k', NULL, NULL, browser_key_nav, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page", browser_key_nav, NULL},
-	{KEY_NPAGE, NULL, NULL, browser_key_nav, NULL},
-	{KEY_HOME, "g/G", "first, last", browser_key_nav, NULL},
-	{KEY_END, NULL, NULL, browser_key_nav, NULL},
-	{'g', NULL, NULL, browser_key_nav, NULL},
-	{'G', NULL, NULL, browser_key_nav, NULL},
 };
 
 const struct ui_screen browser_screen = {
@@ -486,4 +526,6 @@ const struct ui_screen browser_screen = {
 	.nkeys = sizeof(browser_keys) / sizeof(browser_keys[0]),
 	.draw = browser_draw,
 	.input = browser_input,
+	.nav = browser_key_nav,
+	.nav_letters = true,
 };

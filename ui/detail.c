@@ -14,23 +14,14 @@
 
 #define DETAIL_HIST_ROWS 16
 #define DETAIL_BEFORE_RET 4 /* instructions shown before each RET */
-#define DETAIL_MAX_CODE (1u << 20)
-
-struct detail_insn {
-	uint32_t off;
-	char text[80];
-};
 
 struct detail {
 	const struct func_info *f;
 	__u64 hist[RETOP_HIST_BUCKETS];
 	uint64_t hist_seq, hmin, hmax, hcalls;
 	bool have_hist;
-	struct retsites_engine *eng; /* our own: capstone handles are not shared */
-	struct detail_insn *insns;   /* the whole function, decoded once */
-	size_t ninsns;
-	bool decoded;
-	char disasm_err[128];
+	struct disasm dis; /* the whole function, decoded by the worker */
+	uint64_t disasm_seq;
 	struct ui_list scroll;
 	int lines; /* of the last page drawn */
 };
@@ -52,19 +43,14 @@ static int detail_row(struct detail_page *pg)
 int detail_open(struct ui *ui)
 {
 	ui->detail = calloc(1, sizeof(*ui->detail));
-	if (!ui->detail)
-		return -1;
-	if (retsites_engine_open(&ui->detail->eng, NULL) != 0)
-		ui->detail->eng = NULL; /* no disassembly, the rest still works */
-	return 0;
+	return ui->detail ? 0 : -1;
 }
 
 void detail_close(struct ui *ui)
 {
 	if (!ui->detail)
 		return;
-	retsites_engine_close(ui->detail->eng);
-	free(ui->detail->insns);
+	disasm_free(&ui->detail->dis);
 	free(ui->detail);
 	ui->detail = NULL;
 }
@@ -75,52 +61,12 @@ void detail_show(struct ui *ui, struct func_info *f)
 
 	d->f = f;
 	d->have_hist = false;
-	d->decoded = false;
 	d->scroll = (struct ui_list){0, 0};
-	free(d->insns);
-	d->insns = NULL;
-	d->ninsns = 0;
+	disasm_free(&d->dis);
 	worker_lock(&ui->w);
 	worker_detail_locked(&ui->w, f);
+	worker_disasm_locked(&ui->w, f);
 	worker_unlock(&ui->w);
-}
-
-/* Decode the function once, from its entry, with the size the index has. */
-static void detail_decode(struct ui *ui, struct detail *d)
-{
-	uint64_t size;
-	uint8_t *code;
-
-	d->decoded = true;
-	d->disasm_err[0] = '\0';
-	worker_lock(&ui->w);
-	size = ui->w.meta ? ui->w.meta[d->f - ui->idx->funcs].size : 0;
-	worker_unlock(&ui->w);
-	if (!d->eng || size == 0 || size > DETAIL_MAX_CODE) {
-		snprintf(d->disasm_err, sizeof(d->disasm_err), "no disassembly (size %llu)",
-			 (unsigned long long)size);
-		return;
-	}
-	code = malloc(size);
-	d->insns = calloc(size, sizeof(*d->insns));
-	if (!code || !d->insns ||
-	    elf_image_read_code(ui->idx->img, d->f->entry, code, size) != 0) {
-		snprintf(d->disasm_err, sizeof(d->disasm_err), "cannot read the code of %s",
-			 d->f->name);
-		free(code);
-		return;
-	}
-	for (uint64_t off = 0; off < size;) {
-		struct detail_insn *in = &d->insns[d->ninsns];
-		int len = retsites_disasm_one(d->eng, code + off, size - off, d->f->entry + off,
-					      in->text, sizeof(in->text));
-		if (len <= 0)
-			break;
-		in->off = (uint32_t)off;
-		d->ninsns++;
-		off += (uint64_t)len;
-	}
-	free(code);
 }
 
 static const struct snapshot_func *detail_row_of(const struct ui *ui, const struct func_info *f)
@@ -141,6 +87,12 @@ static void detail_sync(struct ui *ui, struct detail *d)
 		d->hcalls = ui->w.hist_calls;
 		d->hist_seq = ui->w.hist_seq;
 		d->have_hist = true;
+	}
+	if (ui->w.disasm_seq != d->disasm_seq && ui->w.disasm.f == d->f) {
+		disasm_free(&d->dis);
+		d->dis = ui->w.disasm; /* ours now */
+		memset(&ui->w.disasm, 0, sizeof(ui->w.disasm));
+		d->disasm_seq = ui->w.disasm_seq;
 	}
 	worker_unlock(&ui->w);
 }
@@ -273,11 +225,11 @@ static void detail_disasm_site(struct detail *d, const struct snapshot_site *s, 
 	size_t k = 0;
 	int y;
 
-	while (k < d->ninsns && d->insns[k].off < s->offset)
+	while (k < d->dis.n && d->dis.insns[k].off < s->offset)
 		k++;
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, DR_HEADER, "RET #%zu at +0x%x, line %d", n, s->offset, s->line);
-	if (k == d->ninsns || d->insns[k].off != s->offset) {
+	if (k == d->dis.n || d->dis.insns[k].off != s->offset) {
 		if ((y = detail_row(pg)) >= 0)
 			draw_text(y, 2, COLS - 2, DR_ERROR, false, "not an instruction start?");
 		return;
@@ -288,8 +240,8 @@ static void detail_disasm_site(struct detail *d, const struct snapshot_site *s, 
 		bool ret = j == k;
 		draw_textf(y, 0, COLS, ret ? DR_MARK : DR_NORMAL, "  %s 0x%llx +0x%-5x %s",
 			   ret ? draw_ret_mark() : " ",
-			   (unsigned long long)(d->f->entry + d->insns[j].off), d->insns[j].off,
-			   d->insns[j].text);
+			   (unsigned long long)(d->f->entry + d->dis.insns[j].off), d->dis.insns[j].off,
+			   d->dis.insns[j].text);
 	}
 }
 
@@ -298,13 +250,13 @@ static void detail_disasm(struct ui *ui, const struct snapshot_func *sf, struct 
 	struct detail *d = ui->detail;
 	int y;
 
-	if (!d->decoded)
-		detail_decode(ui, d);
 	if ((y = detail_row(pg)) >= 0)
 		draw_text(y, 0, COLS, DR_TITLE, true, "  Disassembly before each RET");
-	if (d->disasm_err[0] && (y = detail_row(pg)) >= 0)
-		draw_text(y, 2, COLS - 2, DR_WARN, false, d->disasm_err);
-	for (size_t i = 0; i < sf->nsites && !d->disasm_err[0]; i++)
+	if (!d->dis.f && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_DIM, false, "decoding...");
+	if (d->dis.err[0] && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_WARN, false, d->dis.err);
+	for (size_t i = 0; i < sf->nsites && d->dis.f && !d->dis.err[0]; i++)
 		detail_disasm_site(d, &sf->sites[i], i + 1, pg);
 }
 
@@ -339,22 +291,8 @@ static void detail_draw(struct ui *ui)
 static int detail_key_scroll(struct ui *ui, int key)
 {
 	struct detail *d = ui->detail;
-	int h = ui_body_height();
-	long max = d->lines > h ? d->lines - h : 0;
 
-	switch (key) {
-	case KEY_UP: case 'k': d->scroll.top--; break;
-	case KEY_DOWN: case 'j': d->scroll.top++; break;
-	case KEY_PPAGE: d->scroll.top -= h - 1; break;
-	case KEY_NPAGE: d->scroll.top += h - 1; break;
-	case KEY_HOME: case 'g': d->scroll.top = 0; break;
-	case KEY_END: case 'G': d->scroll.top = max; break;
-	}
-	if (d->scroll.top > max)
-		d->scroll.top = max;
-	if (d->scroll.top < 0)
-		d->scroll.top = 0;
-	return UI_REDRAW;
+	return ui_scroll_key(&d->scroll, key, d->lines, ui_body_height());
 }
 
 static int detail_key_untrace(struct ui *ui, int key)
@@ -366,16 +304,7 @@ static int detail_key_untrace(struct ui *ui, int key)
 }
 
 static const struct ui_key detail_keys[] = {
-	{KEY_UP, "j/k", "scroll", detail_key_scroll, "scroll"},
-	{KEY_DOWN, NULL, NULL, detail_key_scroll, NULL},
-	{'j', NULL, NULL, detail_key_scroll, NULL},
-	{'k', NULL, NULL, detail_key_scroll, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page", detail_key_scroll, NULL},
-	{KEY_NPAGE, NULL, NULL, detail_key_scroll, NULL},
-	{KEY_HOME, "g/G", "top, bottom", detail_key_scroll, NULL},
-	{KEY_END, NULL, NULL, detail_key_scroll, NULL},
-	{'g', NULL, NULL, detail_key_scroll, NULL},
-	{'G', NULL, NULL, detail_key_scroll, NULL},
+	{-3, "j/k", NULL, NULL, "scroll"},
 	{' ', "Space", "untrace the function", detail_key_untrace, "untrace"},
 	{27, "Esc", "back to the live table", NULL, "back"},
 	{'d', NULL, NULL, NULL, "delay"},
@@ -387,4 +316,6 @@ const struct ui_screen detail_screen = {
 	.keys = detail_keys,
 	.nkeys = sizeof(detail_keys) / sizeof(detail_keys[0]),
 	.draw = detail_draw,
+	.nav = detail_key_scroll,
+	.nav_letters = true,
 };

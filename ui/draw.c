@@ -8,6 +8,7 @@
 #include <langinfo.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -40,7 +41,10 @@ static const struct {
 void draw_init(void)
 {
 	const char *cs = nl_langinfo(CODESET);
-	bool colour = has_colors() && start_color() == OK;
+	const char *no_colour = getenv("NO_COLOR");
+	/* https://no-color.org: set and not empty means no colour; every role
+	 * keeps an attribute (reverse, bold, underline) and its text. */
+	bool colour = !(no_colour && no_colour[0]) && has_colors() && start_color() == OK;
 
 	draw_has_utf8 = cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
 	if (colour)
@@ -231,6 +235,19 @@ void fmt_duration(uint64_t ns, char *buf, size_t len)
 }
 
 void fmt_count(double v, char *buf, size_t len) { stats_format_count(v, buf, len); }
+
+void fmt_bytes(unsigned long long b, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	double v = (double)b / 1024;
+	int u = 0;
+
+	while (v >= 1000 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, v < 10 ? "%.1f%c" : "%.0f%c", v, units[u]);
+}
 
 void fmt_uptime(double s, char *buf, size_t len)
 {

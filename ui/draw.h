@@ -59,6 +59,7 @@ void draw_footer(int y, const struct draw_footer_item *items, size_t n);
 /* Formatting into small caller buffers. */
 void fmt_duration(uint64_t ns, char *buf, size_t len); /* "-" for 0 */
 void fmt_count(double v, char *buf, size_t len);
+void fmt_bytes(unsigned long long b, char *buf, size_t len); /* "12M" */
 void fmt_uptime(double s, char *buf, size_t len);      /* "1:02:03" or "0:03" */
 const char *fmt_basename(const char *path);
 

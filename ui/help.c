@@ -37,6 +37,8 @@ static int help_page(struct ui *ui, int top, int h)
 
 	v = help_section("Every screen", v, top, h);
 	v = help_keys_of(g, ng, v, top, h);
+	g = ui_move_key_table(&ng);
+	v = help_keys_of(g, ng, v, top, h);
 	for (size_t s = 0; s < sizeof(order) / sizeof(order[0]); s++) {
 		const struct ui_screen *sc = ui_screen_of(order[s]);
 		v++;
@@ -49,7 +51,7 @@ static int help_page(struct ui *ui, int top, int h)
 		"  CALLS counts returns; INFL calls in flight; ORPH entries never returned",
 		"  RETS hits per RET site; p50/p99 from log-linear buckets, within +-1.6%",
 		"  CALLS ends in '!' when calls were DROPped (map full): --max-in-flight",
-		"  Arrows and j/k move, PgUp/PgDn page, Home/End (g/G) first and last.",
+		"  Lines marked * trace, + attaching, ! failed (holds no slot).",
 	};
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++, v++)
 		if (v >= top && v < top + h)
@@ -72,27 +74,13 @@ static void help_draw(struct ui *ui)
 
 static int help_key_scroll(struct ui *ui, int key)
 {
-	switch (key) {
-	case KEY_UP: case 'k': ui->help.top--; break;
-	case KEY_DOWN: case 'j': ui->help.top++; break;
-	case KEY_PPAGE: ui->help.top -= ui_body_height() - 1; break;
-	case KEY_NPAGE: ui->help.top += ui_body_height() - 1; break;
-	case KEY_HOME: case 'g': ui->help.top = 0; break;
-	}
-	if (ui->help.top < 0)
-		ui->help.top = 0;
-	return UI_REDRAW;
+	int h = ui_body_height();
+
+	return ui_scroll_key(&ui->help, key, help_page(ui, 1 << 30, 0), h);
 }
 
 static const struct ui_key help_keys[] = {
-	{KEY_UP, "j/k", "scroll", help_key_scroll, "scroll"},
-	{KEY_DOWN, NULL, NULL, help_key_scroll, NULL},
-	{'j', NULL, NULL, help_key_scroll, NULL},
-	{'k', NULL, NULL, help_key_scroll, NULL},
-	{KEY_PPAGE, NULL, NULL, help_key_scroll, NULL},
-	{KEY_NPAGE, NULL, NULL, help_key_scroll, NULL},
-	{KEY_HOME, NULL, NULL, help_key_scroll, NULL},
-	{'g', NULL, NULL, help_key_scroll, NULL},
+	{-3, "j/k", NULL, NULL, "scroll"},
 	{27, "Esc", NULL, NULL, "back"},
 };
 
@@ -101,4 +89,6 @@ const struct ui_screen help_screen = {
 	.keys = help_keys,
 	.nkeys = sizeof(help_keys) / sizeof(help_keys[0]),
 	.draw = help_draw,
+	.nav = help_key_scroll,
+	.nav_letters = true,
 };

@@ -193,7 +193,10 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 {
 	struct live *lv = ui->live;
 	enum draw_role role = sel ? DR_SELECTED : DR_NORMAL;
-	bool tracing = !strcmp(f->status, "tracing");
+	/* After the target exited every function is detached, and its final
+	 * counters are what the operator came for. */
+	bool tracing = !strcmp(f->status, "tracing") ||
+		       (ui->exited && !strncmp(f->status, "detached", 8));
 	int x = 0;
 
 	draw_fill(y, role);
@@ -300,19 +303,15 @@ static int live_key_nav(struct ui *ui, int key)
 static int live_key_sort(struct ui *ui, int key)
 {
 	struct live *lv = ui->live;
-	int step = key == '<' ? -1 : 1;
+	bool usable[LC_COUNT];
 
 	if (key == 'I') {
 		lv->ascending = !lv->ascending;
 	} else {
 		/* Only to columns that are on screen and sortable. */
-		int c = (int)lv->sort;
-		for (int tries = 0; tries < LC_COUNT; tries++) {
-			c = (c + step + LC_COUNT) % LC_COUNT;
-			if (live_cols[c].sortable && lv->width[c])
-				break;
-		}
-		lv->sort = (enum live_col)c;
+		for (int c = 0; c < LC_COUNT; c++)
+			usable[c] = live_cols[c].sortable && lv->width[c];
+		lv->sort = (enum live_col)ui_sort_next((int)lv->sort, key, LC_COUNT, usable);
 		lv->ascending = lv->sort == LC_NAME;
 	}
 	ui_status(ui, DR_INFO, "sorted by %s, %s", live_cols[lv->sort].title,
@@ -383,16 +382,6 @@ static const struct ui_key live_keys[] = {
 	{'I', "I", "invert the sort order", live_key_sort, "invert"},
 	{'i', "i", "p50/p99 of the last interval or since start", live_key_interval, "interval"},
 	{'r', "r", "reset the counters", live_key_reset, "reset"},
-	{KEY_UP, "j/k", "move", live_key_nav, NULL},
-	{KEY_DOWN, NULL, NULL, live_key_nav, NULL},
-	{'j', NULL, NULL, live_key_nav, NULL},
-	{'k', NULL, NULL, live_key_nav, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page", live_key_nav, NULL},
-	{KEY_NPAGE, NULL, NULL, live_key_nav, NULL},
-	{KEY_HOME, "g/G", "first, last", live_key_nav, NULL},
-	{KEY_END, NULL, NULL, live_key_nav, NULL},
-	{'g', NULL, NULL, live_key_nav, NULL},
-	{'G', NULL, NULL, live_key_nav, NULL},
 };
 
 const struct ui_screen live_screen = {
@@ -400,4 +389,6 @@ const struct ui_screen live_screen = {
 	.keys = live_keys,
 	.nkeys = sizeof(live_keys) / sizeof(live_keys[0]),
 	.draw = live_draw,
+	.nav = live_key_nav,
+	.nav_letters = true,
 };

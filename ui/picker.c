@@ -1,14 +1,46 @@
 /* The process picker: every Go process, rescanned every 2 s by the worker
- * (scanning reads each candidate's ELF, which is I/O), filtered as you type. */
+ * (scanning reads each candidate's ELF, which is I/O), with CPU and memory
+ * as top shows them, sortable, and filtered by command or PID after `/`. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "screens.h"
 
+enum picker_col {
+	PC_PID,
+	PC_USER,
+	PC_CPU,
+	PC_MEM,
+	PC_GO,
+	PC_STRIP,
+	PC_DWARF,
+	PC_SDK,
+	PC_CMD,
+	PC_COUNT
+};
+
+static const struct {
+	const char *title;
+	int width; /* the command takes the rest */
+	bool right, sortable;
+} picker_cols[PC_COUNT] = {
+    [PC_PID] = {"PID", 7, true, true},	     [PC_USER] = {"USER", 9, false, true},
+    [PC_CPU] = {"CPU%", 5, true, true},	     [PC_MEM] = {"MEM", 6, true, true},
+    [PC_GO] = {"GO", 9, false, false},	     [PC_STRIP] = {"STRIP", 5, false, false},
+    [PC_DWARF] = {"DWARF", 5, false, false}, [PC_SDK] = {"SDK", 3, false, false},
+    [PC_CMD] = {"COMMAND", 0, false, true},
+};
+
+struct picker_proc {
+	struct proc_info info;
+	double cpu_pct; /* since the previous scan; -1 before a second one */
+};
+
 struct picker {
-	struct proc_info *procs;
+	struct picker_proc *procs;
 	size_t nprocs;
 	uint64_t seq;
 	size_t *rows; /* indices into procs that pass the filter */
@@ -16,7 +48,10 @@ struct picker {
 	struct ui_list list;
 	int selected_pid; /* the cursor follows the process across rescans */
 	struct ui_input filter;
+	bool filtering; /* `/` was pressed: keys are the filter's text */
 	bool scanned;
+	enum picker_col sort;
+	bool descending;
 };
 
 int picker_open(struct ui *ui)
@@ -50,19 +85,64 @@ static void picker_refilter(struct picker *p)
 {
 	p->nrows = 0;
 	for (size_t i = 0; i < p->nprocs; i++)
-		if (picker_matches(p, &p->procs[i]))
+		if (picker_matches(p, &p->procs[i].info))
 			p->rows[p->nrows++] = i;
 	p->list.cur = 0;
 	for (size_t r = 0; r < p->nrows; r++)
-		if (p->procs[p->rows[r]].pid == p->selected_pid)
+		if (p->procs[p->rows[r]].info.pid == p->selected_pid)
 			p->list.cur = (long)r;
 	ui_list_fix(&p->list, (long)p->nrows, ui_body_height() - 1);
 }
 
-static int picker_cmp_pid(const void *a, const void *b)
+static const struct picker *picker_sort_ctx; /* qsort has no context argument */
+
+static int picker_cmp(const void *a, const void *b)
 {
-	const struct proc_info *x = a, *y = b;
-	return (x->pid > y->pid) - (x->pid < y->pid);
+	const struct picker_proc *x = a, *y = b;
+	int r = 0;
+
+	switch (picker_sort_ctx->sort) {
+	case PC_USER:
+		r = strcmp(x->info.user, y->info.user);
+		break;
+	case PC_CPU:
+		r = (x->cpu_pct > y->cpu_pct) - (x->cpu_pct < y->cpu_pct);
+		break;
+	case PC_MEM:
+		r = (x->info.rss_bytes > y->info.rss_bytes) -
+		    (x->info.rss_bytes < y->info.rss_bytes);
+		break;
+	case PC_CMD:
+		r = strcmp(x->info.cmdline, y->info.cmdline);
+		break;
+	default:
+		break;
+	}
+	if (r == 0) /* ties, and the PID column, in PID order */
+		r = (x->info.pid > y->info.pid) - (x->info.pid < y->info.pid);
+	return picker_sort_ctx->descending ? -r : r;
+}
+
+/* CPU% over the time between this scan and the previous one. */
+static void picker_cpu(struct picker_proc *np, size_t n, const struct picker_proc *old, size_t nold)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	for (size_t i = 0; i < n; i++) {
+		np[i].cpu_pct = -1;
+		for (size_t k = 0; k < nold; k++) {
+			const struct proc_info *o = &old[k].info, *c = &np[i].info;
+			if (o->pid != c->pid)
+				continue;
+			np[i].cpu_pct = old[k].cpu_pct; /* the same scan again */
+			if (c->sampled_ns <= o->sampled_ns || c->cpu_ticks < o->cpu_ticks)
+				break;
+			double s = (double)(c->sampled_ns - o->sampled_ns) / 1e9;
+			np[i].cpu_pct =
+			    100.0 * (double)(c->cpu_ticks - o->cpu_ticks) / (double)hz / s;
+			break;
+		}
+	}
 }
 
 /* Take the worker's latest scan, if there is a new one. */
@@ -73,10 +153,13 @@ static void picker_sync(struct ui *ui)
 
 	worker_lock(w);
 	if (w->procs_seq != p->seq) {
-		struct proc_info *np = malloc((w->nprocs ? w->nprocs : 1) * sizeof(*np));
-		size_t *nr = malloc((w->nprocs ? w->nprocs : 1) * sizeof(*nr));
-		if (np && nr) {
-			memcpy(np, w->procs, w->nprocs * sizeof(*np));
+		size_t n = w->nprocs ? w->nprocs : 1;
+		struct picker_proc *np = calloc(n, sizeof(*np));
+		size_t *nr = malloc(n * sizeof(*nr));
+		if (np && nr) { /* else keep the previous scan */
+			for (size_t i = 0; i < w->nprocs; i++)
+				np[i].info = w->procs[i];
+			picker_cpu(np, w->nprocs, p->procs, p->nprocs);
 			free(p->procs);
 			free(p->rows);
 			p->procs = np;
@@ -91,19 +174,84 @@ static void picker_sync(struct ui *ui)
 	}
 	p->scanned = w->scanned;
 	worker_unlock(w);
-	qsort(p->procs, p->nprocs, sizeof(*p->procs), picker_cmp_pid);
+	picker_sort_ctx = p;
+	qsort(p->procs, p->nprocs, sizeof(*p->procs), picker_cmp);
 	picker_refilter(p);
 }
 
-static void picker_draw_row(const struct proc_info *pi, int y, bool sel)
+static void picker_cell(const struct picker_proc *pp, enum picker_col c, char *buf, size_t len)
+{
+	const struct proc_info *pi = &pp->info;
+
+	switch (c) {
+	case PC_PID:
+		snprintf(buf, len, "%d", pi->pid);
+		break;
+	case PC_USER:
+		snprintf(buf, len, "%s", pi->user);
+		break;
+	case PC_CPU:
+		if (pp->cpu_pct < 0)
+			snprintf(buf, len, "-");
+		else
+			snprintf(buf, len, "%.1f", pp->cpu_pct);
+		break;
+	case PC_MEM:
+		fmt_bytes(pi->rss_bytes, buf, len);
+		break;
+	case PC_GO:
+		snprintf(buf, len, "%s", pi->go_version);
+		break;
+	case PC_STRIP:
+		snprintf(buf, len, "%s", pi->stripped ? "yes" : "no");
+		break;
+	case PC_DWARF:
+		snprintf(buf, len, "%s", pi->has_dwarf ? "yes" : "no");
+		break;
+	case PC_SDK:
+		snprintf(buf, len, "-");
+		break;
+	default:
+		snprintf(buf, len, "%s", pi->cmdline[0] ? pi->cmdline : pi->comm);
+	}
+}
+
+static void picker_draw_row(const struct picker_proc *pp, int y, bool sel)
 {
 	enum draw_role role = sel ? DR_SELECTED : DR_NORMAL;
-	char line[512];
+	int x = 0;
 
-	snprintf(line, sizeof(line), "%7d %-9.9s %-9.9s %-5s %-5s %-3s %s", pi->pid, pi->user,
-		 pi->go_version, pi->stripped ? "yes" : "no", pi->has_dwarf ? "yes" : "no", "-",
-		 pi->cmdline[0] ? pi->cmdline : pi->comm);
-	draw_text(y, 0, COLS, role, true, line);
+	draw_fill(y, role);
+	for (int c = 0; c < PC_COUNT && x < COLS; c++) {
+		char buf[512];
+		int w = picker_cols[c].width ? picker_cols[c].width : COLS - x;
+		picker_cell(pp, (enum picker_col)c, buf, sizeof(buf));
+		if (picker_cols[c].right)
+			draw_rtext(y, x, w, role, buf);
+		else
+			draw_text(y, x, w < COLS - x ? w : COLS - x, role, false, buf);
+		x += w + 1;
+	}
+}
+
+/* Column titles, the sorted one marked with an arrow. */
+static void picker_draw_title(const struct picker *p, int y)
+{
+	int x = 0;
+
+	draw_fill(y, DR_TITLE);
+	for (int c = 0; c < PC_COUNT && x < COLS; c++) {
+		const char *t = picker_cols[c].title;
+		int w = picker_cols[c].width ? picker_cols[c].width : COLS - x, tl = (int)strlen(t);
+		bool sorted = (enum picker_col)c == p->sort;
+		enum draw_role r = sorted ? DR_SORT : DR_TITLE;
+		int tx = picker_cols[c].right ? x + w - tl : x;
+		draw_text(y, tx, tl, r, false, t);
+		if (sorted)
+			draw_text(y, picker_cols[c].right ? tx - 1 : tx + tl, 1, r, false,
+				  draw_sort_mark(p->descending));
+		x += w + 1;
+	}
 }
 
 static void picker_draw(struct ui *ui)
@@ -113,14 +261,13 @@ static void picker_draw(struct ui *ui)
 
 	picker_sync(ui);
 	ui_header_target(ui);
-	if (p->filter.len)
+	if (p->filter.len || p->filtering)
 		draw_textf(1, 0, COLS, DR_HEADER, "Go processes: %zu of %zu match '%s'", p->nrows,
 			   p->nprocs, p->filter.buf);
 	else
 		draw_textf(1, 0, COLS, DR_HEADER, "Go processes: %zu%s", p->nprocs,
 			   p->scanned ? " (rescanned every 2 s)" : " (scanning...)");
-	draw_text(UI_BODY_TOP, 0, COLS, DR_TITLE, true,
-		  "    PID USER      GO        STRIP DWARF SDK COMMAND");
+	picker_draw_title(p, UI_BODY_TOP);
 	ui_list_fix(&p->list, (long)p->nrows, h);
 	for (int r = 0; r < h && p->list.top + r < (long)p->nrows; r++) {
 		long i = p->list.top + r;
@@ -128,8 +275,12 @@ static void picker_draw(struct ui *ui)
 	}
 	if (p->nrows == 0 && p->scanned)
 		draw_text(UI_BODY_TOP + 2, 2, COLS - 2, DR_DIM, false,
-			  p->nprocs ? "no process matches the filter (Backspace edits it)"
+			  p->nprocs ? "no process matches the filter (/ edits it, Esc clears it)"
 				    : "no Go process found (retop needs root to see them all)");
+	if (p->filtering) {
+		ui->editing = true;
+		snprintf(ui->edit, sizeof(ui->edit), "/%s", p->filter.buf);
+	}
 }
 
 static int picker_key_nav(struct ui *ui, int key)
@@ -138,7 +289,7 @@ static int picker_key_nav(struct ui *ui, int key)
 	int flags = ui_list_key(&p->list, key, (long)p->nrows, ui_body_height() - 1);
 
 	if (p->nrows)
-		p->selected_pid = p->procs[p->rows[p->list.cur]].pid;
+		p->selected_pid = p->procs[p->rows[p->list.cur]].info.pid;
 	return flags;
 }
 
@@ -147,9 +298,10 @@ static int picker_key_open(struct ui *ui, int key)
 	struct picker *p = ui->picker;
 	(void)key;
 
+	p->filtering = false;
 	if (p->nrows == 0 || ui->wstate == WS_OPENING)
-		return UI_HANDLED;
-	const struct proc_info *pi = &p->procs[p->rows[p->list.cur]];
+		return UI_HANDLED | UI_REDRAW;
+	const struct proc_info *pi = &p->procs[p->rows[p->list.cur]].info;
 	worker_lock(&ui->w);
 	ui->open_gen = ui->w.session_gen;
 	worker_post_locked(&ui->w, &(struct worker_job){.kind = JOB_OPEN, .pid = pi->pid});
@@ -161,40 +313,71 @@ static int picker_key_open(struct ui *ui, int key)
 	return UI_REDRAW;
 }
 
-/* Typing filters; q and ? stay keys, arrows move. */
+static int picker_key_filter(struct ui *ui, int key)
+{
+	(void)key;
+	ui->picker->filtering = true; /* the old filter stays, to be edited */
+	return UI_REDRAW;
+}
+
+static int picker_key_sort(struct ui *ui, int key)
+{
+	struct picker *p = ui->picker;
+	bool usable[PC_COUNT];
+
+	if (key == 'I') {
+		p->descending = !p->descending;
+	} else {
+		for (int c = 0; c < PC_COUNT; c++)
+			usable[c] = picker_cols[c].sortable;
+		p->sort = (enum picker_col)ui_sort_next((int)p->sort, key, PC_COUNT, usable);
+		/* The busiest first; names and PIDs in reading order. */
+		p->descending = p->sort == PC_CPU || p->sort == PC_MEM;
+	}
+	picker_sort_ctx = p;
+	qsort(p->procs, p->nprocs, sizeof(*p->procs), picker_cmp);
+	picker_refilter(p);
+	ui_status(ui, DR_INFO, "processes sorted by %s, %s", picker_cols[p->sort].title,
+		  p->descending ? "descending" : "ascending");
+	return UI_REDRAW;
+}
+
+/* While filtering every printable key is text, q included; Enter opens
+ * the process under the cursor, Esc leaves the filter and clears it. */
 static int picker_input(struct ui *ui, int key)
 {
 	struct picker *p = ui->picker;
 
-	if (key == 27 && p->filter.len) {
+	if (!p->filtering)
+		return 0;
+	if (key == 27 || (ui_is_backspace(key) && !p->filter.len)) {
+		p->filtering = false;
 		p->filter.len = 0;
 		p->filter.buf[0] = '\0';
 		picker_refilter(p);
 		return UI_HANDLED | UI_REDRAW;
 	}
-	bool bs = key == KEY_BACKSPACE || key == 127 || key == 8;
-	if (key == 'q' || key == '?' || (bs && !p->filter.len))
-		return 0;
+	if (key == '\r' || key == '\n' || key == KEY_ENTER)
+		return 0; /* the table's Enter */
 	if (!ui_input_key(&p->filter, key))
 		return 0;
 	picker_refilter(p);
 	if (p->nrows)
-		p->selected_pid = p->procs[p->rows[p->list.cur]].pid;
+		p->selected_pid = p->procs[p->rows[p->list.cur]].info.pid;
 	return UI_HANDLED | UI_REDRAW;
 }
 
 static const struct ui_key picker_keys[] = {
-	{'\r', "Enter", "open the functions of the process", picker_key_open, "open"},
-	{'\n', NULL, NULL, picker_key_open, NULL},
-	{KEY_ENTER, NULL, NULL, picker_key_open, NULL},
-	{KEY_RIGHT, NULL, NULL, picker_key_open, NULL},
-	{-2, "type", "filter by command or PID (Backspace edits, Esc clears)", NULL, "filter"},
-	{KEY_UP, "Up/Down", "move", picker_key_nav, NULL},
-	{KEY_DOWN, NULL, NULL, picker_key_nav, NULL},
-	{KEY_PPAGE, "PgUp/PgDn", "page", picker_key_nav, NULL},
-	{KEY_NPAGE, NULL, NULL, picker_key_nav, NULL},
-	{KEY_HOME, "Home/End", "first, last", picker_key_nav, NULL},
-	{KEY_END, NULL, NULL, picker_key_nav, NULL},
+    {'\r', "Enter", "open the functions of the process", picker_key_open, "open"},
+    {'\n', NULL, NULL, picker_key_open, NULL},
+    {KEY_ENTER, NULL, NULL, picker_key_open, NULL},
+    {KEY_RIGHT, NULL, NULL, picker_key_open, NULL},
+    {'/', "/", "filter by command or PID (q is text there; Esc clears)", picker_key_filter,
+     "filter"},
+    {'s', "s", "next sort column", picker_key_sort, "sort"},
+    {'>', "< >", "previous, next sort column", picker_key_sort, NULL},
+    {'<', NULL, NULL, picker_key_sort, NULL},
+    {'I', "I", "invert the sort order", picker_key_sort, NULL},
 };
 
 static void picker_enter(struct ui *ui)
@@ -203,10 +386,12 @@ static void picker_enter(struct ui *ui)
 }
 
 const struct ui_screen picker_screen = {
-	.title = "Process picker (type to filter by command or PID; Backspace edits, Esc clears)",
-	.keys = picker_keys,
-	.nkeys = sizeof(picker_keys) / sizeof(picker_keys[0]),
-	.draw = picker_draw,
-	.input = picker_input,
-	.enter = picker_enter,
+    .title = "Process picker (/ filters by command or PID; Esc clears the filter)",
+    .keys = picker_keys,
+    .nkeys = sizeof(picker_keys) / sizeof(picker_keys[0]),
+    .draw = picker_draw,
+    .input = picker_input,
+    .enter = picker_enter,
+    .nav = picker_key_nav,
+    .nav_letters = true,
 };

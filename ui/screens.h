@@ -22,6 +22,7 @@ enum ui_flags { UI_HANDLED = 1, UI_REDRAW = 2, UI_RESCAN = 4, UI_QUIT = 8 };
 
 struct ui;
 typedef int (*ui_key_fn)(struct ui *ui, int key);
+typedef int (*ui_confirm_fn)(struct ui *ui);
 
 struct ui_key {
 	int key;	  /* a character or a curses KEY_* code */
@@ -42,6 +43,10 @@ struct ui_screen {
 	 * take the key. */
 	int (*input)(struct ui *ui, int key);
 	void (*enter)(struct ui *ui); /* became the top screen */
+	/* The shared movement keys (keys.c), given to the screen; letters
+	 * (j/k/g/G) only where letters are not typed as text. */
+	int (*nav)(struct ui *ui, int key);
+	bool nav_letters;
 };
 
 /* A cursor over n rows shown height at a time. */
@@ -91,8 +96,12 @@ struct ui {
 
 	bool prompting; /* the status line is asking for the delay */
 	bool editing;	/* a screen's text entry owns the status line */
-	char edit[160];
+	char edit[200];
 	struct ui_input prompt;
+	ui_confirm_fn confirm_fn; /* a yes/no question owns the keyboard */
+	char confirm_text[160];
+	bool exited;	/* the -p target exited: the last snapshot stays */
+	uint64_t draws; /* frames drawn, for -v and the benchmark */
 
 	struct picker *picker;
 	struct browser *browser;
@@ -107,23 +116,52 @@ struct ui {
 extern const struct ui_screen picker_screen, browser_screen, live_screen, detail_screen,
 	help_screen;
 
-/* ui.c */
+/* ui.c: the screen stack and the loop */
 void ui_push(struct ui *ui, enum ui_screen_id id);
 void ui_pop(struct ui *ui);
 void ui_replace(struct ui *ui, enum ui_screen_id id);
 enum ui_screen_id ui_top(const struct ui *ui);
 const struct ui_screen *ui_screen_of(enum ui_screen_id id);
+
+/* frame.c: header, status line, footer */
 void ui_status(struct ui *ui, enum draw_role role, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void ui_header_target(struct ui *ui); /* header line 0 */
+void ui_draw(struct ui *ui);
+
+/* keys.c: tables, dispatch, list and text helpers */
+int ui_dispatch(struct ui *ui, int key);
 int ui_list_key(struct ui_list *l, int key, long n, int height);
+/* A page: the movement keys move its top line over lines. */
+int ui_scroll_key(struct ui_list *l, int key, long lines, int height);
 void ui_list_fix(struct ui_list *l, long n, int height);
 /* 1 when the key edited the text, 0 when it is not a text key. */
 int ui_input_key(struct ui_input *in, int key);
-/* The keys every screen has (q, ?, Esc...). */
+bool ui_is_backspace(int key);
+/* The sort column after cur for s or > (before it for <), among the n
+ * columns usable[] allows; the picker and the live table share it. */
+int ui_sort_next(int cur, int key, int n, const bool *usable);
+/* The keys every screen has (q, ?, Esc...), and the movement keys. */
 const struct ui_key *ui_global_key_table(size_t *n);
-/* Shared by the browser and the live table. */
+const struct ui_key *ui_move_key_table(size_t *n);
+/* Ask on the status line; y runs fn, any other key cancels. */
+void ui_confirm(struct ui *ui, ui_confirm_fn fn, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* session_view.c: the worker's publications, tracing, leaving a target */
+bool ui_sync(struct ui *ui);
 void ui_toggle_trace(struct ui *ui, struct func_info *f);
+int ui_back(struct ui *ui); /* Esc */
+
+/* logsink.c: log lines and stderr while curses owns the terminal */
+void logsink_begin(int wake_fd);
+void logsink_end(void);
+bool logsink_sync(struct ui *ui);
+
+/* term.c: terminfo entry with fallbacks, curses on and off */
+int term_choose(char *note, size_t len); /* -1 after one line on stderr */
+int term_begin(void);
+void term_end(void);
 
 /* Screens' lifetimes, called by ui.c. */
 int picker_open(struct ui *ui);

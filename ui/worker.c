@@ -85,6 +85,32 @@ void worker_detail_locked(struct worker *w, const struct func_info *f)
 	pthread_cond_signal(&w->cv);
 }
 
+void worker_disasm_locked(struct worker *w, const struct func_info *f)
+{
+	w->disasm_want = f;
+	pthread_cond_signal(&w->cv);
+}
+
+/* Decode what the detail view asked for (mu held on entry and exit). */
+static void worker_disasm_run_locked(struct worker *w)
+{
+	const struct func_info *f = w->disasm_want;
+	struct disasm d;
+
+	w->disasm_want = NULL;
+	worker_unlock(w);
+	if (!w->eng && retsites_engine_open(&w->eng, NULL) != 0)
+		w->eng = NULL; /* disasm_function says there is no decoder */
+	disasm_function(w->eng, w->s->idx->img, f, f->size, &d);
+	worker_lock(w);
+	disasm_free(&w->disasm);
+	w->disasm = d;
+	w->disasm_seq++;
+	worker_unlock(w);
+	worker_wake(w);
+	worker_lock(w);
+}
+
 static void worker_meta_fill(struct worker *w, size_t i, int ret)
 {
 	struct func_info *f = &w->idx->funcs[i];
@@ -133,6 +159,8 @@ static void worker_drop_session_locked(struct worker *w)
 	w->snap_n = 0;
 	w->ntraced = 0;
 	w->detail_f = NULL;
+	w->disasm_want = NULL;
+	disasm_free(&w->disasm); /* it points into the index that goes */
 	w->state = WS_NONE;
 	w->session_gen++;
 	w->target[0] = '\0';
@@ -144,6 +172,7 @@ static void worker_drop_session_locked(struct worker *w)
 static void worker_sync_tstate_locked(struct worker *w)
 {
 	struct session *s = w->s;
+	size_t attached = 0;
 
 	if (!s || !w->tstate)
 		return;
@@ -153,8 +182,11 @@ static void worker_sync_tstate_locked(struct worker *w)
 		size_t k = (size_t)(sf->f - s->idx->funcs);
 		if (w->tstate[k] != TS_QUEUED)
 			w->tstate[k] = st;
+		attached += sf->slot >= 0;
 	}
-	w->ntraced = s->nfuncs;
+	/* A function that failed to attach stays listed with its reason but
+	 * holds no tracing slot. */
+	w->ntraced = attached;
 }
 
 static void worker_resolve(struct worker *w, struct func_info *f)
@@ -443,6 +475,10 @@ static void *worker_main(void *arg)
 			worker_lock(w);
 			continue;
 		}
+		if (w->disasm_want && w->s) {
+			worker_disasm_run_locked(w);
+			continue;
+		}
 		if (w->nwant && w->s) {
 			worker_unlock(w);
 			bool did = worker_resolve_wanted(w);
@@ -473,6 +509,9 @@ static void worker_free(struct worker *w)
 	free(w->procs);
 	free(w->meta);
 	free(w->tstate);
+	disasm_free(&w->disasm);
+	retsites_engine_close(w->eng);
+	w->eng = NULL;
 	w->snap_funcs = NULL;
 	w->snap_fptr = NULL;
 	w->hist = NULL;

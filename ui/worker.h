@@ -22,6 +22,7 @@
 #include "../src/procs.h"
 #include "../src/session.h"
 #include "../src/snapshot.h"
+#include "disasm.h"
 
 enum worker_job_kind {
 	JOB_OPEN,    /* session for pid */
@@ -84,7 +85,7 @@ struct worker {
 	char trace_err[ERR_LEN];
 	struct worker_meta *meta;
 	uint8_t *tstate; /* enum worker_tstate per function */
-	size_t ntraced;	 /* functions in the session's list */
+	size_t ntraced;	 /* functions attached (the failed ones hold no slot) */
 
 	double delay_s;
 	uint64_t ticks; /* refreshes since start, for -n */
@@ -110,6 +111,12 @@ struct worker {
 
 	uint32_t want[WORKER_WANT]; /* functions to resolve first: visible rows */
 	size_t nwant;
+
+	/* The detail view's disassembly, decoded here, off the draw loop. */
+	struct retsites_engine *eng; /* the worker's own capstone handle */
+	const struct func_info *disasm_want;
+	struct disasm disasm; /* published: the UI takes it (and frees it) */
+	uint64_t disasm_seq;
 };
 
 /* s may be NULL (picker first) or a session already opened and tracing
@@ -128,6 +135,8 @@ bool worker_busy_locked(const struct worker *w);
 void worker_set_delay_locked(struct worker *w, double delay_s);
 void worker_want_locked(struct worker *w, const uint32_t *fidx, size_t n);
 void worker_detail_locked(struct worker *w, const struct func_info *f);
+/* Ask for f's instructions; they arrive in w->disasm, disasm_seq bumped. */
+void worker_disasm_locked(struct worker *w, const struct func_info *f);
 
 bool worker_post(struct worker *w, const struct worker_job *job);
 

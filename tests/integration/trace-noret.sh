@@ -29,3 +29,12 @@ sc status "$snap" tracing main.Tick || fail "noret: main.Tick is not traced"
 ticks=$(sc get "$snap" main.Tick calls)
 [ "$ticks" -gt 0 ] || fail "main.Tick: no call counted in $(sc lines "$snap") snapshots 0.2 s apart"
 echo "noret-default: main.Forever '$(sc get "$snap" main.Forever status)', main.Tick tracing, $ticks calls in $(sc lines "$snap") snapshots"
+
+# Text mode: the entry-only reason goes under its row, so every line of the
+# batch text fits an 80-column terminal.
+"$RETOP" -b -p "$fixture" -t main.Forever -t main.Tick -d 0.2 -n 2 >"$T/text" 2>"$T/err" ||
+    fail "retop -b (text) failed: $(head -n 3 "$T/err")"
+grep -Eq '^main\.Forever +0 ' "$T/text" || fail "no main.Forever row in: $(cat "$T/text")"
+grep -Eq '^    entry-only: no RET' "$T/text" || fail "no entry-only reason line in: $(cat "$T/text")"
+wide=$(awk 'length > 80 { print length ": " $0 }' "$T/text")
+[ -z "$wide" ] || fail "batch text lines wider than 80 columns: $wide"

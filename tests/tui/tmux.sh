@@ -15,7 +15,8 @@ tm() {
 trap 'tm kill-server >/dev/null 2>&1; cleanup_pids; rm -rf "$T"' EXIT
 
 # tui_start COLS ROWS ARGS...: run "$RETOP ARGS" in a fresh session named
-# retop; its exit status lands in $T/exit when it ends.
+# retop; its exit status lands in $T/exit when it ends.  TUI_ENV holds
+# extra VAR=VALUE words for its environment (TERM=..., NO_COLOR=1).
 tui_start() {
     cols=$1
     rows=$2
@@ -25,7 +26,7 @@ tui_start() {
     # A UTF-8 locale when there is one: the line drawing is part of the test.
     loc=$(locale -a 2>/dev/null | grep -i -m1 -E '^(C|en_US)\.utf-?8$')
     tm -f /dev/null new-session -d -s retop -x "$cols" -y "$rows" \
-        "env ${loc:+LC_ALL=$loc} $RETOP $*; echo \$? >$T/exit.tmp; mv $T/exit.tmp $T/exit" ||
+        "env ${loc:+LC_ALL=$loc} ${TUI_ENV:-} $RETOP $*; echo \$? >$T/exit.tmp; mv $T/exit.tmp $T/exit" ||
         fail "tmux new-session failed"
 }
 
@@ -37,6 +38,11 @@ tui_pid() {
 
 snap() {
     tm capture-pane -t retop -p >"$SCREEN" 2>/dev/null
+}
+
+# snap_escapes: the screen with its attributes and colours as escapes.
+snap_escapes() {
+    tm capture-pane -t retop -p -e >"$SCREEN.e" 2>/dev/null
 }
 
 # wait_screen ERE [SECONDS]: until a line of the screen matches; 1 on timeout.

@@ -21,6 +21,7 @@ kill -USR1 "$FIXTURE_PID" # -loop still waits for the start signal
 # ours sorts first) and Enter opens its functions.
 pick_fixture() {
     expect_screen "^ *$FIXTURE_PID +[a-z]" 15 "picker lists PID $FIXTURE_PID"
+    keys /
     type_text payments
     expect_screen "match 'payments'" 5 "picker filter"
     grep -Eq "^ *$FIXTURE_PID " "$SCREEN" || fail "filter 'payments' hid PID $FIXTURE_PID"
@@ -117,6 +118,12 @@ check_detail() {
         sleep 0.1
     done
     grep -q 'p50/p99 within' "$SCREEN" || fail "detail view does not state the error bound"
+    # The instructions before each RET, decoded off the draw loop: at the
+    # bottom of the page, both RETs marked.
+    keys G
+    expect_screen '^ +(◀|<) 0x[0-9a-f]+ \+0x[0-9a-f]+ +ret' 10 "disassembly with the RET marked"
+    [ "$(grep -Ec '^ +(◀|<) 0x[0-9a-f]+ \+0x[0-9a-f]+ +ret' "$SCREEN")" -eq 2 ] ||
+        fail "ValidateCard: want its 2 RETs marked in the disassembly: $(cat "$SCREEN")"
 }
 
 # q: retop detaches and exits 0, the pane ends, its BPF programs are gone.

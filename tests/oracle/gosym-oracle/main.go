@@ -5,6 +5,7 @@
 //	gosym-oracle check BINARY LIST.json   check `retop -l -x BINARY -o json`
 //	gosym-oracle bench BINARY             time debug/gosym on BINARY
 //	gosym-oracle compare A.json B.json    compare two retop lists
+//	gosym-oracle packages BINARY          distinct package names (Sym.PackageName)
 //
 // Exit status: 0 ok, 1 mismatch or failure, 2 usage.
 package main
@@ -18,11 +19,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 )
 
-const usage = "usage: gosym-oracle dump BINARY | check BINARY LIST.json | bench BINARY | compare A.json B.json"
+const usage = "usage: gosym-oracle dump BINARY | check BINARY LIST.json | bench BINARY | compare A.json B.json | packages BINARY"
 
 // fn is one function as debug/gosym sees it.
 type fn struct {
@@ -54,6 +56,8 @@ func main() {
 		err = bench(args[1])
 	case args[0] == "compare" && len(args) == 3:
 		err = compare(args[1], args[2])
+	case args[0] == "packages" && len(args) == 2:
+		err = packages(args[1])
 	default:
 		die(2, usage)
 	}
@@ -460,4 +464,29 @@ func compare(pathA, pathB string) error {
 	}
 	m.report(fmt.Sprintf("compared %d and %d functions", len(a), len(b)))
 	return nil
+}
+
+// packages prints each package that owns a function, as Go names it, one a
+// line in order ("" for assembly with no package): what the dashboard's
+// folding must show.
+func packages(path string) error {
+	img, err := load(path)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	var names []string
+	for i := range img.table.Funcs {
+		p := img.table.Funcs[i].PackageName()
+		if !seen[p] {
+			seen[p] = true
+			names = append(names, p)
+		}
+	}
+	sort.Strings(names)
+	w := bufio.NewWriter(os.Stdout)
+	for _, n := range names {
+		fmt.Fprintln(w, n)
+	}
+	return w.Flush()
 }

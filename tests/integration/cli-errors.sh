@@ -1,0 +1,31 @@
+#!/bin/sh
+# Usage errors are one line on stderr and exit 2: an option missing its
+# argument says so (for --serve too, not "unknown option"), and two modes
+# given together are refused instead of one being silently ignored.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_retop
+
+# usage_case WANT-ERE ARGS...: exit 2, exactly one stderr line matching.
+usage_case() {
+    pat=$1
+    shift
+    expect_exit 2 "$RETOP" "$@"
+    [ "$(wc -l <"$T/err")" -eq 1 ] || fail "retop $*: want one line on stderr, got: $(cat "$T/err")"
+    grep -Eq -- "^retop: $pat" "$T/err" || fail "retop $*: '$(cat "$T/err")' does not match '$pat'"
+    [ ! -s "$T/out" ] || fail "retop $*: wrote to stdout: $(head -n 2 "$T/out")"
+}
+
+usage_case "--serve needs an address: --serve PORT or --serve HOST:PORT" --serve
+usage_case "--serve needs an address" -p 1 -t main.x --serve
+usage_case "--orphan-timeout needs an argument" --orphan-timeout
+usage_case "-p needs an argument" -p
+usage_case "unknown option '--bogus'" --bogus
+usage_case "-b/--batch and --serve cannot be combined: choose one mode" -b --serve 9100 -p 1 -t x
+usage_case "--serve and -b/--batch cannot be combined" --serve 127.0.0.1:9100 -b -p 1 -t x
+usage_case "-l/--list and -b/--batch cannot be combined" -l -b -p 1
+usage_case "-b/--batch and -l/--list cannot be combined" -b -l main.x -p 1
+usage_case "--serve and -l/--list cannot be combined" --serve 9100 --list -p 1
+# The same mode twice is not a conflict: it reaches the next check.
+usage_case "batch mode needs at least one -t PATTERN" -b -b -p 1
+echo "cli-errors: 11 usage errors, one line each, exit 2"
