@@ -31,29 +31,10 @@ glob() { printf '%s\n' "$1" | sed 's/\*/[*]/g'; }
 run() {
     v=$1 d=$T/$1
     realbin_fetch "esbuild-$v"
-    mkdir -p "$d/www"
+    mkdir -p "$d"
     printf '%s\n' "import { greet } from './lib.js'" "console.log(greet('retop'))" >"$d/app.js"
-    echo 'export function greet(n) { return "<retop-build-0> " + n }' >"$d/lib.js"
-    port=$(python3 "$abs_top_srcdir/tests/integration/promq.py" freeport 18400 18499) ||
-        fail "no free port in 18400-18499"
-    # esbuild's serve mode ends when its stdin closes: a FIFO held open by
-    # this shell keeps it running.
-    rm -f "$d/stdin"
-    mkfifo "$d/stdin" || fail "mkfifo $d/stdin failed"
-    exec 3<>"$d/stdin"
-    (cd "$d" && exec "$BIN" app.js --bundle --outfile=www/out.js --servedir=www \
-        --serve="127.0.0.1:$port" <&3 >"$d/serve.log" 2>&1) &
-    ep=$!
-    track_pid "$ep"
-    url=http://127.0.0.1:$port/out.js
-    n=50
-    until python3 "$abs_top_srcdir/tests/integration/promq.py" get "$url" >/dev/null 2>&1; do
-        n=$((n - 1))
-        if [ "$n" -le 0 ] || ! kill -0 "$ep" 2>/dev/null; then
-            fail "esbuild $v did not serve $url in 10 s: $(head -n 3 "$d/serve.log")"
-        fi
-        sleep 0.2
-    done
+    realbin_esbuild_serve "$d" app.js
+    ep=$ESBUILD_PID url=$ESBUILD_URL
 
     "$RETOP" -b -p "$ep" -t "$(glob "$serve")" -t "$(glob "$rebuild")" -t "$scan" \
         -t "$(glob "$compile")" -d 0.2 -o json >"$d/snap" 2>"$d/err" &

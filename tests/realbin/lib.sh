@@ -34,3 +34,32 @@ realbin_oracle() {
         "$goroot/bin/go" build -o "$ORACLE127.$$.tmp" . && mv -f "$ORACLE127.$$.tmp" "$ORACLE127") \
         >"$T/go.err" 2>&1 || fail "cannot build gosym-oracle with Go 1.27: $(tail -n 3 "$T/go.err")"
 }
+
+# realbin_esbuild_serve DIR ENTRY: esbuild ($BIN) serving the bundle of
+# DIR/ENTRY, which imports DIR/lib.js (written here with the marker
+# <retop-build-0>), as /out.js on loopback; $ESBUILD_PID and $ESBUILD_URL
+# once it answers.  The output is in DIR/serve.log.
+realbin_esbuild_serve() {
+    echo 'export function greet(n) { return "<retop-build-0> " + n }' >"$1/lib.js"
+    mkdir -p "$1/www"
+    port=$(python3 "$abs_top_srcdir/tests/integration/promq.py" freeport 18400 18499) ||
+        fail "no free port in 18400-18499"
+    # esbuild's serve mode ends when its stdin closes: a FIFO held open by
+    # this shell keeps it running.
+    rm -f "$1/stdin"
+    mkfifo "$1/stdin" || fail "mkfifo $1/stdin failed"
+    exec 3<>"$1/stdin"
+    (cd "$1" && exec "$BIN" "$2" --bundle --outfile=www/out.js --servedir=www \
+        --serve="127.0.0.1:$port" <&3 >"$1/serve.log" 2>&1) &
+    ESBUILD_PID=$!
+    track_pid "$ESBUILD_PID"
+    ESBUILD_URL=http://127.0.0.1:$port/out.js
+    n=100
+    until python3 "$abs_top_srcdir/tests/integration/promq.py" get "$ESBUILD_URL" >/dev/null 2>&1; do
+        n=$((n - 1))
+        if [ "$n" -le 0 ] || ! kill -0 "$ESBUILD_PID" 2>/dev/null; then
+            fail "$BIN did not serve $ESBUILD_URL in 20 s: $(head -n 3 "$1/serve.log")"
+        fi
+        sleep 0.2
+    done
+}
