@@ -195,7 +195,8 @@ func readList(path string) ([]retopFunc, error) {
 	return list, nil
 }
 
-// mismatches collects problems; the first 20 are printed after the summary.
+// mismatches collects problems; the first 20 are printed after the summary,
+// or as many as GOSYM_ORACLE_DETAIL says (tests that sort them all).
 type mismatches struct {
 	n      int
 	detail []string
@@ -203,9 +204,17 @@ type mismatches struct {
 
 func (m *mismatches) add(format string, a ...interface{}) {
 	m.n++
-	if m.n <= 20 {
+	if m.n <= detailLimit() {
 		m.detail = append(m.detail, fmt.Sprintf("  "+format, a...))
 	}
+}
+
+func detailLimit() int {
+	var n int
+	if _, err := fmt.Sscan(os.Getenv("GOSYM_ORACLE_DETAIL"), &n); err == nil && n > 0 {
+		return n
+	}
+	return 20
 }
 
 // report prints the summary line and the details; exit 1 on any mismatch.
