@@ -434,11 +434,22 @@ static bool sweep_proc_alive(struct sweep_procs *p, uint32_t tgid)
 	return alive;
 }
 
+/* Evidence seen between a call's start and the moment the sweep began
+ * reading the map: the call was still in the map after that moment, so the
+ * evidence cannot be its own RET.  Evidence from later (the map is read
+ * bucket by bucket, the goroutine record after it) may be that call's own
+ * return, followed by a new call in the same frame: it waits for the next
+ * sweep. */
+static bool sweep_evidence(uint64_t at, uint64_t start, uint64_t read_ns)
+{
+	return at > start && at < read_ns;
+}
+
 /* What proves a call dead, short of the timeout (retop.h): its process
  * exited, its goroutine exited, or its goroutine ran at its depth or
  * shallower after the call began (a RET, or an entry still in flight). */
 static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_goroutine_val *g,
-			      bool have_g, uint64_t later_min_depth)
+			      bool have_g, uint64_t later_min_depth, uint64_t read_ns)
 {
 	uint64_t start = e->val.start_ns, depth = e->key.depth;
 
@@ -446,8 +457,9 @@ static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_go
 		return true;
 	if (!have_g)
 		return false;
-	return g->exit_ns > start || (g->ret_ns > start && g->ret_depth <= depth) ||
-	       (g->min_ns > start && g->min_depth <= depth);
+	return sweep_evidence(g->exit_ns, start, read_ns) ||
+	       (sweep_evidence(g->ret_ns, start, read_ns) && g->ret_depth <= depth) ||
+	       (sweep_evidence(g->min_ns, start, read_ns) && g->min_depth <= depth);
 }
 
 /* Delete a call found dead; it counts as an orphan only if this delete won
@@ -473,7 +485,7 @@ static void sweep_delete(struct tracer *t, int fd, const struct sweep_entry *e, 
 
 /* Judge one goroutine's calls, [first, end) of the sorted entries. */
 static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t first, size_t end,
-			    struct sweep_procs *procs, uint64_t now,
+			    struct sweep_procs *procs, uint64_t now, uint64_t read_ns,
 			    struct tracer_inflight *inflight)
 {
 	int fd = bpf_map__fd(t->skel->maps.inflight);
@@ -490,9 +502,12 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 		uint64_t age = now > e->val.start_ns ? now - e->val.start_ns : 0;
 		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
 		bool dead = gone || age >= t->opts.orphan_timeout_ns ||
-			    sweep_proven_dead(e, &gv, have_g, later_min);
+			    sweep_proven_dead(e, &gv, have_g, later_min, read_ns);
 
-		if (e->key.depth < later_min)
+		/* A later call at this depth or shallower proves the earlier
+		 * ones dead only if it began before the read did (see
+		 * sweep_evidence). */
+		if (e->key.depth < later_min && e->val.start_ns < read_ns)
 			later_min = e->key.depth;
 		if (stale || dead) {
 			sweep_delete(t, fd, e, !stale);
@@ -508,11 +523,12 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 {
 	struct sweep_procs procs = {.n = 0};
 	struct sweep_entry *all;
-	uint64_t now;
+	uint64_t now, read_ns;
 	size_t n = 0;
 	int ret;
 
 	memset(inflight, 0, t->opts.max_functions * sizeof(*inflight));
+	read_ns = tracer_now_ns();
 	ret = tracer_read_inflight(t, &n);
 	now = tracer_now_ns();
 	all = ret ? NULL : calloc(n ? n : 1, sizeof(*all));
@@ -531,7 +547,7 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 				  all[end].key.g == all[i].key.g;
 		     end++)
 			;
-		sweep_goroutine(t, all, i, end, &procs, now, inflight);
+		sweep_goroutine(t, all, i, end, &procs, now, read_ns, inflight);
 	}
 	free(all);
 	for (size_t i = 0; i < t->opts.max_functions; i++)
