@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@
 #include "config.h"
 #include "dynlib.h"
 #include "log.h"
+#include "prom_text.h"
 #include "session.h"
 #include "stats.h"
 
@@ -88,32 +90,6 @@ size_t serve_le_bounds(const uint64_t **out)
 
 /* ---- rendering ------------------------------------------------------- */
 
-/* Exact decimal seconds from ns, without float rounding: "0.000000991". */
-static void serve_put_seconds(FILE *f, uint64_t ns)
-{
-	char frac[16];
-	int n = snprintf(frac, sizeof(frac), "%09" PRIu64, ns % UINT64_C(1000000000));
-
-	while (n > 0 && frac[n - 1] == '0')
-		frac[--n] = '\0';
-	fprintf(f, "%" PRIu64 "%s%s", ns / UINT64_C(1000000000), n ? "." : "", frac);
-}
-
-/* A label value per the exposition format: \ " and newline escaped. */
-static void serve_put_escaped(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\')
-			fputs("\\\\", f);
-		else if (*v == '"')
-			fputs("\\\"", f);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
 struct render {
 	FILE *f;
 	const struct session *s;
@@ -131,7 +107,7 @@ static void serve_family(struct render *r, const char *name, const char *type, c
 static void serve_target_labels(struct render *r)
 {
 	fputs("binary=\"", r->f);
-	serve_put_escaped(r->f, r->snap->exe ? r->snap->exe : r->s->display);
+	prom_text_put_label(r->f, r->snap->exe ? r->snap->exe : r->s->display);
 	fprintf(r->f, "\",pid=\"%s\"", r->pid);
 }
 
@@ -139,7 +115,7 @@ static void serve_target_labels(struct render *r)
 static void serve_func_labels(struct render *r, size_t i)
 {
 	fputs("function=\"", r->f);
-	serve_put_escaped(r->f, r->s->funcs[i].f->name);
+	prom_text_put_label(r->f, r->s->funcs[i].f->name);
 	fputs("\",", r->f);
 	serve_target_labels(r);
 }
@@ -162,6 +138,18 @@ static const char *serve_status_kind(const char *status)
 	return "error";
 }
 
+/* What every page has, the first one too: the build, and whether the
+ * probes are in yet (indexing, SDK requests and attaching come first). */
+static void serve_render_up(FILE *f, bool ready)
+{
+	fputs("# HELP retop_build_info retop's version; always 1.\n"
+	      "# TYPE retop_build_info gauge\n", f);
+	fprintf(f, "retop_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+	fputs("# HELP retop_ready 1 once the functions asked for are attached (or refused); "
+	      "0 while retop indexes the binary and attaches.\n# TYPE retop_ready gauge\n", f);
+	fprintf(f, "retop_ready %d\n", ready);
+}
+
 /* retop's own families: build, target, attach errors, its own cost. */
 static void serve_render_self(struct render *r)
 {
@@ -170,8 +158,7 @@ static void serve_render_self(struct render *r)
 
 	for (size_t i = 0; i < s->nfuncs; i++)
 		errors += !strcmp(serve_status_kind(s->funcs[i].status), "error");
-	serve_family(r, "retop_build_info", "gauge", "retop's version; always 1.");
-	fprintf(r->f, "retop_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+	serve_render_up(r->f, true);
 	serve_family(r, "retop_target_processes", "gauge",
 		     "Processes of the target that retop sees running.");
 	fputs("retop_target_processes{", r->f);
@@ -187,7 +174,7 @@ static void serve_render_self(struct render *r)
 	fputs("retop_sample_duration_seconds{", r->f);
 	serve_target_labels(r);
 	fputs("} ", r->f);
-	serve_put_seconds(r->f, r->sample_ns);
+	prom_text_put_seconds(r->f, r->sample_ns);
 	fputc('\n', r->f);
 	serve_family(r, "process_cpu_seconds_total", "counter",
 		     "User and system CPU time retop itself spent, in seconds.");
@@ -311,7 +298,7 @@ static void serve_render_fam(struct render *r, const struct serve_fam *fam)
 		serve_func_labels(r, i);
 		fputs("} ", r->f);
 		if (fam->seconds)
-			serve_put_seconds(r->f, v);
+			prom_text_put_seconds(r->f, v);
 		else
 			fprintf(r->f, "%" PRIu64, v);
 		fputc('\n', r->f);
@@ -331,7 +318,7 @@ static void serve_render_hist_one(struct render *r, size_t i)
 		fputs("retop_function_duration_seconds_bucket{", r->f);
 		serve_func_labels(r, i);
 		fputs(",le=\"", r->f);
-		serve_put_seconds(r->f, serve_le_ns[k]);
+		prom_text_put_seconds(r->f, serve_le_ns[k]);
 		fprintf(r->f, "\"} %" PRIu64 "\n", acc);
 	}
 	while (b < RETOP_HIST_BUCKETS)
@@ -341,7 +328,7 @@ static void serve_render_hist_one(struct render *r, size_t i)
 	fprintf(r->f, ",le=\"+Inf\"} %" PRIu64 "\nretop_function_duration_seconds_sum{", acc);
 	serve_func_labels(r, i);
 	fputs("} ", r->f);
-	serve_put_seconds(r->f, r->s->funcs[i].cur.sum_ns);
+	prom_text_put_seconds(r->f, r->s->funcs[i].cur.sum_ns);
 	fputs("\nretop_function_duration_seconds_count{", r->f);
 	serve_func_labels(r, i);
 	/* From the buckets, not cur.calls: the format wants _count == +Inf,
@@ -573,25 +560,54 @@ static int serve_listen(const char *addr, char *err)
 
 /* ---- the sampling loop ----------------------------------------------- */
 
-/* Sample, render, and publish.  Returns true when a -p target has exited. */
-static bool serve_sample(struct serve_state *st, struct session *s)
+/* Swap a rendered page in; the old one is freed. */
+static void serve_publish(struct serve_state *st, char *page, size_t len)
 {
-	uint64_t t0 = tracer_now_ns();
-	const struct snapshot *snap = session_sample(s);
-	uint64_t took = tracer_now_ns() - t0;
-	char *page = NULL, *old;
-	size_t len = 0;
+	char *old;
 
-	if (serve_render(s, snap, took, &page, &len) != 0) {
-		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
-		return snap->target_exited;
-	}
 	pthread_mutex_lock(&st->lock);
 	old = st->page;
 	st->page = page;
 	st->len = len;
 	pthread_mutex_unlock(&st->lock);
 	free(old);
+}
+
+/* The page served before the probes are in. */
+static int serve_publish_starting(struct serve_state *st)
+{
+	char *page = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&page, &len);
+
+	if (!f)
+		return -ENOMEM;
+	serve_render_up(f, false);
+	fputs("# HELP process_cpu_seconds_total User and system CPU time retop itself spent, in "
+	      "seconds.\n# TYPE process_cpu_seconds_total counter\n", f);
+	fprintf(f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
+	if (fclose(f) != 0) {
+		free(page);
+		return -ENOMEM;
+	}
+	serve_publish(st, page, len);
+	return 0;
+}
+
+/* Sample, render, and publish.  Returns true when a -p target has exited. */
+static bool serve_sample(struct serve_state *st, struct session *s)
+{
+	uint64_t t0 = tracer_now_ns();
+	const struct snapshot *snap = session_sample(s);
+	uint64_t took = tracer_now_ns() - t0;
+	char *page = NULL;
+	size_t len = 0;
+
+	if (serve_render(s, snap, took, &page, &len) != 0) {
+		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
+		return snap->target_exited;
+	}
+	serve_publish(st, page, len);
 	return snap->target_exited;
 }
 
@@ -628,12 +644,56 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 	return 0;
 }
 
+/* Limits of the HTTP side (stated in retop(8), --serve).  One address gets
+ * a small share, so a client that hoards connections cannot take them all;
+ * a connection that sends nothing for the timeout is closed, which ends
+ * both idle keep-alives and requests whose headers stopped coming. */
+#define SERVE_CONN_LIMIT 512u		/* connections open at once, all clients */
+#define SERVE_CONN_PER_ADDR 32u		/* connections open at once from one address */
+#define SERVE_CONN_TIMEOUT_S 10u	/* seconds a connection may stay silent */
+#define SERVE_CONN_MEMORY (16u * 1024u) /* request headers and buffers, per connection */
+#define SERVE_FD_RESERVE 1024u		/* descriptors kept for probes, maps and files */
+#define SERVE_FD_WANT (SERVE_CONN_LIMIT + SERVE_FD_RESERVE)
+
+/* The connection limit the open-file limit allows: raise the soft limit
+ * toward the hard one first (every connection is a descriptor, and so is
+ * every probe), then leave SERVE_FD_RESERVE for the rest of retop. */
+static unsigned serve_conn_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 16;
+	if (rl.rlim_cur < SERVE_FD_WANT && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < SERVE_FD_WANT ? rl.rlim_max : SERVE_FD_WANT;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= SERVE_FD_WANT)
+		return SERVE_CONN_LIMIT;
+	if (rl.rlim_cur < SERVE_FD_RESERVE / 2 + 32)
+		return 16;
+	return (unsigned)(rl.rlim_cur - SERVE_FD_RESERVE / 2) / 2;
+}
+
+/* One thread polls every connection with epoll and never blocks on a
+ * client: it reads what has arrived and writes what the socket takes, so
+ * idle and half-sent connections cost a slot each and nothing else, and a
+ * scrape is answered between them.  It only ever copies the latest page:
+ * attach, sampling and SDK requests stay on the main thread. */
 static struct MHD_Daemon *serve_start_http(struct serve_state *st, int fd)
 {
-	/* Bounded, so a slow or hostile client cannot pile up connections. */
-	return mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve_handler, st,
-				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-				(unsigned)32, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+	unsigned limit = serve_conn_limit();
+	unsigned per_addr = SERVE_CONN_PER_ADDR < limit ? SERVE_CONN_PER_ADDR : limit;
+
+	if (limit < SERVE_CONN_LIMIT)
+		log_warn("serve", "open-file limit allows %u HTTP connections, not %u: raise it (ulimit -n)",
+			 limit, SERVE_CONN_LIMIT);
+	return mhd.start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, serve_handler, st,
+				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, limit,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_addr,
+				MHD_OPTION_CONNECTION_TIMEOUT, SERVE_CONN_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONN_MEMORY,
 				MHD_OPTION_END);
 }
 
@@ -655,10 +715,10 @@ int serve_run(const struct cli_options *o)
 {
 	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct session *s = NULL;
-	struct MHD_Daemon *d;
+	struct MHD_Daemon *d = NULL;
 	char err[ERR_LEN];
 	sigset_t sigs;
-	int fd, ret;
+	int fd, ret = EXIT_RUNTIME;
 
 	serve_init_bounds();
 	/* Blocked before any thread exists, so every thread inherits it; never
@@ -680,24 +740,23 @@ int serve_run(const struct cli_options *o)
 		fprintf(stderr, "retop: %s\n", err);
 		return fd == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	if (serve_open_session(o, &s, err) != 0) {
-		fprintf(stderr, "retop: %s\n", err);
-		session_close(s);
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	serve_sample(&st, s); /* the first scrape sees every series, at 0 */
-	d = serve_start_http(&st, fd);
+	/* Serving from the start: /metrics answers (retop_ready 0) while the
+	 * binary is indexed, the SDK asked and the probes attached. */
+	if (serve_publish_starting(&st) == 0)
+		d = serve_start_http(&st, fd);
 	if (!d) {
 		fprintf(stderr, "retop: cannot start the HTTP server on %s\n", o->serve_addr);
 		close(fd);
-		ret = EXIT_RUNTIME;
+	} else if (serve_open_session(o, &s, err) != 0) {
+		fprintf(stderr, "retop: %s\n", err);
 	} else {
+		serve_sample(&st, s); /* the first scrape sees every series, at 0 */
 		fprintf(stderr, "retop: serving /metrics on %s (%zu functions; SIGTERM stops)\n",
 			o->serve_addr, s->nfuncs);
 		ret = serve_loop(&st, s, o, &sigs);
-		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	}
+	if (d)
+		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	session_close(s);
 	free(st.page);
 	pthread_mutex_destroy(&st.lock);
