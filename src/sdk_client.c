@@ -54,7 +54,10 @@ struct xfer {
 	long status, os_errno;
 	bool connected; /* the last attempt got a TCP connection */
 	char curl_err[CURL_ERROR_SIZE];
-	int netns_fd; /* -1: stay in our namespace */
+	long budget_ms; /* the time the call had, for the timeout's message */
+	CURL *h;	/* the attempt in progress */
+	struct curl_slist *hdrs;
+	bool done; /* no more attempts (sdk_client_validate_many) */
 };
 
 /* libcurl, loaded by the first client (dynlib.h). */
@@ -74,7 +77,15 @@ struct xfer {
 	X(t, curl_slist_free_all, slist_free_all) \
 	X(t, curl_url, url) \
 	X(t, curl_url_set, url_set) \
-	X(t, curl_url_cleanup, url_cleanup)
+	X(t, curl_url_cleanup, url_cleanup) \
+	X(t, curl_multi_init, multi_init) \
+	X(t, curl_multi_setopt, multi_setopt) \
+	X(t, curl_multi_add_handle, multi_add_handle) \
+	X(t, curl_multi_remove_handle, multi_remove_handle) \
+	X(t, curl_multi_perform, multi_perform) \
+	X(t, curl_multi_poll, multi_poll) \
+	X(t, curl_multi_info_read, multi_info_read) \
+	X(t, curl_multi_cleanup, multi_cleanup)
 /* clang-format on */
 DYNLIB_TABLE(curl, LIBCURL_SONAME, "libcurl4", CURL_FUNCS);
 
@@ -255,20 +266,22 @@ static size_t xfer_write(char *data, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
-static void xfer_once(struct xfer *x, long timeout_ms)
+/* An easy handle for the next attempt in x->h; x->rc is set when that
+ * failed. */
+static int xfer_begin(struct xfer *x, long timeout_ms)
 {
 	const struct sdk_client *c = x->c;
-	struct curl_slist *hdrs = NULL;
-	CURL *h = curl.easy_init();
+	CURL *h = x->h = curl.easy_init();
 
 	x->len = 0;
 	x->status = x->os_errno = 0;
 	x->connected = false;
 	x->curl_err[0] = '\0';
 	x->attempts++;
-	if (!h || (c->auth && !(hdrs = curl.slist_append(NULL, c->auth)))) {
+	x->hdrs = NULL;
+	if (!h || (c->auth && !(x->hdrs = curl.slist_append(NULL, c->auth)))) {
 		x->rc = CURLE_OUT_OF_MEMORY;
-		goto out;
+		return -ENOMEM;
 	}
 	curl.easy_setopt(h, CURLOPT_URL, x->url);
 	curl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -285,22 +298,40 @@ static void xfer_once(struct xfer *x, long timeout_ms)
 	curl.easy_setopt(h, CURLOPT_WRITEDATA, x);
 	curl.easy_setopt(h, CURLOPT_ERRORBUFFER, x->curl_err);
 	curl.easy_setopt(h, CURLOPT_USERAGENT, "retop");
-	if (hdrs)
-		curl.easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	x->rc = curl.easy_perform(h);
+	curl.easy_setopt(h, CURLOPT_PRIVATE, x);
+	if (x->hdrs)
+		curl.easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
+	return 0;
+}
+
+/* What the attempt in x->h did, given its result x->rc; frees the handle. */
+static void xfer_end(struct xfer *x)
+{
+	CURL *h = x->h;
+
 	if (x->rc == CURLE_FILESIZE_EXCEEDED)
 		x->over_cap = true; /* Content-Length said so before any byte */
-	curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->status);
-	curl.easy_getinfo(h, CURLINFO_OS_ERRNO, &x->os_errno);
-	/* Connected, or still connecting when time ran out?  The two timeouts
-	 * get different messages. */
-	curl_off_t tc = 0, tp = 0;
-	curl.easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &tc);
-	curl.easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &tp);
-	x->connected = tc > 0 || tp > 0 || x->status > 0;
-out:
-	curl.slist_free_all(hdrs);
+	if (h) {
+		curl.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->status);
+		curl.easy_getinfo(h, CURLINFO_OS_ERRNO, &x->os_errno);
+		/* Connected, or still connecting when time ran out?  The two
+		 * timeouts get different messages. */
+		curl_off_t tc = 0, tp = 0;
+		curl.easy_getinfo(h, CURLINFO_CONNECT_TIME_T, &tc);
+		curl.easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &tp);
+		x->connected = tc > 0 || tp > 0 || x->status > 0;
+	}
+	curl.slist_free_all(x->hdrs);
 	curl.easy_cleanup(h);
+	x->hdrs = NULL;
+	x->h = NULL;
+}
+
+static void xfer_once(struct xfer *x, long timeout_ms)
+{
+	if (xfer_begin(x, timeout_ms) == 0)
+		x->rc = curl.easy_perform(x->h);
+	xfer_end(x);
 }
 
 static long now_ms(void)
@@ -352,21 +383,6 @@ static void xfer_run(struct xfer *x)
 	}
 }
 
-/* Only this thread enters the target's network namespace: the rest of retop
- * (and the BPF side) stays where it was. */
-static void *xfer_thread(void *arg)
-{
-	struct xfer *x = arg;
-
-	if (setns(x->netns_fd, CLONE_NEWNET)) {
-		x->os_errno = errno;
-		return x;
-	}
-	x->netns_fd = -1;
-	xfer_run(x);
-	return NULL;
-}
-
 /* -1 and no error when pid shares our namespace, else an fd for setns(). */
 static int netns_open(const struct sdk_client *c, int *fd, char *err)
 {
@@ -396,32 +412,153 @@ static int netns_open(const struct sdk_client *c, int *fd, char *err)
 	return 0;
 }
 
-static int xfer_perform(struct xfer *x, char *err)
+struct netns_job {
+	void (*fn)(void *);
+	void *arg;
+	int fd, err;
+};
+
+/* Only this thread enters the target's network namespace: the rest of retop
+ * (and the BPF side) stays where it was. */
+static void *netns_thread(void *arg)
 {
+	struct netns_job *j = arg;
+
+	if (setns(j->fd, CLONE_NEWNET)) {
+		j->err = errno;
+		return j;
+	}
+	j->fn(j->arg);
+	return NULL;
+}
+
+/* fn(arg), from the network namespace of c's target when it is not ours. */
+static int netns_run(const struct sdk_client *c, void (*fn)(void *), void *arg, char *err)
+{
+	struct netns_job j = {.fn = fn, .arg = arg};
 	pthread_t th;
 	void *res = NULL;
-	int ret = netns_open(x->c, &x->netns_fd, err);
+	int ret = netns_open(c, &j.fd, err);
 
 	if (ret)
 		return ret;
-	if (x->netns_fd < 0) {
-		xfer_run(x);
+	if (j.fd < 0) {
+		fn(arg);
 		return 0;
 	}
-	ret = pthread_create(&th, NULL, xfer_thread, x);
+	ret = pthread_create(&th, NULL, netns_thread, &j);
 	if (!ret)
 		pthread_join(th, &res);
-	int fd_err = res ? (int)x->os_errno : 0;
-	close(x->netns_fd);
-	x->netns_fd = -1;
+	close(j.fd);
 	if (ret)
 		return err_set(err, ret, "cannot start the SDK transfer thread (%s)",
 			       strerror(ret));
 	if (res)
-		return err_set(err, fd_err,
+		return err_set(err, j.err,
 			       "cannot enter the network namespace of PID %d (%s): " FALLBACK,
-			       (int)x->c->pid, strerror(fd_err));
+			       (int)c->pid, strerror(j.err));
 	return 0;
+}
+
+static void xfer_run_job(void *x)
+{
+	xfer_run(x);
+}
+
+/* ---- many transfers at once ------------------------------------------- */
+
+/* Connections to the SDK at once: it runs inside the target, which is
+ * busy with its own work. */
+#define SDK_PARALLEL 8
+
+struct multi {
+	struct xfer *xs;
+	size_t n;
+	long deadline;
+};
+
+/* Start x's next attempt in m, or mark it done when there is no time left. */
+static void multi_start(CURLM *m, struct xfer *x, long deadline)
+{
+	long left = deadline - now_ms();
+
+	if (left <= 0) {
+		x->rc = CURLE_OPERATION_TIMEDOUT;
+		x->done = true;
+		return;
+	}
+	if (xfer_begin(x, left) != 0 || curl.multi_add_handle(m, x->h) != CURLM_OK) {
+		x->rc = CURLE_OUT_OF_MEMORY;
+		xfer_end(x);
+		x->done = true;
+	}
+}
+
+/* Collect finished transfers; retry those a retry can help while time is
+ * left (no backoff: the budget is short and shared).  Returns how many
+ * are still running. */
+static size_t multi_reap(CURLM *m, struct multi *mu)
+{
+	size_t active = 0;
+	CURLMsg *msg;
+	int queued;
+
+	while ((msg = curl.multi_info_read(m, &queued))) {
+		struct xfer *x = NULL;
+		CURL *h = msg->easy_handle;
+		CURLcode rc = msg->data.result;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl.easy_getinfo(h, CURLINFO_PRIVATE, (char **)&x);
+		curl.multi_remove_handle(m, h); /* msg is invalid from here */
+		x->rc = rc;
+		xfer_end(x);
+		if (xfer_retryable(x) && x->attempts < x->c->attempts)
+			multi_start(m, x, mu->deadline);
+		else
+			x->done = true;
+	}
+	for (size_t i = 0; i < mu->n; i++)
+		active += !mu->xs[i].done;
+	return active;
+}
+
+/* Every transfer of mu, concurrently, until each is done or the deadline
+ * passes; those still running then end as timed out. */
+static void multi_run(void *arg)
+{
+	struct multi *mu = arg;
+	CURLM *m = curl.multi_init();
+	int running;
+
+	for (size_t i = 0; i < mu->n && !m; i++) {
+		mu->xs[i].rc = CURLE_OUT_OF_MEMORY;
+		mu->xs[i].done = true;
+	}
+	if (!m)
+		return;
+	curl.multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)SDK_PARALLEL);
+	for (size_t i = 0; i < mu->n; i++)
+		multi_start(m, &mu->xs[i], mu->deadline);
+	for (;;) {
+		long left = mu->deadline - now_ms();
+
+		if (curl.multi_perform(m, &running) != CURLM_OK || !multi_reap(m, mu) || left <= 0)
+			break;
+		curl.multi_poll(m, NULL, 0, left < 100 ? (int)left : 100, NULL);
+	}
+	for (size_t i = 0; i < mu->n; i++) {
+		struct xfer *x = &mu->xs[i];
+
+		if (x->done)
+			continue;
+		curl.multi_remove_handle(m, x->h);
+		x->rc = CURLE_OPERATION_TIMEDOUT;
+		xfer_end(x);
+		x->done = true;
+	}
+	curl.multi_cleanup(m);
 }
 
 /* ---- status lines ----------------------------------------------------- */
@@ -461,7 +598,7 @@ static int xfer_transport_status(const struct xfer *x, char *err)
 		return 0;
 	case CURLE_OPERATION_TIMEDOUT:
 		if (x->connected) {
-			fmt_secs(what, sizeof(what), c->total_ms);
+			fmt_secs(what, sizeof(what), x->budget_ms ? x->budget_ms : c->total_ms);
 			return err_set(err, ETIMEDOUT, "SDK timed out after %s", what);
 		}
 		fmt_secs(what, sizeof(what), c->connect_ms);
@@ -502,8 +639,24 @@ static int xfer_http_status(const struct xfer *x, char *err)
 	return err_set(err, EPROTO, "SDK at %s answered HTTP %ld: " FALLBACK, c->url, x->status);
 }
 
-/* GET base+path: 0 with the body in x->buf (NUL-terminated), or the status
- * line.  A 404 returns 0 with x->status 404: its body is the SDK's reason. */
+/* The outcome of x's transfers: 0 with the body in x->buf (NUL-terminated),
+ * or the status line.  A 404 returns 0 with x->status 404: its body is the
+ * SDK's reason. */
+static int xfer_result(struct sdk_client *c, struct xfer *x, char *err)
+{
+	int ret = xfer_transport_status(x, err);
+
+	if (!ret && x->status != 404)
+		ret = xfer_http_status(x, err);
+	c->last = (struct sdk_client_stats){x->bytes, x->attempts, x->status};
+	if (ret) {
+		free(x->buf);
+		x->buf = NULL;
+	}
+	return ret;
+}
+
+/* GET base+path, as xfer_result() says. */
 static int sdk_get(struct sdk_client *c, const char *path, size_t cap, struct xfer *x, char *err)
 {
 	char *url;
@@ -512,22 +665,14 @@ static int sdk_get(struct sdk_client *c, const char *path, size_t cap, struct xf
 	memset(x, 0, sizeof(*x));
 	x->c = c;
 	x->cap = cap;
-	x->netns_fd = -1;
 	if (asprintf(&url, "%s%s", c->url, path) < 0)
 		return err_set(err, ENOMEM, "out of memory");
 	x->url = url;
-	ret = xfer_perform(x, err);
+	ret = netns_run(c, xfer_run_job, x, err);
 	if (!ret)
-		ret = xfer_transport_status(x, err);
-	if (!ret && x->status != 404)
-		ret = xfer_http_status(x, err);
-	c->last = (struct sdk_client_stats){x->bytes, x->attempts, x->status};
+		ret = xfer_result(c, x, err);
 	free(url);
 	x->url = NULL;
-	if (ret) {
-		free(x->buf);
-		x->buf = NULL;
-	}
 	return ret;
 }
 
@@ -548,34 +693,35 @@ int sdk_client_export(struct sdk_client *c, struct sdk_func **funcs, size_t *n, 
 	return ret;
 }
 
-int sdk_client_validate(struct sdk_client *c, const char *name, struct sdk_validation *out,
-			char *err)
+/* base/debug/runtime/validate?func=NAME, NULL when out of memory. */
+static char *validate_url(const struct sdk_client *c, const char *name)
 {
-	char shown[SDK_SHOW_LEN + 8], why[SDK_SHOW_LEN + 8], *path = NULL;
-	struct xfer x;
-	int ret;
-
-	memset(out, 0, sizeof(*out));
-	if (!name || !*name)
-		return err_set(err, EINVAL, "no function name to validate");
-	sdk_text_show(shown, sizeof(shown), name, strlen(name));
 	CURL *h = curl.easy_init(); /* curl_easy_escape takes a handle */
-	char *esc = h ? curl.easy_escape(h, name, (int)strlen(name)) : NULL;
-	if (esc && asprintf(&path, "/debug/runtime/validate?func=%s", esc) < 0)
-		path = NULL;
+	char *esc = h ? curl.easy_escape(h, name, (int)strlen(name)) : NULL, *url = NULL;
+
+	if (esc && asprintf(&url, "%s/debug/runtime/validate?func=%s", c->url, esc) < 0)
+		url = NULL;
 	curl.free(esc);
 	curl.easy_cleanup(h);
-	if (!path)
-		return err_set(err, ENOMEM, "out of memory");
-	ret = sdk_get(c, path, c->object_cap, &x, err);
-	free(path);
-	if (!ret && x.status == 404) {
-		sdk_parse_not_found(x.buf, x.len, why, sizeof(why));
+	return url;
+}
+
+/* The answer about name in x, parsed into out. */
+static int validate_result(struct sdk_client *c, struct xfer *x, const char *name,
+			   struct sdk_validation *out, char *err)
+{
+	char shown[SDK_SHOW_LEN + 8], why[SDK_SHOW_LEN + 8];
+	int ret = xfer_result(c, x, err);
+
+	sdk_text_show(shown, sizeof(shown), name, strlen(name));
+	if (!ret && x->status == 404) {
+		sdk_parse_not_found(x->buf, x->len, why, sizeof(why));
 		ret = err_set(err, ENOENT, "SDK does not know %s (404: %s)", shown, why);
 	} else if (!ret) {
-		ret = sdk_client_parse_validate(x.buf ? x.buf : "", x.len, out, err);
+		ret = sdk_client_parse_validate(x->buf ? x->buf : "", x->len, out, err);
 	}
-	free(x.buf);
+	free(x->buf);
+	x->buf = NULL;
 	/* An answer about another function is no answer. */
 	if (!ret && strcmp(out->func.name, name)) {
 		sdk_validation_free(out);
@@ -583,4 +729,55 @@ int sdk_client_validate(struct sdk_client *c, const char *name, struct sdk_valid
 			      shown);
 	}
 	return ret;
+}
+
+static void xfers_free(struct xfer *xs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free((char *)xs[i].url);
+		free(xs[i].buf);
+	}
+	free(xs);
+}
+
+int sdk_client_validate_many(struct sdk_client *c, const char *const *names, size_t n,
+			     long budget_ms, struct sdk_validation *out, int *rc, char *errs,
+			     char *err)
+{
+	struct xfer *xs = calloc(n ? n : 1, sizeof(*xs));
+	struct multi mu = {.xs = xs, .n = n, .deadline = now_ms() + budget_ms};
+	int ret = 0;
+
+	if (!xs)
+		return err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		memset(&out[i], 0, sizeof(out[i]));
+		xs[i] = (struct xfer){.c = c, .cap = c->object_cap, .budget_ms = budget_ms};
+		if (!names[i] || !*names[i]) {
+			xfers_free(xs, n);
+			return err_set(err, EINVAL, "no function name to validate");
+		}
+		if (!(xs[i].url = validate_url(c, names[i]))) {
+			xfers_free(xs, n);
+			return err_set(err, ENOMEM, "out of memory");
+		}
+	}
+	ret = netns_run(c, multi_run, &mu, err);
+	for (size_t i = 0; i < n && !ret; i++)
+		rc[i] = validate_result(c, &xs[i], names[i], &out[i], errs + i * ERR_LEN);
+	xfers_free(xs, n);
+	return ret;
+}
+
+int sdk_client_validate(struct sdk_client *c, const char *name, struct sdk_validation *out,
+			char *err)
+{
+	int rc = 0, ret;
+
+	if (!name || !*name) {
+		memset(out, 0, sizeof(*out));
+		return err_set(err, EINVAL, "no function name to validate");
+	}
+	ret = sdk_client_validate_many(c, &name, 1, c->total_ms, out, &rc, err, err);
+	return ret ? ret : rc;
 }
