@@ -25,7 +25,7 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 void sdk_facts_close(struct sdk_facts *sf);
 
 /* How long the SDK requests of one attach may take, all together. */
-#define SDK_ATTACH_BUDGET_MS 2000
+#define SDK_ATTACH_BUDGET_MS 1000
 
 /* At attach time, ask the SDK for the live truth about fs[0..n), all at
  * once and within SDK_ATTACH_BUDGET_MS together: a slow or silent SDK

@@ -4,11 +4,11 @@ bounded and the script ends by itself).
 
   siege PORT IDLE SLOW ADDRS SCRAPES
       Open IDLE connections that send nothing and SLOW ones that send a
-      request line and then one header byte every 0.5 s without ever ending
-      the headers ("slowloris"), spread over ADDRS source addresses
+      request line and then header bytes without ever ending the headers ("slowloris"), spread over ADDRS source addresses
       127.0.1.1, 127.0.1.2, ... (so that the per-address limit is not what
       refuses them).  Then GET /metrics SCRAPES times from 127.0.0.1, 0.2 s
-      apart, each with a 2 s timeout, while the slow ones keep trickling.
+      apart, each with a 2 s timeout, while the slow ones send one more
+      byte before each scrape.
       Prints one JSON object:
         {"idle_held", "slow_held"}   still open when the scrapes began
         {"idle_after", "slow_after"} still open after the last scrape
@@ -18,9 +18,14 @@ bounded and the script ends by itself).
       Open CONNS idle connections from the single address 127.0.2.1, wait
       1 s, then scrape as above.  Prints {"held", "ok", "max_s"}: held is how
       many of the CONNS the server kept open.
+  idle PORT SECONDS
+      Open one connection from 127.0.3.1, send nothing, and print how many
+      seconds passed until the server closed it (at most SECONDS; prints
+      "open" if it was still open then).
   watch URL SECONDS
-      GET URL every 0.05 s for SECONDS; prints one line per distinct
-      "retop_ready V" seen, with the time it was first seen: "ready 0 0.12".
+      GET URL every 0.05 s for at most SECONDS; prints one line per distinct
+      "retop_ready V" seen, with the time it was first seen ("ready 0 0.12"),
+      and stops once it has seen "retop_ready 1".
 """
 import json
 import socket
@@ -122,6 +127,22 @@ def cmd_hog(args):
         s.close()
 
 
+def cmd_idle(args):
+    port, secs = int(args[0]), float(args[1])
+    s = connect(port, "127.0.3.1")
+    s.setblocking(True)
+    s.settimeout(secs)
+    t0 = time.monotonic()
+    try:
+        s.recv(1)
+        print("%.1f" % (time.monotonic() - t0))
+    except socket.timeout:
+        print("open")
+    except OSError:
+        print("%.1f" % (time.monotonic() - t0))
+    s.close()
+
+
 def cmd_watch(args):
     url, secs = args[0], float(args[1])
     t0 = time.monotonic()
@@ -134,12 +155,14 @@ def cmd_watch(args):
                         seen = line
                         print("ready %s %.2f" % (line.split()[1], time.monotonic() - t0),
                               flush=True)
+            if seen == "retop_ready 1":
+                return
         except OSError:
             pass
         time.sleep(0.05)
 
 
-CMDS = {"siege": (cmd_siege, 5), "hog": (cmd_hog, 3), "watch": (cmd_watch, 2)}
+CMDS = {"siege": (cmd_siege, 5), "hog": (cmd_hog, 3), "idle": (cmd_idle, 2), "watch": (cmd_watch, 2)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CMDS or len(sys.argv) - 2 != CMDS[sys.argv[1]][1]:
