@@ -57,7 +57,8 @@ struct xfer {
 	long budget_ms; /* the time the call had, for the timeout's message */
 	CURL *h;	/* the attempt in progress */
 	struct curl_slist *hdrs;
-	bool done; /* no more attempts (sdk_client_validate_many) */
+	bool done;	  /* no more attempts (sdk_client_validate_many) */
+	bool out_of_time; /* the shared budget ended it, connected or not */
 };
 
 /* libcurl, loaded by the first client (dynlib.h). */
@@ -484,7 +485,7 @@ static void multi_start(CURLM *m, struct xfer *x, long deadline)
 
 	if (left <= 0) {
 		x->rc = CURLE_OPERATION_TIMEDOUT;
-		x->done = true;
+		x->done = x->out_of_time = true;
 		return;
 	}
 	if (xfer_begin(x, left) != 0 || curl.multi_add_handle(m, x->h) != CURLM_OK) {
@@ -514,6 +515,9 @@ static size_t multi_reap(CURLM *m, struct multi *mu)
 		curl.multi_remove_handle(m, h); /* msg is invalid from here */
 		x->rc = rc;
 		xfer_end(x);
+		/* Queued for a connection or mid-answer, it is the budget's end
+		 * that timed it out, not the connect timeout. */
+		x->out_of_time = rc == CURLE_OPERATION_TIMEDOUT && mu->deadline - now_ms() < 50;
 		if (xfer_retryable(x) && x->attempts < x->c->attempts)
 			multi_start(m, x, mu->deadline);
 		else
@@ -556,7 +560,7 @@ static void multi_run(void *arg)
 		curl.multi_remove_handle(m, x->h);
 		x->rc = CURLE_OPERATION_TIMEDOUT;
 		xfer_end(x);
-		x->done = true;
+		x->done = x->out_of_time = true;
 	}
 	curl.multi_cleanup(m);
 }
@@ -597,7 +601,7 @@ static int xfer_transport_status(const struct xfer *x, char *err)
 	case CURLE_OK:
 		return 0;
 	case CURLE_OPERATION_TIMEDOUT:
-		if (x->connected) {
+		if (x->connected || x->out_of_time) {
 			fmt_secs(what, sizeof(what), x->budget_ms ? x->budget_ms : c->total_ms);
 			return err_set(err, ETIMEDOUT, "SDK timed out after %s", what);
 		}
