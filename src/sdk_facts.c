@@ -25,7 +25,8 @@ static void sdk_facts_merge(struct sdk_facts *sf, struct func_index *idx,
 	sf->warn = sf->rejected > 0;
 	if (sf->rejected)
 		snprintf(sf->status, sizeof(sf->status),
-			 "SDK at %s: %zu functions confirmed, %zu rejected (first: %.300s): the binary's own facts are used",
+			 "SDK at %s: %zu functions confirmed, %zu rejected (first: %.300s): the "
+			 "binary's own facts are used",
 			 url, sf->confirmed, sf->rejected, first);
 	else
 		snprintf(sf->status, sizeof(sf->status), "SDK at %s: %zu functions confirmed", url,
@@ -37,8 +38,8 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 	struct sdk_facts *sf = calloc(1, sizeof(*sf));
 	/* The default address is a guess: one quick try, and silence if no one
 	 * listens there. */
-	struct sdk_client_opts quiet = {.connect_timeout_ms = 300, .total_timeout_ms = 2000,
-					.attempts = 1};
+	struct sdk_client_opts quiet = {
+	    .connect_timeout_ms = 300, .total_timeout_ms = 2000, .attempts = 1};
 	struct sdk_func *recs = NULL;
 	size_t n = 0;
 	char err[ERR_LEN];
@@ -66,8 +67,8 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 	if (ret > 0) {
 		/* Records the parser refused never reached the check: say so. */
 		size_t len = strlen(sf->status);
-		snprintf(sf->status + len, sizeof(sf->status) - len, "; %d records refused (%.200s)",
-			 ret, err);
+		snprintf(sf->status + len, sizeof(sf->status) - len,
+			 "; %d records refused (%.200s)", ret, err);
 		sf->warn = true;
 	}
 	sdk_funcs_free(recs, n);
@@ -89,15 +90,17 @@ static void sdk_facts_apply(struct func_info *f, const struct sdk_validation *v)
 	if (v->func.entry != f->entry || v->func.offset != f->file_offset) {
 		f->sdk_mismatch = true;
 		log_warn("sdk",
-			 "%s: sdk mismatch at attach (entry 0x%llx, offset 0x%llx; the binary says 0x%llx, 0x%llx): using the binary's",
+			 "%s: sdk mismatch at attach (entry 0x%llx, offset 0x%llx; the binary says "
+			 "0x%llx, 0x%llx): using the binary's",
 			 f->name, (unsigned long long)v->func.entry,
 			 (unsigned long long)v->func.offset, (unsigned long long)f->entry,
 			 (unsigned long long)f->file_offset);
 	} else if (v->is_inlined) {
 		f->sdk_inlined = true;
-		log_warn("sdk",
-			 "%s: the SDK reports it inlined: calls through inlined copies are not counted",
-			 f->name);
+		log_warn(
+		    "sdk",
+		    "%s: the SDK reports it inlined: calls through inlined copies are not counted",
+		    f->name);
 	}
 }
 
@@ -124,7 +127,8 @@ static void sdk_facts_report(struct sdk_facts *sf, struct func_info **fs, size_t
 	}
 	if (late)
 		log_warn("sdk",
-			 "SDK at %s: no answer within %.1f s for %zu of %zu functions: using the binary's own facts for them",
+			 "SDK at %s: no answer within %.1f s for %zu of %zu functions: using the "
+			 "binary's own facts for them",
 			 sdk_client_url(sf->client), SDK_ATTACH_BUDGET_MS / 1000.0, late, n);
 	if (failed == 1 && n == 1)
 		log_warn("sdk", "%s", first);

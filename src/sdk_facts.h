@@ -14,8 +14,8 @@ struct sdk_facts {
 	struct sdk_client *client; /* NULL when no SDK answered */
 	size_t confirmed;	   /* functions whose entry and offset the SDK confirmed */
 	size_t rejected;
-	char status[ERR_LEN];	   /* one line for the operator, "" when silent */
-	bool warn;		   /* status reports a failure or rejected facts */
+	char status[ERR_LEN]; /* one line for the operator, "" when silent */
+	bool warn;	      /* status reports a failure or rejected facts */
 };
 
 /* url NULL: try the default address quietly (once, short timeouts); a URL

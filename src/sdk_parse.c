@@ -594,7 +594,7 @@ bool sdk_client_check(const struct func_index *idx, const struct sdk_func *rec,
 		*local = f;
 	if (!f) {
 		sdk_text_show(name, sizeof(name), rec->name ? rec->name : "",
-			  rec->name ? strlen(rec->name) : 0);
+			      rec->name ? strlen(rec->name) : 0);
 		err_set(reason, ENOENT, "sdk mismatch: unknown function %s", name);
 		return false;
 	}
@@ -628,6 +628,6 @@ void sdk_parse_not_found(const char *buf, size_t len, char *out, size_t out_len)
 	    json_object_object_get_ex(o, "error", &e) &&
 	    json_object_get_type(e) == json_type_string)
 		sdk_text_show(out, out_len, json_object_get_string(e),
-			  (size_t)json_object_get_string_len(e));
+			      (size_t)json_object_get_string_len(e));
 	json_object_put(o);
 }

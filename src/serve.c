@@ -143,10 +143,12 @@ static const char *serve_status_kind(const char *status)
 static void serve_render_up(FILE *f, bool ready)
 {
 	fputs("# HELP retop_build_info retop's version; always 1.\n"
-	      "# TYPE retop_build_info gauge\n", f);
+	      "# TYPE retop_build_info gauge\n",
+	      f);
 	fprintf(f, "retop_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
 	fputs("# HELP retop_ready 1 once the functions asked for are attached (or refused); "
-	      "0 while retop indexes the binary and attaches.\n# TYPE retop_ready gauge\n", f);
+	      "0 while retop indexes the binary and attaches.\n# TYPE retop_ready gauge\n",
+	      f);
 	fprintf(f, "retop_ready %d\n", ready);
 }
 
@@ -584,7 +586,8 @@ static int serve_publish_starting(struct serve_state *st)
 		return -ENOMEM;
 	serve_render_up(f, false);
 	fputs("# HELP process_cpu_seconds_total User and system CPU time retop itself spent, in "
-	      "seconds.\n# TYPE process_cpu_seconds_total counter\n", f);
+	      "seconds.\n# TYPE process_cpu_seconds_total counter\n",
+	      f);
 	fprintf(f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
 	if (fclose(f) != 0) {
 		free(page);
@@ -687,7 +690,8 @@ static struct MHD_Daemon *serve_start_http(struct serve_state *st, int fd)
 	unsigned per_addr = SERVE_CONN_PER_ADDR < limit ? SERVE_CONN_PER_ADDR : limit;
 
 	if (limit < SERVE_CONN_LIMIT)
-		log_warn("serve", "open-file limit allows %u HTTP connections, not %u: raise it (ulimit -n)",
+		log_warn("serve",
+			 "open-file limit allows %u HTTP connections, not %u: raise it (ulimit -n)",
 			 limit, SERVE_CONN_LIMIT);
 	return mhd.start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, serve_handler, st,
 				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, limit,
