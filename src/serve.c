@@ -28,9 +28,8 @@
 #include "config.h"
 #include "dynlib.h"
 #include "log.h"
-#include "prom_text.h"
+#include "serve_page.h"
 #include "session.h"
-#include "stats.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -42,359 +41,6 @@ struct serve_state {
 	char *page;
 	size_t len;
 };
-
-/* ---- histogram boundaries -------------------------------------------- */
-
-/* 1-2-5 steps from 100 ns to 10 s: Go functions worth tracing live there,
- * and a uprobe pair alone costs about a microsecond. */
-static const uint64_t serve_nominal_ns[] = {
-    100,	200,	    500,	1000,	     2000,	5000,	   10000,
-    20000,	50000,	    100000,	200000,	     500000,	1000000,   2000000,
-    5000000,	10000000,   20000000,	50000000,    100000000, 200000000, 500000000,
-    1000000000, 2000000000, 5000000000, 10000000000,
-};
-#define SERVE_NLE (sizeof(serve_nominal_ns) / sizeof(serve_nominal_ns[0]))
-
-static uint64_t serve_le_ns[SERVE_NLE];	    /* printed `le`, in ns */
-static uint32_t serve_le_bucket[SERVE_NLE]; /* first log-linear bucket above it */
-static size_t serve_nle;
-
-/* Durations are whole nanoseconds and bucket b holds [lo, hi).  Snap each
- * nominal boundary down to the low edge E of its bucket: buckets below E
- * hold exactly the calls < E ns, i.e. <= E - 1 ns, so `le` = E - 1 ns makes
- * each cumulative count an exact sum of buckets under Prometheus's "less
- * than or equal" rule (le = E would wrongly include calls of exactly E). */
-static void serve_init_bounds(void)
-{
-	uint64_t lo, hi;
-
-	if (serve_nle)
-		return;
-	for (size_t i = 0; i < SERVE_NLE; i++) {
-		uint32_t b = retop_hist_bucket(serve_nominal_ns[i]);
-		stats_bucket_range(b, &lo, &hi);
-		if (serve_nle && lo - 1 <= serve_le_ns[serve_nle - 1])
-			continue; /* two nominal values in one bucket: keep one */
-		serve_le_ns[serve_nle] = lo - 1;
-		serve_le_bucket[serve_nle] = b;
-		serve_nle++;
-	}
-}
-
-size_t serve_le_bounds(const uint64_t **out)
-{
-	serve_init_bounds();
-	*out = serve_le_ns;
-	return serve_nle;
-}
-
-/* ---- rendering ------------------------------------------------------- */
-
-struct render {
-	FILE *f;
-	const struct session *s;
-	const struct snapshot *snap;
-	char pid[24];	    /* the pid label: "1234", or "all" for -x */
-	uint64_t sample_ns; /* how long session_sample() took */
-};
-
-static void serve_family(struct render *r, const char *name, const char *type, const char *help)
-{
-	fprintf(r->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* binary="...",pid="..." */
-static void serve_target_labels(struct render *r)
-{
-	fputs("binary=\"", r->f);
-	prom_text_put_label(r->f, r->snap->exe ? r->snap->exe : r->s->display);
-	fprintf(r->f, "\",pid=\"%s\"", r->pid);
-}
-
-/* function="...",binary="...",pid="..." */
-static void serve_func_labels(struct render *r, size_t i)
-{
-	fputs("function=\"", r->f);
-	prom_text_put_label(r->f, r->s->funcs[i].f->name);
-	fputs("\",", r->f);
-	serve_target_labels(r);
-}
-
-/* A function has numbers once it was attached; one that failed to attach
- * only shows up in retop_function_status. */
-static bool serve_has_data(const struct session_func *sf)
-{
-	return sf->slot >= 0 || sf->have_prev;
-}
-
-/* "tracing", "entry-only", "detached" or "error": the status string's kind. */
-static const char *serve_status_kind(const char *status)
-{
-	static const char *const kinds[] = {"tracing", "entry-only", "detached"};
-
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		if (!strncmp(status, kinds[k], strlen(kinds[k])))
-			return kinds[k];
-	return "error";
-}
-
-/* What every page has, the first one too: the build, and whether the
- * probes are in yet (indexing, SDK requests and attaching come first). */
-static void serve_render_up(FILE *f, bool ready)
-{
-	fputs("# HELP retop_build_info retop's version; always 1.\n"
-	      "# TYPE retop_build_info gauge\n",
-	      f);
-	fprintf(f, "retop_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
-	fputs("# HELP retop_ready 1 once the functions asked for are attached (or refused); "
-	      "0 while retop indexes the binary and attaches.\n# TYPE retop_ready gauge\n",
-	      f);
-	fprintf(f, "retop_ready %d\n", ready);
-}
-
-/* retop's own families: build, target, attach errors, its own cost. */
-static void serve_render_self(struct render *r)
-{
-	const struct session *s = r->s;
-	unsigned errors = 0;
-
-	for (size_t i = 0; i < s->nfuncs; i++)
-		errors += !strcmp(serve_status_kind(s->funcs[i].status), "error");
-	serve_render_up(r->f, true);
-	serve_family(r, "retop_target_processes", "gauge",
-		     "Processes of the target that retop sees running.");
-	fputs("retop_target_processes{", r->f);
-	serve_target_labels(r);
-	fprintf(r->f, "} %zu\n", r->snap->npids);
-	serve_family(r, "retop_probe_attach_errors_total", "counter",
-		     "Functions asked for with -t whose probes could not be attached.");
-	fputs("retop_probe_attach_errors_total{", r->f);
-	serve_target_labels(r);
-	fprintf(r->f, "} %u\n", errors);
-	serve_family(r, "retop_sample_duration_seconds", "gauge",
-		     "Time the last sample of the BPF counters took.");
-	fputs("retop_sample_duration_seconds{", r->f);
-	serve_target_labels(r);
-	fputs("} ", r->f);
-	prom_text_put_seconds(r->f, r->sample_ns);
-	fputc('\n', r->f);
-	serve_family(r, "process_cpu_seconds_total", "counter",
-		     "User and system CPU time retop itself spent, in seconds.");
-	fprintf(r->f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
-}
-
-static void serve_render_status(struct render *r)
-{
-	serve_family(r, "retop_function_status", "gauge",
-		     "1 for the function's state: tracing, entry-only (no RET to probe), detached "
-		     "or error.");
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
-		fputs("retop_function_status{", r->f);
-		serve_func_labels(r, i);
-		fprintf(r->f, ",status=\"%s\"} 1\n", serve_status_kind(r->s->funcs[i].status));
-	}
-}
-
-/* One value per function: a counter, or a gauge in seconds. */
-struct serve_fam {
-	const char *name, *type, *help;
-	bool seconds; /* the value is ns, printed as seconds */
-	uint64_t (*get)(const struct session_func *sf, const struct snapshot_func *sn);
-};
-
-static uint64_t get_calls(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.calls;
-}
-static uint64_t get_entries(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.entries;
-}
-static uint64_t get_unmatched(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.unmatched;
-}
-static uint64_t get_reentries(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.reentries;
-}
-static uint64_t get_dropped(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.dropped;
-}
-static uint64_t get_in_flight(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->in_flight;
-}
-static uint64_t get_oldest(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->oldest_in_flight_ns;
-}
-static uint64_t get_orphans(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->orphans;
-}
-static uint64_t get_p50(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.p50_ns;
-}
-static uint64_t get_p99(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.p99_ns;
-}
-static uint64_t get_max(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.max_ns;
-}
-
-static const struct serve_fam serve_fams[] = {
-    {"retop_function_calls_total", "counter",
-     "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
-    {"retop_function_entries_total", "counter",
-     "Entry probe hits (the only count of an entry-only function).", false, get_entries},
-    {"retop_function_in_flight", "gauge",
-     "Calls entered and not yet returned (younger than --orphan-timeout).", false, get_in_flight},
-    {"retop_function_oldest_in_flight_seconds", "gauge",
-     "Age of the oldest call in flight; 0 when none.", true, get_oldest},
-    {"retop_orphaned_entries_total", "counter",
-     "Entries with no return within --orphan-timeout (panic, goroutine exit, stuck).", false,
-     get_orphans},
-    {"retop_unmatched_returns_total", "counter",
-     "RET hits with no entry: calls that began before the probes were attached.", false,
-     get_unmatched},
-    {"retop_function_reentries_total", "counter",
-     "Entry hits over a call already in flight with the same key (morestack restarts).", false,
-     get_reentries},
-    {"retop_function_dropped_entries_total", "counter",
-     "Entries not tracked because the in-flight map was full.", false, get_dropped},
-    {"retop_function_p50_seconds", "gauge",
-     "Median duration since tracing began, read off the log-linear histogram (<= 1.6% error).",
-     true, get_p50},
-    {"retop_function_p99_seconds", "gauge",
-     "99th percentile duration since tracing began (<= 1.6% error).", true, get_p99},
-    {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
-};
-
-static void serve_render_fam(struct render *r, const struct serve_fam *fam)
-{
-	serve_family(r, fam->name, fam->type, fam->help);
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
-		const struct session_func *sf = &r->s->funcs[i];
-		uint64_t v;
-
-		if (!serve_has_data(sf))
-			continue;
-		v = fam->get(sf, &r->snap->funcs[i]);
-		fprintf(r->f, "%s{", fam->name);
-		serve_func_labels(r, i);
-		fputs("} ", r->f);
-		if (fam->seconds)
-			prom_text_put_seconds(r->f, v);
-		else
-			fprintf(r->f, "%" PRIu64, v);
-		fputc('\n', r->f);
-	}
-}
-
-/* Cumulative counts at each `le`: exact sums of log-linear buckets. */
-static void serve_render_hist_one(struct render *r, size_t i)
-{
-	const __u64 *h = r->s->funcs[i].cur.hist;
-	uint64_t acc = 0;
-	uint32_t b = 0;
-
-	for (size_t k = 0; k < serve_nle; k++) {
-		while (b < serve_le_bucket[k])
-			acc += h[b++];
-		fputs("retop_function_duration_seconds_bucket{", r->f);
-		serve_func_labels(r, i);
-		fputs(",le=\"", r->f);
-		prom_text_put_seconds(r->f, serve_le_ns[k]);
-		fprintf(r->f, "\"} %" PRIu64 "\n", acc);
-	}
-	while (b < RETOP_HIST_BUCKETS)
-		acc += h[b++];
-	fputs("retop_function_duration_seconds_bucket{", r->f);
-	serve_func_labels(r, i);
-	fprintf(r->f, ",le=\"+Inf\"} %" PRIu64 "\nretop_function_duration_seconds_sum{", acc);
-	serve_func_labels(r, i);
-	fputs("} ", r->f);
-	prom_text_put_seconds(r->f, r->s->funcs[i].cur.sum_ns);
-	fputs("\nretop_function_duration_seconds_count{", r->f);
-	serve_func_labels(r, i);
-	/* From the buckets, not cur.calls: the format wants _count == +Inf,
-	 * and the BPF side bumps calls a moment before the bucket. */
-	fprintf(r->f, "} %" PRIu64 "\n", acc);
-}
-
-static void serve_render_hist(struct render *r)
-{
-	serve_family(r, "retop_function_duration_seconds", "histogram",
-		     "Duration of paired calls; each le is exact (a sum of log-linear buckets).");
-	for (size_t i = 0; i < r->s->nfuncs; i++)
-		if (serve_has_data(&r->s->funcs[i]))
-			serve_render_hist_one(r, i);
-}
-
-static void serve_render_sites(struct render *r)
-{
-	serve_family(r, "retop_ret_site_hits_total", "counter",
-		     "Hits of each RET instruction (offset from the entry; line 0 when unknown).");
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
-		const struct snapshot_func *sn = &r->snap->funcs[i];
-
-		if (!serve_has_data(&r->s->funcs[i]))
-			continue;
-		for (size_t k = 0; k < sn->nsites; k++) {
-			fputs("retop_ret_site_hits_total{", r->f);
-			serve_func_labels(r, i);
-			fprintf(r->f, ",site=\"0x%" PRIx32 "\",line=\"%d\"} %" PRIu64 "\n",
-				sn->sites[k].offset, sn->sites[k].line, sn->sites[k].hits);
-		}
-	}
-}
-
-/* The whole page into a fresh buffer (the caller owns it). */
-static int serve_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
-			char **page, size_t *len)
-{
-	struct render r = {.s = s, .snap = snap, .sample_ns = sample_ns};
-
-	if (s->attach_pid > 0)
-		snprintf(r.pid, sizeof(r.pid), "%d", s->attach_pid);
-	else
-		snprintf(r.pid, sizeof(r.pid), "all");
-	r.f = open_memstream(page, len);
-	if (!r.f)
-		return -ENOMEM;
-	serve_render_self(&r);
-	serve_render_status(&r);
-	for (size_t k = 0; k < sizeof(serve_fams) / sizeof(serve_fams[0]); k++)
-		serve_render_fam(&r, &serve_fams[k]);
-	serve_render_hist(&r);
-	serve_render_sites(&r);
-	if (ferror(r.f)) {
-		fclose(r.f);
-		free(*page);
-		return -ENOMEM;
-	}
-	if (fclose(r.f) != 0) {
-		free(*page);
-		return -ENOMEM;
-	}
-	return 0;
-}
 
 /* ---- HTTP ------------------------------------------------------------ */
 
@@ -580,19 +226,9 @@ static int serve_publish_starting(struct serve_state *st)
 {
 	char *page = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&page, &len);
 
-	if (!f)
+	if (serve_page_render_starting(&page, &len) != 0)
 		return -ENOMEM;
-	serve_render_up(f, false);
-	fputs("# HELP process_cpu_seconds_total User and system CPU time retop itself spent, in "
-	      "seconds.\n# TYPE process_cpu_seconds_total counter\n",
-	      f);
-	fprintf(f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
-	if (fclose(f) != 0) {
-		free(page);
-		return -ENOMEM;
-	}
 	serve_publish(st, page, len);
 	return 0;
 }
@@ -606,7 +242,7 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 	char *page = NULL;
 	size_t len = 0;
 
-	if (serve_render(s, snap, took, &page, &len) != 0) {
+	if (serve_page_render(s, snap, took, &page, &len) != 0) {
 		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
 		return snap->target_exited;
 	}
@@ -724,7 +360,6 @@ int serve_run(const struct cli_options *o)
 	sigset_t sigs;
 	int fd, ret = EXIT_RUNTIME;
 
-	serve_init_bounds();
 	/* Blocked before any thread exists, so every thread inherits it; never
 	 * unblocked: a second SIGTERM pending would kill us on the way out. */
 	sigemptyset(&sigs);
