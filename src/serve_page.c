@@ -15,15 +15,14 @@
 
 /* ---- histogram boundaries -------------------------------------------- */
 
-/* 1-2-5 steps from 100 ns to 10 s: Go functions worth tracing live there,
- * and a uprobe pair alone costs about a microsecond. */
-static const uint64_t serve_nominal_ns[] = {
-    100,	200,	    500,	1000,	     2000,	5000,	   10000,
-    20000,	50000,	    100000,	200000,	     500000,	1000000,   2000000,
-    5000000,	10000000,   20000000,	50000000,    100000000, 200000000, 500000000,
-    1000000000, 2000000000, 5000000000, 10000000000,
-};
-#define SERVE_NLE (sizeof(serve_nominal_ns) / sizeof(serve_nominal_ns[0]))
+/* Four boundaries per power of two, 2^k x {1, 1.25, 1.5, 1.75} ns, from
+ * 2^10 ns (about 1 us: a uprobe pair alone costs about that) up to the first
+ * one at or above 100 s: 107 in all.  Finer than 1-2-5 steps where
+ * latencies cluster, and every one is a lower edge of a log-linear bucket
+ * (32 per power of two), so each count below is exact. */
+#define SERVE_LE_MIN_SHIFT 10
+#define SERVE_LE_MAX_NS 100000000000ull
+#define SERVE_NLE 128 /* room for the list above */
 
 static uint64_t serve_le_ns[SERVE_NLE];	    /* printed `le`, in ns */
 static uint32_t serve_le_bucket[SERVE_NLE]; /* first log-linear bucket above it */
@@ -40,8 +39,12 @@ static void serve_init_bounds(void)
 
 	if (serve_nle)
 		return;
-	for (size_t i = 0; i < SERVE_NLE; i++) {
-		uint32_t b = retop_hist_bucket(serve_nominal_ns[i]);
+	for (size_t i = 0; serve_nle < SERVE_NLE; i++) {
+		uint64_t nominal = (uint64_t)(4 + i % 4) << (SERVE_LE_MIN_SHIFT - 2 + i / 4);
+		uint32_t b = retop_hist_bucket(nominal);
+
+		if (serve_nle && serve_le_ns[serve_nle - 1] + 1 >= SERVE_LE_MAX_NS)
+			break;
 		stats_bucket_range(b, &lo, &hi);
 		if (serve_nle && lo - 1 <= serve_le_ns[serve_nle - 1])
 			continue; /* two nominal values in one bucket: keep one */
@@ -212,22 +215,15 @@ static uint64_t get_orphans(const struct session_func *sf, const struct snapshot
 	(void)sf;
 	return sn->orphans;
 }
-static uint64_t get_p50(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.p50_ns;
-}
-static uint64_t get_p99(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.p99_ns;
-}
 static uint64_t get_max(const struct session_func *sf, const struct snapshot_func *sn)
 {
 	(void)sf;
 	return sn->v.max_ns;
 }
 
+/* No percentile gauges: a p50 since tracing began can be neither summed
+ * across processes nor narrowed to a window, and hides a recent change;
+ * histogram_quantile() over rate() of the histogram below gives either. */
 static const struct serve_fam serve_fams[] = {
     {"retop_function_calls_total", "counter",
      "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
@@ -248,11 +244,6 @@ static const struct serve_fam serve_fams[] = {
      get_reentries},
     {"retop_function_dropped_entries_total", "counter",
      "Entries not tracked because the in-flight map was full.", false, get_dropped},
-    {"retop_function_p50_seconds", "gauge",
-     "Median duration since tracing began, read off the log-linear histogram (<= 1.6% error).",
-     true, get_p50},
-    {"retop_function_p99_seconds", "gauge",
-     "99th percentile duration since tracing began (<= 1.6% error).", true, get_p99},
     {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
 };
 

@@ -23,9 +23,10 @@ bounded and the script ends by itself).
       seconds passed until the server closed it (at most SECONDS; prints
       "open" if it was still open then).
   watch URL SECONDS
-      GET URL every 0.05 s for at most SECONDS; prints one line per distinct
-      "retop_ready V" seen, with the time it was first seen ("ready 0 0.12"),
-      and stops once it has seen "retop_ready 1".
+      GET URL every 0.05 s for at most SECONDS; prints "polling" once the
+      first attempt is made, then one line per distinct "retop_ready V"
+      seen, with the wall-clock time (Unix seconds) it was first seen:
+      "ready 0 1795434261.52"; stops once it has seen "retop_ready 1".
 """
 import json
 import socket
@@ -147,18 +148,21 @@ def cmd_watch(args):
     url, secs = args[0], float(args[1])
     t0 = time.monotonic()
     seen = None
+    first = True
     while time.monotonic() - t0 < secs:
         try:
             with urllib.request.urlopen(url, timeout=1) as r:
                 for line in r.read().decode().splitlines():
                     if line.startswith("retop_ready ") and line != seen:
                         seen = line
-                        print("ready %s %.2f" % (line.split()[1], time.monotonic() - t0),
-                              flush=True)
-            if seen == "retop_ready 1":
-                return
+                        print("ready %s %.3f" % (line.split()[1], time.time()), flush=True)
         except OSError:
             pass
+        if first:
+            print("polling", flush=True)
+            first = False
+        if seen == "retop_ready 1":
+            return
         time.sleep(0.05)
 
 
