@@ -40,6 +40,8 @@ struct serve_state {
 	pthread_mutex_t lock;
 	char *page;
 	size_t len;
+	char *gz; /* the same page gzip-compressed once, or NULL */
+	size_t gzlen;
 };
 
 /* ---- HTTP ------------------------------------------------------------ */
@@ -52,7 +54,8 @@ struct serve_state {
 	X(t, MHD_create_response_from_buffer, create_response_from_buffer) \
 	X(t, MHD_add_response_header, add_response_header) \
 	X(t, MHD_queue_response, queue_response) \
-	X(t, MHD_destroy_response, destroy_response)
+	X(t, MHD_destroy_response, destroy_response) \
+	X(t, MHD_lookup_connection_value, lookup_connection_value)
 /* clang-format on */
 DYNLIB_TABLE(mhd, LIBMICROHTTPD_SONAME, "libmicrohttpd12", MHD_FUNCS);
 
@@ -73,17 +76,25 @@ static enum MHD_Result serve_reply(struct MHD_Connection *c, unsigned status, co
 
 static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connection *c)
 {
+	const char *ae =
+	    mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	bool gz = serve_page_accepts_gzip(ae);
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
 	/* Copy under the lock: the sampler frees the old page when it swaps
 	 * a new one in. */
 	pthread_mutex_lock(&st->lock);
-	resp = mhd.create_response_from_buffer(st->len, st->page, MHD_RESPMEM_MUST_COPY);
+	gz = gz && st->gz;
+	resp = mhd.create_response_from_buffer(gz ? st->gzlen : st->len, gz ? st->gz : st->page,
+					       MHD_RESPMEM_MUST_COPY);
 	pthread_mutex_unlock(&st->lock);
 	if (!resp)
 		return MHD_NO;
 	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_METRICS);
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gz)
+		mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	ret = mhd.queue_response(c, MHD_HTTP_OK, resp);
 	mhd.destroy_response(resp);
 	return ret;
@@ -211,14 +222,23 @@ static int serve_listen(const char *addr, char *err)
 /* Swap a rendered page in; the old one is freed. */
 static void serve_publish(struct serve_state *st, char *page, size_t len)
 {
-	char *old;
+	char *old, *old_gz, *gz = NULL;
+	size_t gzlen = 0;
 
+	/* Once per sample, not per scrape; without it scrapers get the
+	 * plain page. */
+	if (serve_page_gzip(page, len, &gz, &gzlen) != 0)
+		gz = NULL;
 	pthread_mutex_lock(&st->lock);
 	old = st->page;
+	old_gz = st->gz;
 	st->page = page;
 	st->len = len;
+	st->gz = gz;
+	st->gzlen = gzlen;
 	pthread_mutex_unlock(&st->lock);
 	free(old);
+	free(old_gz);
 }
 
 /* The page served before the probes are in. */
@@ -398,6 +418,7 @@ int serve_run(const struct cli_options *o)
 		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	session_close(s);
 	free(st.page);
+	free(st.gz);
 	pthread_mutex_destroy(&st.lock);
 	return ret;
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <zlib.h>
 
 #include "config.h"
 #include "prom_text.h"
@@ -374,4 +376,88 @@ int serve_page_render_starting(char **page, size_t *len)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* ---- compression ----------------------------------------------------- */
+
+int serve_page_gzip(const char *in, size_t len, char **out, size_t *outlen)
+{
+	z_stream zs = {0};
+	char *buf;
+	int rc;
+
+	*out = NULL;
+	*outlen = 0;
+	/* 15 + 16: a gzip wrapper around the deflate stream.  The fastest
+	 * level: the page is text and shrinks ten-fold at any level, and it
+	 * is compressed every --delay. */
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	uLong bound = deflateBound(&zs, (uLong)len);
+	buf = malloc(bound);
+	if (!buf) {
+		deflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	zs.next_out = (Bytef *)buf;
+	zs.avail_out = (uInt)bound;
+	rc = deflate(&zs, Z_FINISH);
+	*outlen = zs.total_out;
+	deflateEnd(&zs);
+	if (rc != Z_STREAM_END) {
+		free(buf);
+		*outlen = 0;
+		return -ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* The q value of one Accept-Encoding element's parameters (";q=0.5"): 1
+ * when absent, 0 when malformed (refusing is the safe reading). */
+static double serve_page_qvalue(const char *params, size_t len)
+{
+	char buf[32];
+	const char *q;
+	char *end;
+
+	if (len >= sizeof(buf))
+		return 0;
+	memcpy(buf, params, len);
+	buf[len] = '\0';
+	q = strstr(buf, "q=");
+	if (!q)
+		q = strstr(buf, "Q=");
+	if (!q)
+		return 1;
+	double v = strtod(q + 2, &end);
+	return end == q + 2 ? 0 : v;
+}
+
+bool serve_page_accepts_gzip(const char *accept_encoding)
+{
+	const char *p = accept_encoding;
+	double gzip_q = -1, star_q = -1;
+
+	while (p && *p) {
+		size_t elen = strcspn(p, ","), n;
+		const char *e = p;
+
+		p += elen + (p[elen] == ',');
+		while (elen && (*e == ' ' || *e == '\t'))
+			e++, elen--;
+		n = strcspn(e, ";, \t");
+		if (n > elen)
+			n = elen;
+		double q = serve_page_qvalue(e + n, elen - n);
+		if ((n == 4 && !strncasecmp(e, "gzip", 4)) ||
+		    (n == 6 && !strncasecmp(e, "x-gzip", 6)))
+			gzip_q = q;
+		else if (n == 1 && *e == '*')
+			star_q = q;
+	}
+	/* RFC 9110 12.5.3: an explicit gzip wins over "*". */
+	return gzip_q >= 0 ? gzip_q > 0 : star_q > 0;
 }

@@ -3,6 +3,7 @@
 #ifndef RETOP_SERVE_PAGE_H
 #define RETOP_SERVE_PAGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,12 @@ int serve_page_render(const struct session *s, const struct snapshot *snap, uint
 /* The page before the probes are in: retop_build_info, retop_ready 0 and
  * retop's own CPU time.  0 or -ENOMEM. */
 int serve_page_render_starting(char **page, size_t *len);
+
+/* in[0..len) gzip-compressed into a fresh buffer.  0 or -ENOMEM. */
+int serve_page_gzip(const char *in, size_t len, char **out, size_t *outlen);
+/* Whether an Accept-Encoding header value (NULL: none) accepts gzip: named
+ * (or x-gzip) with q > 0, or "*" with q > 0 and gzip not named. */
+bool serve_page_accepts_gzip(const char *accept_encoding);
 
 /* The `le` boundaries of retop_function_duration_seconds, in ns, fixed at
  * build time; exposed for tests.  Each one is E - 1 where E is a lower edge

@@ -22,12 +22,19 @@ bounded and the script ends by itself).
       Open one connection from 127.0.3.1, send nothing, and print how many
       seconds passed until the server closed it (at most SECONDS; prints
       "open" if it was still open then).
+  gzip URL
+      GET URL three ways: with "Accept-Encoding: gzip", without it, and with
+      "gzip;q=0".  Prints {"gzip", "plain", "q0_plain", "same_series",
+      "ratio"}: the first answer was gzip (and says Vary), the other two
+      were not, the decompressed page has the same series as the plain one,
+      and how much smaller it was.
   watch URL SECONDS
       GET URL every 0.05 s for at most SECONDS; prints "polling" once the
       first attempt is made, then one line per distinct "retop_ready V"
       seen, with the wall-clock time (Unix seconds) it was first seen:
       "ready 0 1795434261.52"; stops once it has seen "retop_ready 1".
 """
+import gzip
 import json
 import socket
 import sys
@@ -144,6 +151,34 @@ def cmd_idle(args):
     s.close()
 
 
+def get_raw(url, accept):
+    req = urllib.request.Request(url)
+    if accept is not None:
+        req.add_header("Accept-Encoding", accept)
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return r.headers, r.read()
+
+
+def series(text):
+    return sorted(l.rsplit(" ", 1)[0] for l in text.splitlines() if l and l[0] != "#")
+
+
+def cmd_gzip(args):
+    url = args[0]
+    hz, bz = get_raw(url, "gzip")
+    hp, bp = get_raw(url, None)
+    hq, _ = get_raw(url, "gzip;q=0")
+    out = {
+        "gzip": hz.get("Content-Encoding") == "gzip" and hz.get("Vary") == "Accept-Encoding",
+        "plain": hp.get("Content-Encoding") is None,
+        "q0_plain": hq.get("Content-Encoding") is None,
+    }
+    text = gzip.decompress(bz).decode() if out["gzip"] else bz.decode()
+    out["same_series"] = series(text) == series(bp.decode())
+    out["ratio"] = round(len(bp) / max(1, len(bz)), 1)
+    print(json.dumps(out))
+
+
 def cmd_watch(args):
     url, secs = args[0], float(args[1])
     t0 = time.monotonic()
@@ -166,7 +201,7 @@ def cmd_watch(args):
         time.sleep(0.05)
 
 
-CMDS = {"siege": (cmd_siege, 5), "hog": (cmd_hog, 3), "idle": (cmd_idle, 2), "watch": (cmd_watch, 2)}
+CMDS = {"siege": (cmd_siege, 5), "hog": (cmd_hog, 3), "idle": (cmd_idle, 2), "gzip": (cmd_gzip, 1), "watch": (cmd_watch, 2)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CMDS or len(sys.argv) - 2 != CMDS[sys.argv[1]][1]:

@@ -10,7 +10,8 @@
 #   /metrics answers (retop_ready 0); all 11 are attached (retop_ready 1,
 #   11 functions tracing) within 3 s, with one line about the SDK;
 # - an executable whose path is not UTF-8 gets a valid label: promtool and
-#   a strict decoder accept the page, and the label shows the bytes as \xNN.
+#   a strict decoder accept the page, and the label shows the bytes as \xNN;
+# - /metrics is gzip-compressed only for a client that accepts gzip.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -83,9 +84,15 @@ python3 -c 'import sys; t = float(sys.argv[1]); sys.exit(not 9.5 <= t <= 12.5)' 
     fail "an idle connection was closed after $idle s, not 10 s"
 pq get "http://127.0.0.1:$PORT/metrics" | grep -q '^retop_function_calls_total{function="main.ValidateCard"' ||
     fail "/metrics lost its functions"
+# gzip only for a scraper that accepts it, the same series either way.
+res=$(hh gzip "http://127.0.0.1:$PORT/metrics") || fail "gzip client failed"
+for k in gzip plain q0_plain same_series; do
+    [ "$(field "$res" $k)" = True ] || fail "gzip: want $k: $res"
+done
+gz=$res
 stop_serve
 kill -0 "$FIXTURE_PID" || fail "the fixture died"
-echo "siege $siege; hog $hog; idle closed after ${idle} s (started $(($(date +%s) - t_idle)) s ago)"
+echo "siege $siege; hog $hog; gzip $gz; idle closed after ${idle} s (started $(($(date +%s) - t_idle)) s ago)"
 
 # ---- 2. a slow SDK: /metrics answers while 11 functions attach, within 3 s
 set -f # the -t patterns below are retop's globs, not the shell's

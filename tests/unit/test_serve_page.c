@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "serve_page.h"
 #include "stats.h"
@@ -163,13 +164,63 @@ static void test_render_starting(void **state)
 	free(page);
 }
 
+static void test_accepts_gzip(void **state)
+{
+	(void)state;
+	assert_false(serve_page_accepts_gzip(NULL));
+	assert_false(serve_page_accepts_gzip(""));
+	assert_false(serve_page_accepts_gzip("identity"));
+	assert_false(serve_page_accepts_gzip("gzipx, deflate"));
+	assert_true(serve_page_accepts_gzip("gzip"));
+	assert_true(serve_page_accepts_gzip("GZip"));
+	assert_true(serve_page_accepts_gzip("deflate, x-gzip"));
+	/* Prometheus's scraper. */
+	assert_true(serve_page_accepts_gzip("gzip"));
+	assert_true(serve_page_accepts_gzip("br;q=1.0, gzip;q=0.8, *;q=0.1"));
+	assert_false(serve_page_accepts_gzip("gzip;q=0"));
+	assert_false(serve_page_accepts_gzip("gzip ; q=0.000"));
+	assert_true(serve_page_accepts_gzip("*"));
+	assert_false(serve_page_accepts_gzip("*, gzip;q=0"));
+	assert_false(serve_page_accepts_gzip("gzip;q=zero"));
+}
+
+static void test_gzip_roundtrip(void **state)
+{
+	static struct fake k;
+	char *page = NULL, *gz = NULL, *back;
+	size_t len = 0, gzlen = 0;
+	z_stream zs = {0};
+
+	(void)state;
+	fake_init(&k, "main.Work", "/srv/app");
+	fake_call(&k, 5000);
+	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, &page, &len), 0);
+	assert_int_equal(serve_page_gzip(page, len, &gz, &gzlen), 0);
+	assert_true(gzlen > 18 && gzlen < len / 4);   /* a text page shrinks */
+	assert_int_equal((unsigned char)gz[0], 0x1f); /* the gzip magic */
+	assert_int_equal((unsigned char)gz[1], 0x8b);
+	back = malloc(len + 1);
+	assert_non_null(back);
+	assert_int_equal(inflateInit2(&zs, 15 + 16), Z_OK);
+	zs.next_in = (Bytef *)gz;
+	zs.avail_in = (uInt)gzlen;
+	zs.next_out = (Bytef *)back;
+	zs.avail_out = (uInt)len + 1;
+	assert_int_equal(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	assert_int_equal(zs.total_out, len);
+	assert_memory_equal(back, page, len);
+	inflateEnd(&zs);
+	free(back);
+	free(gz);
+	free(page);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bounds),
-	    cmocka_unit_test(test_render_counts),
-	    cmocka_unit_test(test_render_labels),
-	    cmocka_unit_test(test_render_starting),
+	    cmocka_unit_test(test_bounds),	  cmocka_unit_test(test_render_counts),
+	    cmocka_unit_test(test_render_labels), cmocka_unit_test(test_render_starting),
+	    cmocka_unit_test(test_accepts_gzip),  cmocka_unit_test(test_gzip_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
