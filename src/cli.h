@@ -25,6 +25,7 @@ struct cli_options {
 	double orphan_timeout_s;
 	long max_functions;
 	const char *serve_addr;
+	bool no_pid_label; /* --serve: leave the pid label out */
 	bool no_dwarf;
 	int verbose;
 };

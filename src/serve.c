@@ -42,6 +42,7 @@ struct serve_state {
 	size_t len;
 	char *gz; /* the same page gzip-compressed once, or NULL */
 	size_t gzlen;
+	bool pid_label; /* false with --no-pid-label */
 };
 
 /* ---- HTTP ------------------------------------------------------------ */
@@ -262,7 +263,7 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 	char *page = NULL;
 	size_t len = 0;
 
-	if (serve_page_render(s, snap, took, &page, &len) != 0) {
+	if (serve_page_render(s, snap, took, st->pid_label, &page, &len) != 0) {
 		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
 		return snap->target_exited;
 	}
@@ -373,7 +374,7 @@ static int serve_open_session(const struct cli_options *o, struct session **s, c
 
 int serve_run(const struct cli_options *o)
 {
-	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER, .pid_label = !o->no_pid_label};
 	struct session *s = NULL;
 	struct MHD_Daemon *d = NULL;
 	char err[ERR_LEN];

@@ -69,7 +69,7 @@ struct render {
 	FILE *f;
 	const struct session *s;
 	const struct snapshot *snap;
-	char pid[24];	    /* the pid label: "1234", or "all" for -x */
+	char pid[24];	    /* the pid label: "1234", "all" for -x, "" for none */
 	uint64_t sample_ns; /* how long session_sample() took */
 };
 
@@ -78,12 +78,14 @@ static void serve_family(struct render *r, const char *name, const char *type, c
 	fprintf(r->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* binary="...",pid="..." */
+/* binary="...",pid="..." (or binary="..." alone) */
 static void serve_target_labels(struct render *r)
 {
 	fputs("binary=\"", r->f);
 	prom_text_put_label(r->f, r->snap->exe ? r->snap->exe : r->s->display);
-	fprintf(r->f, "\",pid=\"%s\"", r->pid);
+	fputc('"', r->f);
+	if (r->pid[0])
+		fprintf(r->f, ",pid=\"%s\"", r->pid);
 }
 
 /* function="...",binary="...",pid="..." */
@@ -329,12 +331,14 @@ static void serve_render_sites(struct render *r)
 }
 
 int serve_page_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
-		      char **page, size_t *len)
+		      bool pid_label, char **page, size_t *len)
 {
 	struct render r = {.s = s, .snap = snap, .sample_ns = sample_ns};
 
 	serve_init_bounds();
-	if (s->attach_pid > 0)
+	if (!pid_label)
+		r.pid[0] = '\0';
+	else if (s->attach_pid > 0)
 		snprintf(r.pid, sizeof(r.pid), "%d", s->attach_pid);
 	else
 		snprintf(r.pid, sizeof(r.pid), "all");

@@ -10,9 +10,10 @@
 #include "session.h"
 
 /* The whole page for snap into a fresh buffer (the caller frees *page);
- * sample_ns is how long session_sample() took.  0 or -ENOMEM. */
+ * sample_ns is how long session_sample() took; pid_label false leaves the
+ * pid label out (--no-pid-label).  0 or -ENOMEM. */
 int serve_page_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
-		      char **page, size_t *len);
+		      bool pid_label, char **page, size_t *len);
 /* The page before the probes are in: retop_build_info, retop_ready 0 and
  * retop's own CPU time.  0 or -ENOMEM. */
 int serve_page_render_starting(char **page, size_t *len);

@@ -8,7 +8,8 @@
 # - a connection that sends nothing is closed after the 10 s idle timeout;
 # - while an SDK that takes 5 s per request is asked about 11 functions,
 #   /metrics answers (retop_ready 0); all 11 are attached (retop_ready 1,
-#   11 functions tracing) within 3 s, with one line about the SDK;
+#   11 functions tracing) within 3 s, with one line about the SDK; with
+#   --no-pid-label no series has a pid label;
 # - an executable whose path is not UTF-8 gets a valid label: promtool and
 #   a strict decoder accept the page, and the label shows the bytes as \xNN;
 # - /metrics is gzip-compressed only for a client that accepts gzip.
@@ -134,14 +135,14 @@ PORT=$(pq freeport 19200 19299) || fail "no free port in 127.0.0.1:19200-19299"
 hh watch "http://127.0.0.1:$PORT/metrics" 8 >"$T/watch" &
 watcher=$!
 n=100
-until grep -q polling "$T/watch"; do
+until grep -qs polling "$T/watch"; do
     [ "$n" -gt 0 ] || fail "the watcher did not start"
     n=$((n - 1))
     sleep 0.05
 done
 start=$(date +%s.%N)
 # shellcheck disable=SC2086 # a list of options
-"$RETOP" --serve "127.0.0.1:$PORT" -p "$app" -s "$hurl" $targs -d 0.2 2>"$T/serve.err" &
+"$RETOP" --serve "127.0.0.1:$PORT" -p "$app" -s "$hurl" $targs -d 0.2 --no-pid-label 2>"$T/serve.err" &
 RP=$!
 track_pid "$RP"
 wait "$watcher"
@@ -154,6 +155,8 @@ python3 -c 'import sys; sys.exit(float(sys.argv[1]) >= 3)' "$ready" ||
 pq get "http://127.0.0.1:$PORT/metrics" >"$T/page" || fail "GET /metrics failed"
 n=$(grep -c '^retop_function_status{.*status="tracing"} 1' "$T/page")
 [ "$n" -eq 11 ] || fail "--serve: $n of 11 functions tracing"
+grep -q 'pid=' "$T/page" && fail "--no-pid-label: a pid label is left: $(grep -m1 'pid=' "$T/page")"
+expect_exit 2 "$RETOP" -b -p "$app" -t main.main --no-pid-label
 grep -q 'no answer within 1.0 s for 11 of 11' "$T/serve.err" ||
     fail "--serve: no note about the slow SDK: $(cat "$T/serve.err")"
 stop_serve

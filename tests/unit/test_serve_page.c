@@ -99,7 +99,7 @@ static void test_render_counts(void **state)
 	fake_call(&k, 1024);	     /* one more: the next le */
 	fake_call(&k, 2000000);	     /* 2 ms */
 	fake_call(&k, 200000000000); /* 200 s: only +Inf */
-	assert_int_equal(serve_page_render(&k.s, &k.snap, 1000, &page, &len), 0);
+	assert_int_equal(serve_page_render(&k.s, &k.snap, 1000, true, &page, &len), 0);
 	assert_int_equal(strlen(page), len);
 	snprintf(key, sizeof(key), "retop_function_duration_seconds_bucket%s,le=\"0.000001023\"} ",
 		 lbl);
@@ -143,11 +143,26 @@ static void test_render_labels(void **state)
 
 	(void)state;
 	fake_init(&k, "main.(*T).\"q\"", "/srv/b\xff\xfein\\x");
-	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, &page, &len), 0);
+	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, true, &page, &len), 0);
 	assert_non_null(strstr(page,
 			       "retop_target_processes{binary=\"/srv/b\\\\xff\\\\xfein\\\\x\","
 			       "pid=\"4242\"} 1\n"));
 	assert_non_null(strstr(page, "function=\"main.(*T).\\\"q\\\"\""));
+	free(page);
+}
+
+static void test_render_no_pid_label(void **state)
+{
+	static struct fake k;
+	char *page = NULL;
+	size_t len = 0;
+
+	(void)state;
+	fake_init(&k, "main.Work", "/srv/app");
+	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, false, &page, &len), 0);
+	assert_null(strstr(page, "pid="));
+	assert_non_null(strstr(page, "retop_function_calls_total{function=\"main.Work\","
+				     "binary=\"/srv/app\"} 0\n"));
 	free(page);
 }
 
@@ -194,7 +209,7 @@ static void test_gzip_roundtrip(void **state)
 	(void)state;
 	fake_init(&k, "main.Work", "/srv/app");
 	fake_call(&k, 5000);
-	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, &page, &len), 0);
+	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, true, &page, &len), 0);
 	assert_int_equal(serve_page_gzip(page, len, &gz, &gzlen), 0);
 	assert_true(gzlen > 18 && gzlen < len / 4);   /* a text page shrinks */
 	assert_int_equal((unsigned char)gz[0], 0x1f); /* the gzip magic */
@@ -217,10 +232,16 @@ static void test_gzip_roundtrip(void **state)
 
 int main(void)
 {
+	/* clang-format off */
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bounds),	  cmocka_unit_test(test_render_counts),
-	    cmocka_unit_test(test_render_labels), cmocka_unit_test(test_render_starting),
-	    cmocka_unit_test(test_accepts_gzip),  cmocka_unit_test(test_gzip_roundtrip),
+	    cmocka_unit_test(test_bounds),
+	    cmocka_unit_test(test_render_counts),
+	    cmocka_unit_test(test_render_labels),
+	    cmocka_unit_test(test_render_no_pid_label),
+	    cmocka_unit_test(test_render_starting),
+	    cmocka_unit_test(test_accepts_gzip),
+	    cmocka_unit_test(test_gzip_roundtrip),
 	};
+	/* clang-format on */
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
