@@ -54,12 +54,21 @@ void prom_text_put_label(FILE *f, const char *v)
 	}
 }
 
-void prom_text_put_seconds(FILE *f, uint64_t ns)
+size_t prom_text_seconds(char *buf, size_t len, uint64_t ns)
 {
 	char frac[16];
 	int n = snprintf(frac, sizeof(frac), "%09" PRIu64, ns % UINT64_C(1000000000));
 
 	while (n > 0 && frac[n - 1] == '0')
 		frac[--n] = '\0';
-	fprintf(f, "%" PRIu64 "%s%s", ns / UINT64_C(1000000000), n ? "." : "", frac);
+	n = snprintf(buf, len, "%" PRIu64 "%s%s", ns / UINT64_C(1000000000), n ? "." : "", frac);
+	return n < 0 ? 0 : (size_t)n;
+}
+
+void prom_text_put_seconds(FILE *f, uint64_t ns)
+{
+	char buf[PROM_TEXT_SECONDS_LEN];
+
+	prom_text_seconds(buf, sizeof(buf), ns);
+	fputs(buf, f);
 }

@@ -3,6 +3,7 @@
 #ifndef RETOP_PROM_TEXT_H
 #define RETOP_PROM_TEXT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,5 +18,8 @@ void prom_text_put_label(FILE *f, const char *v);
 /* Exact decimal seconds from nanoseconds, without float rounding:
  * 991 -> "0.000000991", 2000000000 -> "2". */
 void prom_text_put_seconds(FILE *f, uint64_t ns);
+/* The same into buf; returns its length.  PROM_TEXT_SECONDS_LEN holds any. */
+#define PROM_TEXT_SECONDS_LEN 32
+size_t prom_text_seconds(char *buf, size_t len, uint64_t ns);
 
 #endif

@@ -1,10 +1,14 @@
 /* Headless agent mode: a Prometheus endpoint over libmicrohttpd.
  *
  * Threads: the main thread owns the session.  It samples every --delay
- * seconds, renders the whole /metrics page from that sample, and swaps the
- * page in under a mutex.  libmicrohttpd's polling thread only copies the
- * latest page out under the same mutex, so a scrape never waits for BPF map
- * reads, and any number of scrapes cost nothing extra on the BPF side.
+ * seconds, renders the whole /metrics page from that sample (serve_page.c),
+ * and swaps it in under a mutex.  It also indexes, asks the
+ * SDK and attaches before that, while the server already answers with a
+ * "not ready" page.  libmicrohttpd's single epoll thread only copies the
+ * latest page out under the same mutex (gzipping it first, once per page,
+ * when a scraper accepts gzip), so a scrape never waits for BPF map
+ * reads or attach work, and any number of scrapes cost nothing extra on the
+ * BPF side.
  * SIGTERM/SIGINT/SIGHUP are blocked in every thread and taken by the main
  * thread with sigtimedwait(), so they cut the sampling sleep short whichever
  * thread the kernel would have picked. */
@@ -40,8 +44,12 @@ struct serve_state {
 	pthread_mutex_t lock;
 	char *page;
 	size_t len;
-	char *gz; /* the same page gzip-compressed once, or NULL */
+	/* The same page gzip-compressed: by the HTTP thread, at the first
+	 * scrape that accepts gzip, so once per sample at most and never for
+	 * samples no one scraped. */
+	char *gz;
 	size_t gzlen;
+	bool gz_tried;
 	bool pid_label; /* false with --no-pid-label */
 };
 
@@ -86,6 +94,11 @@ static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connecti
 	/* Copy under the lock: the sampler frees the old page when it swaps
 	 * a new one in. */
 	pthread_mutex_lock(&st->lock);
+	if (gz && !st->gz_tried) {
+		st->gz_tried = true;
+		if (serve_page_gzip(st->page, st->len, &st->gz, &st->gzlen) != 0)
+			st->gz = NULL; /* out of memory: plain this time */
+	}
 	gz = gz && st->gz;
 	resp = mhd.create_response_from_buffer(gz ? st->gzlen : st->len, gz ? st->gz : st->page,
 					       MHD_RESPMEM_MUST_COPY);
@@ -223,20 +236,16 @@ static int serve_listen(const char *addr, char *err)
 /* Swap a rendered page in; the old one is freed. */
 static void serve_publish(struct serve_state *st, char *page, size_t len)
 {
-	char *old, *old_gz, *gz = NULL;
-	size_t gzlen = 0;
+	char *old, *old_gz;
 
-	/* Once per sample, not per scrape; without it scrapers get the
-	 * plain page. */
-	if (serve_page_gzip(page, len, &gz, &gzlen) != 0)
-		gz = NULL;
 	pthread_mutex_lock(&st->lock);
 	old = st->page;
 	old_gz = st->gz;
 	st->page = page;
 	st->len = len;
-	st->gz = gz;
-	st->gzlen = gzlen;
+	st->gz = NULL;
+	st->gzlen = 0;
+	st->gz_tried = false;
 	pthread_mutex_unlock(&st->lock);
 	free(old);
 	free(old_gz);

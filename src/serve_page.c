@@ -26,8 +26,9 @@
 #define SERVE_LE_MAX_NS 100000000000ull
 #define SERVE_NLE 128 /* room for the list above */
 
-static uint64_t serve_le_ns[SERVE_NLE];	    /* printed `le`, in ns */
-static uint32_t serve_le_bucket[SERVE_NLE]; /* first log-linear bucket above it */
+static uint64_t serve_le_ns[SERVE_NLE];			     /* printed `le`, in ns */
+static char serve_le_text[SERVE_NLE][PROM_TEXT_SECONDS_LEN]; /* the same as text */
+static uint32_t serve_le_bucket[SERVE_NLE];		     /* first log-linear bucket above it */
 static size_t serve_nle;
 
 /* Durations are whole nanoseconds and bucket b holds [lo, hi).  Snap each
@@ -51,6 +52,7 @@ static void serve_init_bounds(void)
 		if (serve_nle && lo - 1 <= serve_le_ns[serve_nle - 1])
 			continue; /* two nominal values in one bucket: keep one */
 		serve_le_ns[serve_nle] = lo - 1;
+		prom_text_seconds(serve_le_text[serve_nle], PROM_TEXT_SECONDS_LEN, lo - 1);
 		serve_le_bucket[serve_nle] = b;
 		serve_nle++;
 	}
@@ -71,6 +73,12 @@ struct render {
 	const struct snapshot *snap;
 	char pid[24];	    /* the pid label: "1234", "all" for -x, "" for none */
 	uint64_t sample_ns; /* how long session_sample() took */
+	/* Every series' labels, escaped once per page rather than once per
+	 * line (a function has over a hundred lines): NUL-separated, the
+	 * target's at off[0], function i's at off[i + 1]. */
+	char *labels;
+	size_t labels_len;
+	size_t off[RETOP_MAX_FUNCS + 1];
 };
 
 static void serve_family(struct render *r, const char *name, const char *type, const char *help)
@@ -79,22 +87,52 @@ static void serve_family(struct render *r, const char *name, const char *type, c
 }
 
 /* binary="...",pid="..." (or binary="..." alone) */
+static void serve_put_target_labels(struct render *r, FILE *f)
+{
+	fputs("binary=\"", f);
+	prom_text_put_label(f, r->snap->exe ? r->snap->exe : r->s->display);
+	fputc('"', f);
+	if (r->pid[0])
+		fprintf(f, ",pid=\"%s\"", r->pid);
+}
+
+/* Fill r->labels and r->off: 0 or -ENOMEM. */
+static int serve_make_labels(struct render *r)
+{
+	FILE *f = open_memstream(&r->labels, &r->labels_len);
+	size_t n = r->s->nfuncs < RETOP_MAX_FUNCS ? r->s->nfuncs : RETOP_MAX_FUNCS;
+
+	if (!f)
+		return -ENOMEM;
+	r->off[0] = 0;
+	serve_put_target_labels(r, f);
+	fputc('\0', f);
+	for (size_t i = 0; i < n; i++) {
+		fflush(f);
+		r->off[i + 1] = r->labels_len;
+		fputs("function=\"", f);
+		prom_text_put_label(f, r->s->funcs[i].f->name);
+		fputs("\",", f);
+		serve_put_target_labels(r, f);
+		fputc('\0', f);
+	}
+	if (ferror(f) || fclose(f) != 0) {
+		free(r->labels);
+		r->labels = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static void serve_target_labels(struct render *r)
 {
-	fputs("binary=\"", r->f);
-	prom_text_put_label(r->f, r->snap->exe ? r->snap->exe : r->s->display);
-	fputc('"', r->f);
-	if (r->pid[0])
-		fprintf(r->f, ",pid=\"%s\"", r->pid);
+	fputs(r->labels + r->off[0], r->f);
 }
 
 /* function="...",binary="...",pid="..." */
 static void serve_func_labels(struct render *r, size_t i)
 {
-	fputs("function=\"", r->f);
-	prom_text_put_label(r->f, r->s->funcs[i].f->name);
-	fputs("\",", r->f);
-	serve_target_labels(r);
+	fputs(r->labels + r->off[i + 1], r->f);
 }
 
 /* A function has numbers once it was attached; one that failed to attach
@@ -282,11 +320,8 @@ static void serve_render_hist_one(struct render *r, size_t i)
 	for (size_t k = 0; k < serve_nle; k++) {
 		while (b < serve_le_bucket[k])
 			acc += h[b++];
-		fputs("retop_function_duration_seconds_bucket{", r->f);
-		serve_func_labels(r, i);
-		fputs(",le=\"", r->f);
-		prom_text_put_seconds(r->f, serve_le_ns[k]);
-		fprintf(r->f, "\"} %" PRIu64 "\n", acc);
+		fprintf(r->f, "retop_function_duration_seconds_bucket{%s,le=\"%s\"} %" PRIu64 "\n",
+			r->labels + r->off[i + 1], serve_le_text[k], acc);
 	}
 	while (b < RETOP_HIST_BUCKETS)
 		acc += h[b++];
@@ -342,15 +377,20 @@ int serve_page_render(const struct session *s, const struct snapshot *snap, uint
 		snprintf(r.pid, sizeof(r.pid), "%d", s->attach_pid);
 	else
 		snprintf(r.pid, sizeof(r.pid), "all");
-	r.f = open_memstream(page, len);
-	if (!r.f)
+	if (serve_make_labels(&r) != 0)
 		return -ENOMEM;
+	r.f = open_memstream(page, len);
+	if (!r.f) {
+		free(r.labels);
+		return -ENOMEM;
+	}
 	serve_render_self(&r);
 	serve_render_status(&r);
 	for (size_t k = 0; k < sizeof(serve_fams) / sizeof(serve_fams[0]); k++)
 		serve_render_fam(&r, &serve_fams[k]);
 	serve_render_hist(&r);
 	serve_render_sites(&r);
+	free(r.labels);
 	if (ferror(r.f)) {
 		fclose(r.f);
 		free(*page);
