@@ -13,7 +13,14 @@
 #include "stats.h"
 #include "tracer.h"
 
-enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_MAX_IN_FLIGHT, OPT_SERVE, OPT_NO_DWARF };
+enum {
+	OPT_ORPHAN_TIMEOUT = 256,
+	OPT_MAX_FUNCTIONS,
+	OPT_MAX_IN_FLIGHT,
+	OPT_SERVE,
+	OPT_NO_DWARF,
+	OPT_NO_PID_LABEL
+};
 
 static const struct option long_options[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -30,6 +37,7 @@ static const struct option long_options[] = {
 	{"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
 	{"serve", required_argument, NULL, OPT_SERVE},
 	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
+	{"no-pid-label", no_argument, NULL, OPT_NO_PID_LABEL},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -54,6 +62,7 @@ void cli_usage(FILE *out)
 		"  -o, --output text|json     batch and list format; json is one object per line\n"
 		"  -l, --list[=PATTERN]       list functions of -p/-x and exit\n"
 		"      --serve ADDR           headless: Prometheus /metrics on ADDR (PORT = 127.0.0.1)\n"
+		"      --no-pid-label         --serve: no pid label (a restarted target keeps its series)\n"
 		"  -s, --sdk URL              SDK base URL (default: try http://127.0.0.1:9002)\n"
 		"      --orphan-timeout SECS  an entry without return after this is an orphan (60)\n"
 		"      --max-functions N      most functions traced at once (64, at most %d)\n"
@@ -190,6 +199,9 @@ static int cli_parse_one(int c, struct cli_options *o)
 	case OPT_NO_DWARF:
 		o->no_dwarf = true;
 		return 0;
+	case OPT_NO_PID_LABEL:
+		o->no_pid_label = true;
+		return 0;
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -242,6 +254,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	if ((o->mode == CLI_LIST || o->mode == CLI_BATCH || o->mode == CLI_SERVE) && !o->pid &&
 	    !o->exe)
 		return usage_error("%s", "this mode needs a target: -p PID or -x PATH");
+	if (o->no_pid_label && o->mode != CLI_SERVE)
+		return usage_error("%s", "--no-pid-label is an option of --serve");
 	if ((o->mode == CLI_BATCH || o->mode == CLI_SERVE) && o->npatterns == 0)
 		return usage_error("%s mode needs at least one -t PATTERN",
 				   o->mode == CLI_BATCH ? "batch" : "--serve");

@@ -26,6 +26,7 @@ struct cli_options {
 	long max_functions;
 	long max_in_flight; /* --max-in-flight: in-flight map entries */
 	const char *serve_addr;
+	bool no_pid_label; /* --serve: leave the pid label out */
 	bool no_dwarf;
 	int verbose;
 };

@@ -99,6 +99,17 @@ int sdk_client_export(struct sdk_client *c, struct sdk_func **funcs, size_t *n, 
 int sdk_client_validate(struct sdk_client *c, const char *name, struct sdk_validation *out,
 			char *err);
 
+/* Validate n functions at once: concurrent requests (a few connections at
+ * a time), all of them within budget_ms together, so a slow SDK delays
+ * nothing by more than the budget.  Per function: rc[i] is 0, -ENOENT
+ * (unknown to the SDK), -ETIMEDOUT (no answer within the budget) or another
+ * negative errno, with its status line in errs + i * ERR_LEN.  Returns 0,
+ * or a negative errno with err set when nothing could be asked (then rc
+ * and out are untouched).  Free each out[i] that has rc[i] == 0. */
+int sdk_client_validate_many(struct sdk_client *c, const char *const *names, size_t n,
+			     long budget_ms, struct sdk_validation *out, int *rc, char *errs,
+			     char *err);
+
 /* The parsers behind the two calls, usable without HTTP (tests, fuzzing).
  * buf need not be NUL-terminated. */
 int sdk_client_parse_export(const char *buf, size_t len, struct sdk_func **funcs, size_t *n,

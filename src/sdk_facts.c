@@ -25,7 +25,8 @@ static void sdk_facts_merge(struct sdk_facts *sf, struct func_index *idx,
 	sf->warn = sf->rejected > 0;
 	if (sf->rejected)
 		snprintf(sf->status, sizeof(sf->status),
-			 "SDK at %s: %zu functions confirmed, %zu rejected (first: %.300s): the binary's own facts are used",
+			 "SDK at %s: %zu functions confirmed, %zu rejected (first: %.300s): the "
+			 "binary's own facts are used",
 			 url, sf->confirmed, sf->rejected, first);
 	else
 		snprintf(sf->status, sizeof(sf->status), "SDK at %s: %zu functions confirmed", url,
@@ -37,8 +38,8 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 	struct sdk_facts *sf = calloc(1, sizeof(*sf));
 	/* The default address is a guess: one quick try, and silence if no one
 	 * listens there. */
-	struct sdk_client_opts quiet = {.connect_timeout_ms = 300, .total_timeout_ms = 2000,
-					.attempts = 1};
+	struct sdk_client_opts quiet = {
+	    .connect_timeout_ms = 300, .total_timeout_ms = 2000, .attempts = 1};
 	struct sdk_func *recs = NULL;
 	size_t n = 0;
 	char err[ERR_LEN];
@@ -66,8 +67,8 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 	if (ret > 0) {
 		/* Records the parser refused never reached the check: say so. */
 		size_t len = strlen(sf->status);
-		snprintf(sf->status + len, sizeof(sf->status) - len, "; %d records refused (%.200s)",
-			 ret, err);
+		snprintf(sf->status + len, sizeof(sf->status) - len,
+			 "; %d records refused (%.200s)", ret, err);
 		sf->warn = true;
 	}
 	sdk_funcs_free(recs, n);
@@ -82,37 +83,83 @@ void sdk_facts_close(struct sdk_facts *sf)
 	free(sf);
 }
 
-int sdk_facts_validate(struct sdk_facts *sf, struct func_info *f, char *warn)
+/* What the SDK's answer about f changes: a mismatch or inlining is noted on
+ * f and said in one line; the binary's facts are kept either way. */
+static void sdk_facts_apply(struct func_info *f, const struct sdk_validation *v)
 {
-	struct sdk_validation v;
-	char err[ERR_LEN];
-	int ret;
-
-	warn[0] = '\0';
-	if (!sf || !sf->client)
-		return 0;
-	ret = sdk_client_validate(sf->client, f->name, &v, err);
-	if (ret == -ENOENT) {
-		snprintf(warn, ERR_LEN, "%s: the SDK does not know it: using the binary's facts",
-			 f->name);
-		return 0;
-	}
-	if (ret < 0) {
-		snprintf(warn, ERR_LEN, "%s", err);
-		return 0;
-	}
-	if (v.func.entry != f->entry || v.func.offset != f->file_offset) {
+	if (v->func.entry != f->entry || v->func.offset != f->file_offset) {
 		f->sdk_mismatch = true;
-		snprintf(warn, ERR_LEN,
-			 "%s: sdk mismatch at attach (entry 0x%llx, offset 0x%llx; the binary says 0x%llx, 0x%llx): using the binary's",
-			 f->name, (unsigned long long)v.func.entry, (unsigned long long)v.func.offset,
-			 (unsigned long long)f->entry, (unsigned long long)f->file_offset);
-	} else if (v.is_inlined) {
+		log_warn("sdk",
+			 "%s: sdk mismatch at attach (entry 0x%llx, offset 0x%llx; the binary says "
+			 "0x%llx, 0x%llx): using the binary's",
+			 f->name, (unsigned long long)v->func.entry,
+			 (unsigned long long)v->func.offset, (unsigned long long)f->entry,
+			 (unsigned long long)f->file_offset);
+	} else if (v->is_inlined) {
 		f->sdk_inlined = true;
-		snprintf(warn, ERR_LEN,
-			 "%s: the SDK reports it inlined: calls through inlined copies are not counted",
-			 f->name);
+		log_warn(
+		    "sdk",
+		    "%s: the SDK reports it inlined: calls through inlined copies are not counted",
+		    f->name);
 	}
-	sdk_validation_free(&v);
-	return 0;
+}
+
+/* The outcome of one batch: per-function facts, then one line for the
+ * functions the SDK did not answer in time and one for other failures. */
+static void sdk_facts_report(struct sdk_facts *sf, struct func_info **fs, size_t n,
+			     struct sdk_validation *vs, const int *rc, const char *errs)
+{
+	size_t late = 0, failed = 0;
+	const char *first = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rc[i] == 0) {
+			sdk_facts_apply(fs[i], &vs[i]);
+			sdk_validation_free(&vs[i]);
+		} else if (rc[i] == -ENOENT) {
+			log_warn("sdk", "%s: the SDK does not know it: using the binary's facts",
+				 fs[i]->name);
+		} else if (rc[i] == -ETIMEDOUT) {
+			late++;
+		} else if (!failed++) {
+			first = errs + i * ERR_LEN;
+		}
+	}
+	if (late)
+		log_warn("sdk",
+			 "SDK at %s: no answer within %.1f s for %zu of %zu functions: using the "
+			 "binary's own facts for them",
+			 sdk_client_url(sf->client), SDK_ATTACH_BUDGET_MS / 1000.0, late, n);
+	if (failed == 1 && n == 1)
+		log_warn("sdk", "%s", first);
+	else if (failed)
+		log_warn("sdk", "SDK at %s: %zu of %zu validations failed (first: %.300s)",
+			 sdk_client_url(sf->client), failed, n, first);
+}
+
+void sdk_facts_validate_all(struct sdk_facts *sf, struct func_info **fs, size_t n)
+{
+	const char **names = calloc(n ? n : 1, sizeof(*names));
+	struct sdk_validation *vs = calloc(n ? n : 1, sizeof(*vs));
+	int *rc = calloc(n ? n : 1, sizeof(*rc));
+	char *errs = calloc(n ? n : 1, ERR_LEN), err[ERR_LEN];
+
+	if (!sf || !sf->client || !n)
+		goto out;
+	if (!names || !vs || !rc || !errs) {
+		log_warn("sdk", "out of memory asking the SDK: using the binary's own facts");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		names[i] = fs[i]->name;
+	if (sdk_client_validate_many(sf->client, names, n, SDK_ATTACH_BUDGET_MS, vs, rc, errs,
+				     err) != 0)
+		log_warn("sdk", "%s", err);
+	else
+		sdk_facts_report(sf, fs, n, vs, rc, errs);
+out:
+	free(names);
+	free(vs);
+	free(rc);
+	free(errs);
 }

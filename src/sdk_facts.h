@@ -14,8 +14,8 @@ struct sdk_facts {
 	struct sdk_client *client; /* NULL when no SDK answered */
 	size_t confirmed;	   /* functions whose entry and offset the SDK confirmed */
 	size_t rejected;
-	char status[ERR_LEN];	   /* one line for the operator, "" when silent */
-	bool warn;		   /* status reports a failure or rejected facts */
+	char status[ERR_LEN]; /* one line for the operator, "" when silent */
+	bool warn;	      /* status reports a failure or rejected facts */
 };
 
 /* url NULL: try the default address quietly (once, short timeouts); a URL
@@ -24,9 +24,15 @@ struct sdk_facts {
 int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_facts **out);
 void sdk_facts_close(struct sdk_facts *sf);
 
-/* At attach time, ask the SDK for the live truth about f.  Returns 0; warn
- * (ERR_LEN) gets a line when the SDK disagrees (the binary's facts are kept)
- * or reports the function inlined. */
-int sdk_facts_validate(struct sdk_facts *sf, struct func_info *f, char *warn);
+/* How long the SDK requests of one attach may take, all together. */
+#define SDK_ATTACH_BUDGET_MS 1000
+
+/* At attach time, ask the SDK for the live truth about fs[0..n), all at
+ * once and within SDK_ATTACH_BUDGET_MS together: a slow or silent SDK
+ * delays an attach by the budget at most, never per function.  A mismatch
+ * or inlining is noted on the function (its binary facts are kept) and
+ * logged; functions without an answer in time get one line together.
+ * Without an SDK it does nothing. */
+void sdk_facts_validate_all(struct sdk_facts *sf, struct func_info **fs, size_t n);
 
 #endif

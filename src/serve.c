@@ -1,10 +1,14 @@
 /* Headless agent mode: a Prometheus endpoint over libmicrohttpd.
  *
  * Threads: the main thread owns the session.  It samples every --delay
- * seconds, renders the whole /metrics page from that sample, and swaps the
- * page in under a mutex.  libmicrohttpd's polling thread only copies the
- * latest page out under the same mutex, so a scrape never waits for BPF map
- * reads, and any number of scrapes cost nothing extra on the BPF side.
+ * seconds, renders the whole /metrics page from that sample (serve_page.c),
+ * and swaps it in under a mutex.  It also indexes, asks the
+ * SDK and attaches before that, while the server already answers with a
+ * "not ready" page.  libmicrohttpd's single epoll thread only copies the
+ * latest page out under the same mutex (gzipping it first, once per page,
+ * when a scraper accepts gzip), so a scrape never waits for BPF map
+ * reads or attach work, and any number of scrapes cost nothing extra on the
+ * BPF side.
  * SIGTERM/SIGINT/SIGHUP are blocked in every thread and taken by the main
  * thread with sigtimedwait(), so they cut the sampling sleep short whichever
  * thread the kernel would have picked. */
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,8 +32,8 @@
 #include "config.h"
 #include "dynlib.h"
 #include "log.h"
+#include "serve_page.h"
 #include "session.h"
-#include "stats.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -39,376 +44,14 @@ struct serve_state {
 	pthread_mutex_t lock;
 	char *page;
 	size_t len;
+	/* The same page gzip-compressed: by the HTTP thread, at the first
+	 * scrape that accepts gzip, so once per sample at most and never for
+	 * samples no one scraped. */
+	char *gz;
+	size_t gzlen;
+	bool gz_tried;
+	bool pid_label; /* false with --no-pid-label */
 };
-
-/* ---- histogram boundaries -------------------------------------------- */
-
-/* 1-2-5 steps from 100 ns to 10 s: Go functions worth tracing live there,
- * and a uprobe pair alone costs about a microsecond. */
-static const uint64_t serve_nominal_ns[] = {
-    100,	200,	    500,	1000,	     2000,	5000,	   10000,
-    20000,	50000,	    100000,	200000,	     500000,	1000000,   2000000,
-    5000000,	10000000,   20000000,	50000000,    100000000, 200000000, 500000000,
-    1000000000, 2000000000, 5000000000, 10000000000,
-};
-#define SERVE_NLE (sizeof(serve_nominal_ns) / sizeof(serve_nominal_ns[0]))
-
-static uint64_t serve_le_ns[SERVE_NLE];	    /* printed `le`, in ns */
-static uint32_t serve_le_bucket[SERVE_NLE]; /* first log-linear bucket above it */
-static size_t serve_nle;
-
-/* Durations are whole nanoseconds and bucket b holds [lo, hi).  Snap each
- * nominal boundary down to the low edge E of its bucket: buckets below E
- * hold exactly the calls < E ns, i.e. <= E - 1 ns, so `le` = E - 1 ns makes
- * each cumulative count an exact sum of buckets under Prometheus's "less
- * than or equal" rule (le = E would wrongly include calls of exactly E). */
-static void serve_init_bounds(void)
-{
-	uint64_t lo, hi;
-
-	if (serve_nle)
-		return;
-	for (size_t i = 0; i < SERVE_NLE; i++) {
-		uint32_t b = retop_hist_bucket(serve_nominal_ns[i]);
-		stats_bucket_range(b, &lo, &hi);
-		if (serve_nle && lo - 1 <= serve_le_ns[serve_nle - 1])
-			continue; /* two nominal values in one bucket: keep one */
-		serve_le_ns[serve_nle] = lo - 1;
-		serve_le_bucket[serve_nle] = b;
-		serve_nle++;
-	}
-}
-
-size_t serve_le_bounds(const uint64_t **out)
-{
-	serve_init_bounds();
-	*out = serve_le_ns;
-	return serve_nle;
-}
-
-/* ---- rendering ------------------------------------------------------- */
-
-/* Exact decimal seconds from ns, without float rounding: "0.000000991". */
-static void serve_put_seconds(FILE *f, uint64_t ns)
-{
-	char frac[16];
-	int n = snprintf(frac, sizeof(frac), "%09" PRIu64, ns % UINT64_C(1000000000));
-
-	while (n > 0 && frac[n - 1] == '0')
-		frac[--n] = '\0';
-	fprintf(f, "%" PRIu64 "%s%s", ns / UINT64_C(1000000000), n ? "." : "", frac);
-}
-
-/* A label value per the exposition format: \ " and newline escaped. */
-static void serve_put_escaped(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\')
-			fputs("\\\\", f);
-		else if (*v == '"')
-			fputs("\\\"", f);
-		else if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
-struct render {
-	FILE *f;
-	const struct session *s;
-	const struct snapshot *snap;
-	char pid[24];	    /* the pid label: "1234", or "all" for -x */
-	uint64_t sample_ns; /* how long session_sample() took */
-};
-
-static void serve_family(struct render *r, const char *name, const char *type, const char *help)
-{
-	fprintf(r->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* binary="...",pid="..." */
-static void serve_target_labels(struct render *r)
-{
-	fputs("binary=\"", r->f);
-	serve_put_escaped(r->f, r->snap->exe ? r->snap->exe : r->s->display);
-	fprintf(r->f, "\",pid=\"%s\"", r->pid);
-}
-
-/* function="...",binary="...",pid="..." */
-static void serve_func_labels(struct render *r, size_t i)
-{
-	fputs("function=\"", r->f);
-	serve_put_escaped(r->f, r->s->funcs[i].f->name);
-	fputs("\",", r->f);
-	serve_target_labels(r);
-}
-
-/* A function has numbers once it was attached; one that failed to attach
- * only shows up in retop_function_status. */
-static bool serve_has_data(const struct session_func *sf)
-{
-	return sf->slot >= 0 || sf->have_prev;
-}
-
-/* "tracing", "entry-only", "detached" or "error": the status string's kind. */
-static const char *serve_status_kind(const char *status)
-{
-	static const char *const kinds[] = {"tracing", "entry-only", "detached"};
-
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		if (!strncmp(status, kinds[k], strlen(kinds[k])))
-			return kinds[k];
-	return "error";
-}
-
-/* retop's own families: build, target, attach errors, its own cost. */
-static void serve_render_self(struct render *r)
-{
-	const struct session *s = r->s;
-	unsigned errors = 0;
-
-	for (size_t i = 0; i < s->nfuncs; i++)
-		errors += !strcmp(serve_status_kind(s->funcs[i].status), "error");
-	serve_family(r, "retop_build_info", "gauge", "retop's version; always 1.");
-	fprintf(r->f, "retop_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
-	serve_family(r, "retop_target_processes", "gauge",
-		     "Processes of the target that retop sees running.");
-	fputs("retop_target_processes{", r->f);
-	serve_target_labels(r);
-	fprintf(r->f, "} %zu\n", r->snap->npids);
-	serve_family(r, "retop_probe_attach_errors_total", "counter",
-		     "Functions asked for with -t whose probes could not be attached.");
-	fputs("retop_probe_attach_errors_total{", r->f);
-	serve_target_labels(r);
-	fprintf(r->f, "} %u\n", errors);
-	serve_family(r, "retop_sample_duration_seconds", "gauge",
-		     "Time the last sample of the BPF counters took.");
-	fputs("retop_sample_duration_seconds{", r->f);
-	serve_target_labels(r);
-	fputs("} ", r->f);
-	serve_put_seconds(r->f, r->sample_ns);
-	fputc('\n', r->f);
-	serve_family(r, "process_cpu_seconds_total", "counter",
-		     "User and system CPU time retop itself spent, in seconds.");
-	fprintf(r->f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
-}
-
-static void serve_render_status(struct render *r)
-{
-	serve_family(r, "retop_function_status", "gauge",
-		     "1 for the function's state: tracing, entry-only (no RET to probe), detached "
-		     "or error.");
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
-		fputs("retop_function_status{", r->f);
-		serve_func_labels(r, i);
-		fprintf(r->f, ",status=\"%s\"} 1\n", serve_status_kind(r->s->funcs[i].status));
-	}
-}
-
-/* One value per function: a counter, or a gauge in seconds. */
-struct serve_fam {
-	const char *name, *type, *help;
-	bool seconds; /* the value is ns, printed as seconds */
-	uint64_t (*get)(const struct session_func *sf, const struct snapshot_func *sn);
-};
-
-static uint64_t get_calls(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.calls;
-}
-static uint64_t get_entries(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.entries;
-}
-static uint64_t get_unmatched(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.unmatched;
-}
-static uint64_t get_reentries(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.reentries;
-}
-static uint64_t get_dropped(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sn;
-	return sf->cur.dropped;
-}
-static uint64_t get_in_flight(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->in_flight;
-}
-static uint64_t get_oldest(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->oldest_in_flight_ns;
-}
-static uint64_t get_orphans(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->orphans;
-}
-static uint64_t get_p50(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.p50_ns;
-}
-static uint64_t get_p99(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.p99_ns;
-}
-static uint64_t get_max(const struct session_func *sf, const struct snapshot_func *sn)
-{
-	(void)sf;
-	return sn->v.max_ns;
-}
-
-static const struct serve_fam serve_fams[] = {
-    {"retop_function_calls_total", "counter",
-     "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
-    {"retop_function_entries_total", "counter",
-     "Entry probe hits (the only count of an entry-only function).", false, get_entries},
-    {"retop_function_in_flight", "gauge",
-     "Calls entered and not yet returned (younger than --orphan-timeout).", false, get_in_flight},
-    {"retop_function_oldest_in_flight_seconds", "gauge",
-     "Age of the oldest call in flight; 0 when none.", true, get_oldest},
-    {"retop_orphaned_entries_total", "counter",
-     "Entries with no return within --orphan-timeout (panic, goroutine exit, stuck).", false,
-     get_orphans},
-    {"retop_unmatched_returns_total", "counter",
-     "RET hits with no entry, not of calls begun before the attach: returns of dropped calls.",
-     false,
-     get_unmatched},
-    {"retop_function_reentries_total", "counter",
-     "Entry hits over a call already in flight with the same key (morestack restarts).", false,
-     get_reentries},
-    {"retop_function_dropped_total", "counter",
-     "Calls lost because the in-flight map was full (--max-in-flight): calls_total is then a lower "
-     "bound.",
-     false, get_dropped},
-    {"retop_function_p50_seconds", "gauge",
-     "Median duration since tracing began, read off the log-linear histogram (<= 1.6% error).",
-     true, get_p50},
-    {"retop_function_p99_seconds", "gauge",
-     "99th percentile duration since tracing began (<= 1.6% error).", true, get_p99},
-    {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
-};
-
-static void serve_render_fam(struct render *r, const struct serve_fam *fam)
-{
-	serve_family(r, fam->name, fam->type, fam->help);
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
-		const struct session_func *sf = &r->s->funcs[i];
-		uint64_t v;
-
-		if (!serve_has_data(sf))
-			continue;
-		v = fam->get(sf, &r->snap->funcs[i]);
-		fprintf(r->f, "%s{", fam->name);
-		serve_func_labels(r, i);
-		fputs("} ", r->f);
-		if (fam->seconds)
-			serve_put_seconds(r->f, v);
-		else
-			fprintf(r->f, "%" PRIu64, v);
-		fputc('\n', r->f);
-	}
-}
-
-/* Cumulative counts at each `le`: exact sums of log-linear buckets. */
-static void serve_render_hist_one(struct render *r, size_t i)
-{
-	const __u64 *h = r->s->funcs[i].cur.hist;
-	uint64_t acc = 0;
-	uint32_t b = 0;
-
-	for (size_t k = 0; k < serve_nle; k++) {
-		while (b < serve_le_bucket[k])
-			acc += h[b++];
-		fputs("retop_function_duration_seconds_bucket{", r->f);
-		serve_func_labels(r, i);
-		fputs(",le=\"", r->f);
-		serve_put_seconds(r->f, serve_le_ns[k]);
-		fprintf(r->f, "\"} %" PRIu64 "\n", acc);
-	}
-	while (b < RETOP_HIST_BUCKETS)
-		acc += h[b++];
-	fputs("retop_function_duration_seconds_bucket{", r->f);
-	serve_func_labels(r, i);
-	fprintf(r->f, ",le=\"+Inf\"} %" PRIu64 "\nretop_function_duration_seconds_sum{", acc);
-	serve_func_labels(r, i);
-	fputs("} ", r->f);
-	serve_put_seconds(r->f, r->s->funcs[i].cur.sum_ns);
-	fputs("\nretop_function_duration_seconds_count{", r->f);
-	serve_func_labels(r, i);
-	/* From the buckets, not cur.calls: the format wants _count == +Inf,
-	 * and the BPF side bumps calls a moment before the bucket. */
-	fprintf(r->f, "} %" PRIu64 "\n", acc);
-}
-
-static void serve_render_hist(struct render *r)
-{
-	serve_family(r, "retop_function_duration_seconds", "histogram",
-		     "Duration of paired calls; each le is exact (a sum of log-linear buckets).");
-	for (size_t i = 0; i < r->s->nfuncs; i++)
-		if (serve_has_data(&r->s->funcs[i]))
-			serve_render_hist_one(r, i);
-}
-
-static void serve_render_sites(struct render *r)
-{
-	serve_family(r, "retop_ret_site_hits_total", "counter",
-		     "Hits of each RET instruction (offset from the entry; line 0 when unknown).");
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
-		const struct snapshot_func *sn = &r->snap->funcs[i];
-
-		if (!serve_has_data(&r->s->funcs[i]))
-			continue;
-		for (size_t k = 0; k < sn->nsites; k++) {
-			fputs("retop_ret_site_hits_total{", r->f);
-			serve_func_labels(r, i);
-			fprintf(r->f, ",site=\"0x%" PRIx32 "\",line=\"%d\"} %" PRIu64 "\n",
-				sn->sites[k].offset, sn->sites[k].line, sn->sites[k].hits);
-		}
-	}
-}
-
-/* The whole page into a fresh buffer (the caller owns it). */
-static int serve_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
-			char **page, size_t *len)
-{
-	struct render r = {.s = s, .snap = snap, .sample_ns = sample_ns};
-
-	if (s->attach_pid > 0)
-		snprintf(r.pid, sizeof(r.pid), "%d", s->attach_pid);
-	else
-		snprintf(r.pid, sizeof(r.pid), "all");
-	r.f = open_memstream(page, len);
-	if (!r.f)
-		return -ENOMEM;
-	serve_render_self(&r);
-	serve_render_status(&r);
-	for (size_t k = 0; k < sizeof(serve_fams) / sizeof(serve_fams[0]); k++)
-		serve_render_fam(&r, &serve_fams[k]);
-	serve_render_hist(&r);
-	serve_render_sites(&r);
-	if (ferror(r.f)) {
-		fclose(r.f);
-		free(*page);
-		return -ENOMEM;
-	}
-	if (fclose(r.f) != 0) {
-		free(*page);
-		return -ENOMEM;
-	}
-	return 0;
-}
 
 /* ---- HTTP ------------------------------------------------------------ */
 
@@ -420,7 +63,8 @@ static int serve_render(const struct session *s, const struct snapshot *snap, ui
 	X(t, MHD_create_response_from_buffer, create_response_from_buffer) \
 	X(t, MHD_add_response_header, add_response_header) \
 	X(t, MHD_queue_response, queue_response) \
-	X(t, MHD_destroy_response, destroy_response)
+	X(t, MHD_destroy_response, destroy_response) \
+	X(t, MHD_lookup_connection_value, lookup_connection_value)
 /* clang-format on */
 DYNLIB_TABLE(mhd, LIBMICROHTTPD_SONAME, "libmicrohttpd12", MHD_FUNCS);
 
@@ -441,17 +85,30 @@ static enum MHD_Result serve_reply(struct MHD_Connection *c, unsigned status, co
 
 static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connection *c)
 {
+	const char *ae =
+	    mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	bool gz = serve_page_accepts_gzip(ae);
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
 	/* Copy under the lock: the sampler frees the old page when it swaps
 	 * a new one in. */
 	pthread_mutex_lock(&st->lock);
-	resp = mhd.create_response_from_buffer(st->len, st->page, MHD_RESPMEM_MUST_COPY);
+	if (gz && !st->gz_tried) {
+		st->gz_tried = true;
+		if (serve_page_gzip(st->page, st->len, &st->gz, &st->gzlen) != 0)
+			st->gz = NULL; /* out of memory: plain this time */
+	}
+	gz = gz && st->gz;
+	resp = mhd.create_response_from_buffer(gz ? st->gzlen : st->len, gz ? st->gz : st->page,
+					       MHD_RESPMEM_MUST_COPY);
 	pthread_mutex_unlock(&st->lock);
 	if (!resp)
 		return MHD_NO;
 	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_METRICS);
+	mhd.add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	if (gz)
+		mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	ret = mhd.queue_response(c, MHD_HTTP_OK, resp);
 	mhd.destroy_response(resp);
 	return ret;
@@ -576,25 +233,50 @@ static int serve_listen(const char *addr, char *err)
 
 /* ---- the sampling loop ----------------------------------------------- */
 
+/* Swap a rendered page in; the old one is freed. */
+static void serve_publish(struct serve_state *st, char *page, size_t len)
+{
+	char *old, *old_gz;
+
+	pthread_mutex_lock(&st->lock);
+	old = st->page;
+	old_gz = st->gz;
+	st->page = page;
+	st->len = len;
+	st->gz = NULL;
+	st->gzlen = 0;
+	st->gz_tried = false;
+	pthread_mutex_unlock(&st->lock);
+	free(old);
+	free(old_gz);
+}
+
+/* The page served before the probes are in. */
+static int serve_publish_starting(struct serve_state *st)
+{
+	char *page = NULL;
+	size_t len = 0;
+
+	if (serve_page_render_starting(&page, &len) != 0)
+		return -ENOMEM;
+	serve_publish(st, page, len);
+	return 0;
+}
+
 /* Sample, render, and publish.  Returns true when a -p target has exited. */
 static bool serve_sample(struct serve_state *st, struct session *s)
 {
 	uint64_t t0 = tracer_now_ns();
 	const struct snapshot *snap = session_sample(s);
 	uint64_t took = tracer_now_ns() - t0;
-	char *page = NULL, *old;
+	char *page = NULL;
 	size_t len = 0;
 
-	if (serve_render(s, snap, took, &page, &len) != 0) {
+	if (serve_page_render(s, snap, took, st->pid_label, &page, &len) != 0) {
 		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
 		return snap->target_exited;
 	}
-	pthread_mutex_lock(&st->lock);
-	old = st->page;
-	st->page = page;
-	st->len = len;
-	pthread_mutex_unlock(&st->lock);
-	free(old);
+	serve_publish(st, page, len);
 	return snap->target_exited;
 }
 
@@ -631,12 +313,57 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 	return 0;
 }
 
+/* Limits of the HTTP side (stated in retop(8), --serve).  One address gets
+ * a small share, so a client that hoards connections cannot take them all;
+ * a connection that sends nothing for the timeout is closed, which ends
+ * both idle keep-alives and requests whose headers stopped coming. */
+#define SERVE_CONN_LIMIT 512u		/* connections open at once, all clients */
+#define SERVE_CONN_PER_ADDR 32u		/* connections open at once from one address */
+#define SERVE_CONN_TIMEOUT_S 10u	/* seconds a connection may stay silent */
+#define SERVE_CONN_MEMORY (16u * 1024u) /* request headers and buffers, per connection */
+#define SERVE_FD_RESERVE 1024u		/* descriptors kept for probes, maps and files */
+#define SERVE_FD_WANT (SERVE_CONN_LIMIT + SERVE_FD_RESERVE)
+
+/* The connection limit the open-file limit allows: raise the soft limit
+ * toward the hard one first (every connection is a descriptor, and so is
+ * every probe), then leave SERVE_FD_RESERVE for the rest of retop. */
+static unsigned serve_conn_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 16;
+	if (rl.rlim_cur < SERVE_FD_WANT && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < SERVE_FD_WANT ? rl.rlim_max : SERVE_FD_WANT;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur >= SERVE_FD_WANT)
+		return SERVE_CONN_LIMIT;
+	if (rl.rlim_cur < SERVE_FD_RESERVE / 2 + 32)
+		return 16;
+	return (unsigned)(rl.rlim_cur - SERVE_FD_RESERVE / 2) / 2;
+}
+
+/* One thread polls every connection with epoll and never blocks on a
+ * client: it reads what has arrived and writes what the socket takes, so
+ * idle and half-sent connections cost a slot each and nothing else, and a
+ * scrape is answered between them.  It only ever copies the latest page:
+ * attach, sampling and SDK requests stay on the main thread. */
 static struct MHD_Daemon *serve_start_http(struct serve_state *st, int fd)
 {
-	/* Bounded, so a slow or hostile client cannot pile up connections. */
-	return mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, serve_handler, st,
-				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT,
-				(unsigned)32, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+	unsigned limit = serve_conn_limit();
+	unsigned per_addr = SERVE_CONN_PER_ADDR < limit ? SERVE_CONN_PER_ADDR : limit;
+
+	if (limit < SERVE_CONN_LIMIT)
+		log_warn("serve",
+			 "open-file limit allows %u HTTP connections, not %u: raise it (ulimit -n)",
+			 limit, SERVE_CONN_LIMIT);
+	return mhd.start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD, 0, NULL, NULL, serve_handler, st,
+				MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, limit,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_addr,
+				MHD_OPTION_CONNECTION_TIMEOUT, SERVE_CONN_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)SERVE_CONN_MEMORY,
 				MHD_OPTION_END);
 }
 
@@ -656,14 +383,13 @@ static int serve_open_session(const struct cli_options *o, struct session **s, c
 
 int serve_run(const struct cli_options *o)
 {
-	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER};
+	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER, .pid_label = !o->no_pid_label};
 	struct session *s = NULL;
-	struct MHD_Daemon *d;
+	struct MHD_Daemon *d = NULL;
 	char err[ERR_LEN];
 	sigset_t sigs;
-	int fd, ret;
+	int fd, ret = EXIT_RUNTIME;
 
-	serve_init_bounds();
 	/* Blocked before any thread exists, so every thread inherits it; never
 	 * unblocked: a second SIGTERM pending would kill us on the way out. */
 	sigemptyset(&sigs);
@@ -683,26 +409,26 @@ int serve_run(const struct cli_options *o)
 		fprintf(stderr, "retop: %s\n", err);
 		return fd == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 	}
-	if (serve_open_session(o, &s, err) != 0) {
-		fprintf(stderr, "retop: %s\n", err);
-		session_close(s);
-		close(fd);
-		return EXIT_RUNTIME;
-	}
-	serve_sample(&st, s); /* the first scrape sees every series, at 0 */
-	d = serve_start_http(&st, fd);
+	/* Serving from the start: /metrics answers (retop_ready 0) while the
+	 * binary is indexed, the SDK asked and the probes attached. */
+	if (serve_publish_starting(&st) == 0)
+		d = serve_start_http(&st, fd);
 	if (!d) {
 		fprintf(stderr, "retop: cannot start the HTTP server on %s\n", o->serve_addr);
 		close(fd);
-		ret = EXIT_RUNTIME;
+	} else if (serve_open_session(o, &s, err) != 0) {
+		fprintf(stderr, "retop: %s\n", err);
 	} else {
+		serve_sample(&st, s); /* the first scrape sees every series, at 0 */
 		fprintf(stderr, "retop: serving /metrics on %s (%zu functions; SIGTERM stops)\n",
 			o->serve_addr, s->nfuncs);
 		ret = serve_loop(&st, s, o, &sigs);
-		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	}
+	if (d)
+		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	session_close(s);
 	free(st.page);
+	free(st.gz);
 	pthread_mutex_destroy(&st.lock);
 	return ret;
 }

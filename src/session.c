@@ -164,7 +164,17 @@ static int session_check_go_version(const struct session *s, char *why)
 	return 0;
 }
 
+static int session_attach(struct session *s, struct func_info *f, char *err);
+
 int session_trace(struct session *s, struct func_info *f, char *err)
+{
+	if (!session_is_traced(s, f))
+		sdk_facts_validate_all(s->sdk, &f, 1);
+	return session_attach(s, f, err);
+}
+
+/* Attach f; the SDK, if any, was asked about it before. */
+static int session_attach(struct session *s, struct func_info *f, char *err)
 {
 	struct session_func *sf = session_find(s, f);
 	char why[ERR_LEN] = "";
@@ -185,12 +195,6 @@ int session_trace(struct session *s, struct func_info *f, char *err)
 	ret = session_check_go_version(s, why);
 	if (!ret)
 		ret = funcs_resolve_rets(s->idx, f, why);
-	if (!ret && s->sdk) {
-		char warn[ERR_LEN];
-		sdk_facts_validate(s->sdk, f, warn);
-		if (warn[0])
-			log_warn("sdk", "%s", warn);
-	}
 	if (!ret)
 		ret = tracer_attach(s->tracer, f, s->binary, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
@@ -277,9 +281,11 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 
 	if (ret)
 		return ret;
+	/* One SDK round for all of them, within one time budget. */
+	sdk_facts_validate_all(s->sdk, chosen, nchosen);
 	for (size_t i = 0; i < nchosen; i++) {
 		char why[ERR_LEN];
-		if (session_trace(s, chosen[i], why) == 0) {
+		if (session_attach(s, chosen[i], why) == 0) {
 			attached++;
 			continue;
 		}

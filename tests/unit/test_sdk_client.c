@@ -505,6 +505,74 @@ static void test_retry(void **state)
 	assert_int_equal(r.stats.attempts, 3);
 }
 
+/* Names of the first n exported functions, then "main.noSuchFunction". */
+static size_t many_names(const char **names, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < fx.idx->count && k < n - 1; i++) {
+		const struct func_info *fi = &fx.idx->funcs[i];
+		if (fi->file_offset && funcs_find(fx.idx, fi->name) == fi)
+			names[k++] = fi->name;
+	}
+	names[k++] = "main.noSuchFunction";
+	return k;
+}
+
+/* 40 functions at once (more than the 8 connections): each answer is the
+ * one about its own function, and the unknown one is a 404. */
+static void test_validate_many(void **state)
+{
+	struct sdk_client *c = client_for("good");
+	const char *names[40];
+	struct sdk_validation v[40];
+	int rc[40];
+	static char errs[40 * ERR_LEN];
+	char err[ERR_LEN];
+	size_t n = many_names(names, 40);
+
+	(void)state;
+	assert_int_equal(n, 40);
+	assert_int_equal(sdk_client_validate_many(c, names, n, 5000, v, rc, errs, err), 0);
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (rc[i])
+			fail_msg("%s: %d: %s", names[i], rc[i], errs + i * ERR_LEN);
+		assert_string_equal(v[i].func.name, names[i]);
+		assert_ptr_equal(funcs_find(fx.idx, names[i])->entry, v[i].func.entry);
+		sdk_validation_free(&v[i]);
+	}
+	assert_int_equal(rc[n - 1], -ENOENT);
+	assert_non_null(strstr(errs + (n - 1) * ERR_LEN, "SDK does not know main.noSuchFunction"));
+	sdk_client_close(c);
+}
+
+/* An SDK that takes 5 s per validation: 10 of them end together when the
+ * 0.5 s budget does, each as timed out (one after another they would take
+ * 50 s; the bound below only guards against that). */
+static void test_validate_many_budget(void **state)
+{
+	struct sdk_client *c = client_for("slow");
+	const char *names[10];
+	struct sdk_validation v[10];
+	int rc[10];
+	static char errs[10 * ERR_LEN];
+	char err[ERR_LEN];
+	size_t n = many_names(names, 10);
+
+	(void)state;
+	double t0 = now_s();
+	assert_int_equal(sdk_client_validate_many(c, names, n, 500, v, rc, errs, err), 0);
+	double took = now_s() - t0;
+	if (took >= 2.5)
+		fail_msg("10 slow validations with a 0.5 s budget took %.1f s", took);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(rc[i], -ETIMEDOUT);
+		assert_string_equal(errs + i * ERR_LEN, "SDK timed out after 0.5 s");
+		assert_null(v[i].func.name);
+	}
+	sdk_client_close(c);
+}
+
 static void test_token(void **state)
 {
 	struct result r;
@@ -760,6 +828,8 @@ int main(void)
 	    cmocka_unit_test(test_huge),
 	    cmocka_unit_test(test_hang),
 	    cmocka_unit_test(test_retry),
+	    cmocka_unit_test(test_validate_many),
+	    cmocka_unit_test(test_validate_many_budget),
 	    cmocka_unit_test(test_token),
 	    cmocka_unit_test(test_redirect_and_urls),
 	    cmocka_unit_test(test_midinsn_outside),

@@ -24,6 +24,7 @@
 //	auth        401 unless "Authorization: Bearer <-token>"
 //	redirect    302 to /good/...
 //	othername   validate answers for another function
+//	slow        the export at once; each validate after -delay (default 5 s)
 package main
 
 import (
@@ -68,6 +69,7 @@ var modes = map[string]bool{
 	"wrongtypes": true, "huge": true, "hang": true, "silent": true,
 	"midinsn": true, "outside": true, "ctrlnames": true, "status500": true,
 	"always500": true, "auth": true, "redirect": true, "othername": true,
+	"slow": true,
 }
 
 // Offsets this far past the real ones are beyond any fixture's text.
@@ -78,6 +80,7 @@ func main() {
 	export := flag.String("export", "", "JSON lines file served as the export")
 	mode := flag.String("mode", "good", "mode for paths without a mode prefix")
 	token := flag.String("token", "", "bearer token the auth mode requires")
+	flag.DurationVar(&slowDelay, "delay", 5*time.Second, "how long the slow mode's validate takes")
 	flag.Parse()
 	if !modes[*mode] {
 		log.Fatalf("unknown mode %q", *mode)
@@ -182,6 +185,8 @@ func (s *server) gate(mode string, w http.ResponseWriter, r *http.Request) bool 
 	}
 	return true
 }
+
+var slowDelay time.Duration
 
 func wait(ctx context.Context) {
 	select {
@@ -301,6 +306,13 @@ func sampleArgs() ([]arg, []arg) {
 }
 
 func (s *server) validate(mode string, w http.ResponseWriter, r *http.Request, name string) {
+	if mode == "slow" {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(slowDelay):
+		}
+	}
 	rec, ok := s.byName[name]
 	if !ok {
 		writeJSON(w, 404, map[string]string{"error": "function not found", "name": name})

@@ -1,0 +1,509 @@
+/* The /metrics page of --serve, in the Prometheus text exposition format
+ * 0.0.4, rendered from a session's latest snapshot (serve.c serves it). */
+#include "serve_page.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <zlib.h>
+
+#include "config.h"
+#include "prom_text.h"
+#include "stats.h"
+
+/* ---- histogram boundaries -------------------------------------------- */
+
+/* Four boundaries per power of two, 2^k x {1, 1.25, 1.5, 1.75} ns, from
+ * 2^10 ns (about 1 us: a uprobe pair alone costs about that) up to the first
+ * one at or above 100 s: 107 in all.  Finer than 1-2-5 steps where
+ * latencies cluster, and every one is a lower edge of a log-linear bucket
+ * (32 per power of two), so each count below is exact. */
+#define SERVE_LE_MIN_SHIFT 10
+#define SERVE_LE_MAX_NS 100000000000ull
+#define SERVE_NLE 128 /* room for the list above */
+
+static uint64_t serve_le_ns[SERVE_NLE];			     /* printed `le`, in ns */
+static char serve_le_text[SERVE_NLE][PROM_TEXT_SECONDS_LEN]; /* the same as text */
+static uint32_t serve_le_bucket[SERVE_NLE];		     /* first log-linear bucket above it */
+static size_t serve_nle;
+
+/* Durations are whole nanoseconds and bucket b holds [lo, hi).  Snap each
+ * nominal boundary down to the low edge E of its bucket: buckets below E
+ * hold exactly the calls < E ns, i.e. <= E - 1 ns, so `le` = E - 1 ns makes
+ * each cumulative count an exact sum of buckets under Prometheus's "less
+ * than or equal" rule (le = E would wrongly include calls of exactly E). */
+static void serve_init_bounds(void)
+{
+	uint64_t lo, hi;
+
+	if (serve_nle)
+		return;
+	for (size_t i = 0; serve_nle < SERVE_NLE; i++) {
+		uint64_t nominal = (uint64_t)(4 + i % 4) << (SERVE_LE_MIN_SHIFT - 2 + i / 4);
+		uint32_t b = retop_hist_bucket(nominal);
+
+		if (serve_nle && serve_le_ns[serve_nle - 1] + 1 >= SERVE_LE_MAX_NS)
+			break;
+		stats_bucket_range(b, &lo, &hi);
+		if (serve_nle && lo - 1 <= serve_le_ns[serve_nle - 1])
+			continue; /* two nominal values in one bucket: keep one */
+		serve_le_ns[serve_nle] = lo - 1;
+		prom_text_seconds(serve_le_text[serve_nle], PROM_TEXT_SECONDS_LEN, lo - 1);
+		serve_le_bucket[serve_nle] = b;
+		serve_nle++;
+	}
+}
+
+size_t serve_page_le_bounds(const uint64_t **out)
+{
+	serve_init_bounds();
+	*out = serve_le_ns;
+	return serve_nle;
+}
+
+/* ---- rendering ------------------------------------------------------- */
+
+struct render {
+	FILE *f;
+	const struct session *s;
+	const struct snapshot *snap;
+	char pid[24];	    /* the pid label: "1234", "all" for -x, "" for none */
+	uint64_t sample_ns; /* how long session_sample() took */
+	/* Every series' labels, escaped once per page rather than once per
+	 * line (a function has over a hundred lines): NUL-separated, the
+	 * target's at off[0], function i's at off[i + 1]. */
+	char *labels;
+	size_t labels_len;
+	size_t off[RETOP_MAX_FUNCS + 1];
+};
+
+static void serve_family(struct render *r, const char *name, const char *type, const char *help)
+{
+	fprintf(r->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* binary="...",pid="..." (or binary="..." alone) */
+static void serve_put_target_labels(struct render *r, FILE *f)
+{
+	fputs("binary=\"", f);
+	prom_text_put_label(f, r->snap->exe ? r->snap->exe : r->s->display);
+	fputc('"', f);
+	if (r->pid[0])
+		fprintf(f, ",pid=\"%s\"", r->pid);
+}
+
+/* Fill r->labels and r->off: 0 or -ENOMEM. */
+static int serve_make_labels(struct render *r)
+{
+	FILE *f = open_memstream(&r->labels, &r->labels_len);
+	size_t n = r->s->nfuncs < RETOP_MAX_FUNCS ? r->s->nfuncs : RETOP_MAX_FUNCS;
+
+	if (!f)
+		return -ENOMEM;
+	r->off[0] = 0;
+	serve_put_target_labels(r, f);
+	fputc('\0', f);
+	for (size_t i = 0; i < n; i++) {
+		fflush(f);
+		r->off[i + 1] = r->labels_len;
+		fputs("function=\"", f);
+		prom_text_put_label(f, r->s->funcs[i].f->name);
+		fputs("\",", f);
+		serve_put_target_labels(r, f);
+		fputc('\0', f);
+	}
+	if (ferror(f) || fclose(f) != 0) {
+		free(r->labels);
+		r->labels = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void serve_target_labels(struct render *r)
+{
+	fputs(r->labels + r->off[0], r->f);
+}
+
+/* function="...",binary="...",pid="..." */
+static void serve_func_labels(struct render *r, size_t i)
+{
+	fputs(r->labels + r->off[i + 1], r->f);
+}
+
+/* A function has numbers once it was attached; one that failed to attach
+ * only shows up in retop_function_status. */
+static bool serve_has_data(const struct session_func *sf)
+{
+	return sf->slot >= 0 || sf->have_prev;
+}
+
+/* "tracing", "entry-only", "detached" or "error": the status string's kind. */
+static const char *serve_status_kind(const char *status)
+{
+	static const char *const kinds[] = {"tracing", "entry-only", "detached"};
+
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		if (!strncmp(status, kinds[k], strlen(kinds[k])))
+			return kinds[k];
+	return "error";
+}
+
+/* What every page has, the first one too: the build, and whether the
+ * probes are in yet (indexing, SDK requests and attaching come first). */
+static void serve_render_up(FILE *f, bool ready)
+{
+	fputs("# HELP retop_build_info retop's version; always 1.\n"
+	      "# TYPE retop_build_info gauge\n",
+	      f);
+	fprintf(f, "retop_build_info{version=\"%s\"} 1\n", PACKAGE_VERSION);
+	fputs("# HELP retop_ready 1 once the functions asked for are attached (or refused); "
+	      "0 while retop indexes the binary and attaches.\n# TYPE retop_ready gauge\n",
+	      f);
+	fprintf(f, "retop_ready %d\n", ready);
+}
+
+/* retop's own families: build, target, attach errors, its own cost. */
+static void serve_render_self(struct render *r)
+{
+	const struct session *s = r->s;
+	unsigned errors = 0;
+
+	for (size_t i = 0; i < s->nfuncs; i++)
+		errors += !strcmp(serve_status_kind(s->funcs[i].status), "error");
+	serve_render_up(r->f, true);
+	serve_family(r, "retop_target_processes", "gauge",
+		     "Processes of the target that retop sees running.");
+	fputs("retop_target_processes{", r->f);
+	serve_target_labels(r);
+	fprintf(r->f, "} %zu\n", r->snap->npids);
+	serve_family(r, "retop_probe_attach_errors_total", "counter",
+		     "Functions asked for with -t whose probes could not be attached.");
+	fputs("retop_probe_attach_errors_total{", r->f);
+	serve_target_labels(r);
+	fprintf(r->f, "} %u\n", errors);
+	serve_family(r, "retop_sample_duration_seconds", "gauge",
+		     "Time the last sample of the BPF counters took.");
+	fputs("retop_sample_duration_seconds{", r->f);
+	serve_target_labels(r);
+	fputs("} ", r->f);
+	prom_text_put_seconds(r->f, r->sample_ns);
+	fputc('\n', r->f);
+	serve_family(r, "process_cpu_seconds_total", "counter",
+		     "User and system CPU time retop itself spent, in seconds.");
+	fprintf(r->f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
+}
+
+static void serve_render_status(struct render *r)
+{
+	serve_family(r, "retop_function_status", "gauge",
+		     "1 for the function's state: tracing, entry-only (no RET to probe), detached "
+		     "or error.");
+	for (size_t i = 0; i < r->s->nfuncs; i++) {
+		fputs("retop_function_status{", r->f);
+		serve_func_labels(r, i);
+		fprintf(r->f, ",status=\"%s\"} 1\n", serve_status_kind(r->s->funcs[i].status));
+	}
+}
+
+/* One value per function: a counter, or a gauge in seconds. */
+struct serve_fam {
+	const char *name, *type, *help;
+	bool seconds; /* the value is ns, printed as seconds */
+	uint64_t (*get)(const struct session_func *sf, const struct snapshot_func *sn);
+};
+
+static uint64_t get_calls(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sn;
+	return sf->cur.calls;
+}
+static uint64_t get_entries(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sn;
+	return sf->cur.entries;
+}
+static uint64_t get_unmatched(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sn;
+	return sf->cur.unmatched;
+}
+static uint64_t get_reentries(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sn;
+	return sf->cur.reentries;
+}
+static uint64_t get_dropped(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sn;
+	return sf->cur.dropped;
+}
+static uint64_t get_in_flight(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sf;
+	return sn->in_flight;
+}
+static uint64_t get_oldest(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sf;
+	return sn->oldest_in_flight_ns;
+}
+static uint64_t get_orphans(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sf;
+	return sn->orphans;
+}
+static uint64_t get_max(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sf;
+	return sn->v.max_ns;
+}
+
+/* No percentile gauges: a p50 since tracing began can be neither summed
+ * across processes nor narrowed to a window, and hides a recent change;
+ * histogram_quantile() over rate() of the histogram below gives either. */
+static const struct serve_fam serve_fams[] = {
+    {"retop_function_calls_total", "counter",
+     "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
+    {"retop_function_entries_total", "counter",
+     "Entry probe hits (the only count of an entry-only function).", false, get_entries},
+    {"retop_function_in_flight", "gauge",
+     "Calls entered and not yet returned (younger than --orphan-timeout).", false, get_in_flight},
+    {"retop_function_oldest_in_flight_seconds", "gauge",
+     "Age of the oldest call in flight; 0 when none.", true, get_oldest},
+    {"retop_orphaned_entries_total", "counter",
+     "Entries with no return within --orphan-timeout (panic, goroutine exit, stuck).", false,
+     get_orphans},
+    {"retop_unmatched_returns_total", "counter",
+     "RET hits with no entry, not of calls begun before the attach: returns of dropped calls.", false,
+     get_unmatched},
+    {"retop_function_reentries_total", "counter",
+     "Entry hits over a call already in flight with the same key (morestack restarts).", false,
+     get_reentries},
+    {"retop_function_dropped_total", "counter",
+     "Calls lost because the in-flight map was full (--max-in-flight): calls_total is then a lower "
+     "bound.",
+     false, get_dropped},
+    {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
+};
+
+static void serve_render_fam(struct render *r, const struct serve_fam *fam)
+{
+	serve_family(r, fam->name, fam->type, fam->help);
+	for (size_t i = 0; i < r->s->nfuncs; i++) {
+		const struct session_func *sf = &r->s->funcs[i];
+		uint64_t v;
+
+		if (!serve_has_data(sf))
+			continue;
+		v = fam->get(sf, &r->snap->funcs[i]);
+		fprintf(r->f, "%s{", fam->name);
+		serve_func_labels(r, i);
+		fputs("} ", r->f);
+		if (fam->seconds)
+			prom_text_put_seconds(r->f, v);
+		else
+			fprintf(r->f, "%" PRIu64, v);
+		fputc('\n', r->f);
+	}
+}
+
+/* Cumulative counts at each `le`: exact sums of log-linear buckets. */
+static void serve_render_hist_one(struct render *r, size_t i)
+{
+	const __u64 *h = r->s->funcs[i].cur.hist;
+	uint64_t acc = 0;
+	uint32_t b = 0;
+
+	for (size_t k = 0; k < serve_nle; k++) {
+		while (b < serve_le_bucket[k])
+			acc += h[b++];
+		fprintf(r->f, "retop_function_duration_seconds_bucket{%s,le=\"%s\"} %" PRIu64 "\n",
+			r->labels + r->off[i + 1], serve_le_text[k], acc);
+	}
+	while (b < RETOP_HIST_BUCKETS)
+		acc += h[b++];
+	fputs("retop_function_duration_seconds_bucket{", r->f);
+	serve_func_labels(r, i);
+	fprintf(r->f, ",le=\"+Inf\"} %" PRIu64 "\nretop_function_duration_seconds_sum{", acc);
+	serve_func_labels(r, i);
+	fputs("} ", r->f);
+	prom_text_put_seconds(r->f, r->s->funcs[i].cur.sum_ns);
+	fputs("\nretop_function_duration_seconds_count{", r->f);
+	serve_func_labels(r, i);
+	/* From the buckets, not cur.calls: the format wants _count == +Inf,
+	 * and the BPF side bumps calls a moment before the bucket. */
+	fprintf(r->f, "} %" PRIu64 "\n", acc);
+}
+
+static void serve_render_hist(struct render *r)
+{
+	serve_family(r, "retop_function_duration_seconds", "histogram",
+		     "Duration of paired calls; each le is exact (a sum of log-linear buckets).");
+	for (size_t i = 0; i < r->s->nfuncs; i++)
+		if (serve_has_data(&r->s->funcs[i]))
+			serve_render_hist_one(r, i);
+}
+
+static void serve_render_sites(struct render *r)
+{
+	serve_family(r, "retop_ret_site_hits_total", "counter",
+		     "Hits of each RET instruction (offset from the entry; line 0 when unknown).");
+	for (size_t i = 0; i < r->s->nfuncs; i++) {
+		const struct snapshot_func *sn = &r->snap->funcs[i];
+
+		if (!serve_has_data(&r->s->funcs[i]))
+			continue;
+		for (size_t k = 0; k < sn->nsites; k++) {
+			fputs("retop_ret_site_hits_total{", r->f);
+			serve_func_labels(r, i);
+			fprintf(r->f, ",site=\"0x%" PRIx32 "\",line=\"%d\"} %" PRIu64 "\n",
+				sn->sites[k].offset, sn->sites[k].line, sn->sites[k].hits);
+		}
+	}
+}
+
+int serve_page_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
+		      bool pid_label, char **page, size_t *len)
+{
+	struct render r = {.s = s, .snap = snap, .sample_ns = sample_ns};
+
+	serve_init_bounds();
+	if (!pid_label)
+		r.pid[0] = '\0';
+	else if (s->attach_pid > 0)
+		snprintf(r.pid, sizeof(r.pid), "%d", s->attach_pid);
+	else
+		snprintf(r.pid, sizeof(r.pid), "all");
+	if (serve_make_labels(&r) != 0)
+		return -ENOMEM;
+	r.f = open_memstream(page, len);
+	if (!r.f) {
+		free(r.labels);
+		return -ENOMEM;
+	}
+	serve_render_self(&r);
+	serve_render_status(&r);
+	for (size_t k = 0; k < sizeof(serve_fams) / sizeof(serve_fams[0]); k++)
+		serve_render_fam(&r, &serve_fams[k]);
+	serve_render_hist(&r);
+	serve_render_sites(&r);
+	free(r.labels);
+	if (ferror(r.f)) {
+		fclose(r.f);
+		free(*page);
+		return -ENOMEM;
+	}
+	if (fclose(r.f) != 0) {
+		free(*page);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int serve_page_render_starting(char **page, size_t *len)
+{
+	FILE *f = open_memstream(page, len);
+
+	if (!f)
+		return -ENOMEM;
+	serve_render_up(f, false);
+	fputs("# HELP process_cpu_seconds_total User and system CPU time retop itself spent, in "
+	      "seconds.\n# TYPE process_cpu_seconds_total counter\n",
+	      f);
+	fprintf(f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
+	if (ferror(f) || fclose(f) != 0) {
+		free(*page);
+		*page = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- compression ----------------------------------------------------- */
+
+int serve_page_gzip(const char *in, size_t len, char **out, size_t *outlen)
+{
+	z_stream zs = {0};
+	char *buf;
+	int rc;
+
+	*out = NULL;
+	*outlen = 0;
+	/* 15 + 16: a gzip wrapper around the deflate stream.  The fastest
+	 * level: the page is text and shrinks ten-fold at any level, and it
+	 * is compressed every --delay. */
+	if (deflateInit2(&zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	uLong bound = deflateBound(&zs, (uLong)len);
+	buf = malloc(bound);
+	if (!buf) {
+		deflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.avail_in = (uInt)len;
+	zs.next_out = (Bytef *)buf;
+	zs.avail_out = (uInt)bound;
+	rc = deflate(&zs, Z_FINISH);
+	*outlen = zs.total_out;
+	deflateEnd(&zs);
+	if (rc != Z_STREAM_END) {
+		free(buf);
+		*outlen = 0;
+		return -ENOMEM;
+	}
+	*out = buf;
+	return 0;
+}
+
+/* The q value of one Accept-Encoding element's parameters (";q=0.5"): 1
+ * when absent, 0 when malformed (refusing is the safe reading). */
+static double serve_page_qvalue(const char *params, size_t len)
+{
+	char buf[32];
+	const char *q;
+	char *end;
+
+	if (len >= sizeof(buf))
+		return 0;
+	memcpy(buf, params, len);
+	buf[len] = '\0';
+	q = strstr(buf, "q=");
+	if (!q)
+		q = strstr(buf, "Q=");
+	if (!q)
+		return 1;
+	double v = strtod(q + 2, &end);
+	return end == q + 2 ? 0 : v;
+}
+
+bool serve_page_accepts_gzip(const char *accept_encoding)
+{
+	const char *p = accept_encoding;
+	double gzip_q = -1, star_q = -1;
+
+	while (p && *p) {
+		size_t elen = strcspn(p, ","), n;
+		const char *e = p;
+
+		p += elen + (p[elen] == ',');
+		while (elen && (*e == ' ' || *e == '\t'))
+			e++, elen--;
+		n = strcspn(e, ";, \t");
+		if (n > elen)
+			n = elen;
+		double q = serve_page_qvalue(e + n, elen - n);
+		if ((n == 4 && !strncasecmp(e, "gzip", 4)) ||
+		    (n == 6 && !strncasecmp(e, "x-gzip", 6)))
+			gzip_q = q;
+		else if (n == 1 && *e == '*')
+			star_q = q;
+	}
+	/* RFC 9110 12.5.3: an explicit gzip wins over "*". */
+	return gzip_q >= 0 ? gzip_q > 0 : star_q > 0;
+}
