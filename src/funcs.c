@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "elf_image.h"
 #include "gopclntab.h"
+#include "interlock.h"
 #include "log.h"
 
 /* Functions larger than this are not decoded (nothing in Go comes close). */
@@ -209,6 +211,7 @@ static int funcs_build(struct func_index *idx, char *err)
 struct decoder {
 	struct retsites_engine *eng;
 	uint8_t *buf;
+	uint8_t *bits; /* the interlock's boundary map: cap / 8 + 1 bytes */
 	size_t cap;
 };
 
@@ -235,7 +238,32 @@ static void decoder_close(struct decoder *d)
 		return;
 	retsites_engine_close(d->eng);
 	free(d->buf);
+	free(d->bits);
 	free(d);
+}
+
+static int funcs_stat(struct func_index *idx, const char *path, char *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return err_set(err, errno, "%s: %s", path, strerror(errno));
+	idx->file_dev = (uint64_t)st.st_dev;
+	idx->file_ino = (uint64_t)st.st_ino;
+	idx->file_size = (uint64_t)st.st_size;
+	idx->file_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return 0;
+}
+
+static int funcs_check_stat(struct func_index *idx, const char *path, char *err)
+{
+	struct func_index now;
+	int ret = funcs_stat(&now, path, err);
+
+	if (!ret && (now.file_dev != idx->file_dev || now.file_ino != idx->file_ino ||
+		     now.file_size != idx->file_size || now.file_mtime_ns != idx->file_mtime_ns))
+		return err_set(err, ESTALE, "%s changed while it was being indexed: try again", path);
+	return ret;
 }
 
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err)
@@ -255,7 +283,12 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		return err_set(err, ENOMEM, "%s: out of memory", path);
 	}
 	pthread_mutex_init(&idx->names->lock, NULL);
-	ret = elf_image_open(path, &idx->img, err);
+	ret = funcs_stat(idx, path, err);
+	if (!ret)
+		ret = elf_image_open(path, &idx->img, err);
+	/* The file opened is the one stat() saw, or the load is refused. */
+	if (!ret)
+		ret = funcs_check_stat(idx, path, err);
 	if (!ret)
 		ret = elf_image_find_pclntab(idx->img, &tab, &tab_size, err);
 	if (!ret)
@@ -331,9 +364,12 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 			       (unsigned long long)span);
 	if (span > dec->cap) {
 		uint8_t *buf = realloc(dec->buf, span);
-		if (!buf)
+		if (buf)
+			dec->buf = buf;
+		uint8_t *bits = buf ? realloc(dec->bits, span / 8 + 1) : NULL;
+		if (!bits)
 			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-		dec->buf = buf;
+		dec->bits = bits;
 		dec->cap = span;
 	}
 	/* Copied, not read through the mapping: a scan of every function
@@ -365,13 +401,25 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 				   f->entry + retsites_get(&f->rets, i)->offset, &file, &line) == 0)
 			retsites_set_line(&f->rets, i, line);
 	}
+	if (interlock_check(idx, dec->eng, f, dec->buf, span, dec->bits))
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
 	f->rets_resolved = true;
 	return 0;
 }
 
 int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 {
-	return funcs_resolve_with(idx, idx->dec, f, err);
+	struct func_info *prev = interlock_prev(idx, f);
+	int ret;
+
+	/* The interlock wants the previous function's evidence too; a
+	 * failure there leaves f without it, and so refused. */
+	if (prev)
+		funcs_resolve_with(idx, idx->dec, prev, NULL);
+	ret = funcs_resolve_with(idx, idx->dec, f, err);
+	if (!ret && interlock_check_prev(idx, f))
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
+	return ret;
 }
 
 struct resolve_worker {
@@ -421,6 +469,10 @@ void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
 	for (unsigned t = 1; t < nthreads; t++)
 		if (w[t].started)
 			pthread_join(w[t].thread, NULL);
+	/* Each function's neighbour is judged once every thread is done. */
+	for (size_t i = 0; i < idx->count; i++)
+		if (idx->funcs[i].rets_resolved)
+			interlock_check_prev(idx, &idx->funcs[i]);
 }
 
 /* Index in by_name of the first function named name, or count. */

@@ -32,10 +32,21 @@ static int site_list_push(struct site_list *l, uint32_t off)
 	return 0;
 }
 
+/* The instruction starts retsites_find() saw, so that retsites_boundaries()
+ * on the same bytes right after it need not decode them again. */
+struct boundary_cache {
+	const uint8_t *code;
+	size_t size, stop, cap;
+	uint64_t addr;
+	uint8_t *bits; /* NULL: nothing cached */
+	bool valid;
+};
+
 struct retsites_engine {
 	csh handle;
 	cs_insn *insn;		/* reused by cs_disasm_iter: no allocation per instruction */
 	struct site_list found; /* reused from function to function */
+	struct boundary_cache seen;
 };
 
 int retsites_engine_open(struct retsites_engine **out, char *err)
@@ -69,6 +80,7 @@ void retsites_engine_close(struct retsites_engine *eng)
 	cs_free(eng->insn, 1);
 	cs_close(&eng->handle);
 	free(eng->found.v);
+	free(eng->seen.bits);
 	free(eng);
 }
 
@@ -123,6 +135,29 @@ void retsites_truncate(struct retsites *r, uint32_t count)
 	r->count = count;
 }
 
+/* A zeroed map for size bytes, or NULL without memory (then nothing is
+ * cached and retsites_boundaries() decodes). */
+static uint8_t *boundary_cache_start(struct boundary_cache *c, const uint8_t *code, size_t size,
+				     uint64_t addr)
+{
+	size_t need = size / 8 + 1;
+
+	c->valid = false;
+	if (need > c->cap) {
+		uint8_t *bits = realloc(c->bits, need);
+		if (!bits)
+			return NULL;
+		c->bits = bits;
+		c->cap = need;
+	}
+	memset(c->bits, 0, need);
+	c->code = code;
+	c->size = c->stop = size;
+	c->addr = addr;
+	c->valid = true;
+	return c->bits;
+}
+
 int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size, uint64_t addr,
 		  struct retsites *out)
 {
@@ -133,9 +168,15 @@ int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size,
 
 	memset(out, 0, sizeof(*out));
 	eng->found.n = 0;
+	uint8_t *seen = boundary_cache_start(&eng->seen, code, size, addr);
 	while (left > 0) {
 		uint64_t at = pc;
+		if (seen)
+			seen[(at - addr) / 8] |= (uint8_t)(1u << ((at - addr) % 8));
 		if (!cs_disasm_iter(eng->handle, &p, &left, &pc, eng->insn)) {
+			if (seen)
+				seen[(at - addr) / 8] &= (uint8_t)~(1u << ((at - addr) % 8));
+			eng->seen.stop = (size_t)(at - addr);
 			out->traceable = TRACEABLE_NO;
 			out->code_size = at - addr;
 			if (site_list_store(&eng->found, out))
@@ -237,4 +278,29 @@ const char *traceable_name(enum traceable t)
 	default:
 		return "no";
 	}
+}
+
+size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, size_t size,
+			   uint64_t addr, uint8_t *bits)
+{
+	const uint8_t *p = code;
+	size_t left = size;
+	uint64_t pc = addr;
+	struct boundary_cache *c = &eng->seen;
+
+	/* The same bytes retsites_find() has just decoded: one use only. */
+	if (c->valid && c->code == code && c->size == size && c->addr == addr) {
+		c->valid = false;
+		for (size_t i = 0; i < size / 8 + 1; i++)
+			bits[i] |= c->bits[i];
+		return c->stop;
+	}
+
+	while (left > 0) {
+		size_t at = (size_t)(pc - addr);
+		if (!cs_disasm_iter(eng->handle, &p, &left, &pc, eng->insn))
+			return at;
+		bits[at / 8] |= (uint8_t)(1u << (at % 8));
+	}
+	return size;
 }

@@ -100,7 +100,11 @@ int session_start_tracing(struct session *s, char *err)
 		return ret;
 	s->start_ns = s->last_ns = tracer_now_ns();
 	struct func_info *rec = funcs_find(s->idx, "runtime.recovery");
-	if (rec && tracer_watch_recovery(s->tracer, rec, s->binary, s->attach_pid) != 0)
+	struct interlock_verdict v;
+	char why[ERR_LEN];
+	if (!rec || funcs_resolve_rets(s->idx, rec, why) != 0 ||
+	    interlock_approve(s->idx, rec, s->binary, &v, why) != 0 ||
+	    tracer_watch_recovery(s->tracer, &v, s->binary, s->attach_pid) != 0)
 		log_info("session", "runtime.recovery not watched: panics count as restarts");
 	return 0;
 }
@@ -180,8 +184,12 @@ int session_trace(struct session *s, struct func_info *f, char *err)
 		if (warn[0])
 			log_warn("sdk", "%s", warn);
 	}
+	/* The one gate for every attach path: dashboard, batch, --serve. */
+	struct interlock_verdict v;
 	if (!ret)
-		ret = tracer_attach(s->tracer, f, s->binary, s->attach_pid, &entry_only, why);
+		ret = interlock_approve(s->idx, f, s->binary, &v, why);
+	if (!ret)
+		ret = tracer_attach(s->tracer, &v, s->binary, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
 		snprintf(sf->status, sizeof(sf->status), "error: %s", why);
 		return err_set(err, -ret, "%s", why);
