@@ -356,7 +356,7 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 	ret = gopclntab_func(idx->pcln, f->pcln_index, &gf, err);
 	if (ret)
 		return ret;
-	/* Decode up to the next function: the size from symtab or DWARF should
+	/* Read up to the next function: the size from symtab or DWARF should
 	 * end at the last instruction, and padding must hold no RET. */
 	span = gf.end - gf.entry;
 	if (span == 0 || span > FUNCS_MAX_DECODE)
@@ -378,7 +378,12 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 	if (ret)
 		return err_set(err, -ret, "%s: code at 0x%llx is not in an executable segment",
 			       f->name, (unsigned long long)f->entry);
-	ret = retsites_find(dec->eng, dec->buf, span, f->entry, &f->rets);
+	/* The code ends where the pc-to-SP table says; what follows up to the
+	 * next entry is padding, which the interlock checks byte by byte. */
+	uint64_t code_end;
+	if (gopclntab_code_size(idx->pcln, f->pcln_index, &code_end) != 0)
+		code_end = span;
+	ret = retsites_find(dec->eng, dec->buf, code_end, f->entry, &f->rets);
 	if (ret)
 		return err_set(err, -ret, "%s: out of memory decoding", f->name);
 	if (f->source == SRC_PCLNTAB && f->rets.traceable != TRACEABLE_NO)
@@ -401,7 +406,7 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 				   f->entry + retsites_get(&f->rets, i)->offset, &file, &line) == 0)
 			retsites_set_line(&f->rets, i, line);
 	}
-	if (interlock_check(idx, dec->eng, f, dec->buf, span, dec->bits))
+	if (interlock_check(idx, dec->eng, f, dec->buf, code_end, span, dec->bits))
 		return err_set(err, ENOMEM, "%s: out of memory", f->name);
 	f->rets_resolved = true;
 	return 0;

@@ -332,6 +332,52 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 			 retsites_get(&f->rets, ri)->offset);
 }
 
+/* The .symtab function symbol at addr, or NULL. */
+static const struct elf_symbol *symbol_at(const struct elf_symbol *syms, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (syms[mid].value < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + 1 < n && syms[lo].size == 0 && syms[lo + 1].value == addr)
+		lo++;
+	return lo < n && syms[lo].value == addr ? &syms[lo] : NULL;
+}
+
+/* .symtab and DWARF, each on its own, against the table's code size. */
+static const char *check_sources(const struct func_index *idx, const struct func_info *f,
+				 uint64_t table_size, char *buf, size_t len)
+{
+	const struct elf_symbol *syms, *sym;
+	size_t nsyms = elf_image_func_symbols(idx->img, &syms);
+
+	if (nsyms > 0) {
+		if (!(sym = symbol_at(syms, nsyms, f->entry)))
+			return "no .symtab function at the entry .gopclntab gives";
+		if (sym->size && sym->size != table_size) {
+			snprintf(
+			    buf, len,
+			    "size 0x%llx in .symtab disagrees with the pc-to-SP table's 0x%llx",
+			    (unsigned long long)sym->size, (unsigned long long)table_size);
+			return buf;
+		}
+	}
+	if (f->dwarf && f->dwarf->high_pc > f->dwarf->low_pc &&
+	    f->dwarf->high_pc - f->dwarf->low_pc != table_size) {
+		snprintf(buf, len,
+			 "size 0x%llx in DWARF disagrees with the pc-to-SP table's 0x%llx",
+			 (unsigned long long)(f->dwarf->high_pc - f->dwarf->low_pc),
+			 (unsigned long long)table_size);
+		return buf;
+	}
+	return NULL;
+}
+
 /* The evidence that names no other function: one reason, or NULL. */
 static const char *check_own(const struct func_index *idx, struct retsites_engine *eng,
 			     const struct func_info *f, const uint8_t *code, const uint8_t *bits,
@@ -369,11 +415,7 @@ static const char *check_own(const struct func_index *idx, struct retsites_engin
 			 (unsigned long long)pcsp->end);
 		return buf;
 	}
-	const struct elf_symbol *syms;
-	if (f->source == SRC_PCLNTAB && elf_image_func_symbols(idx->img, &syms) > 0)
-		return "no .symtab function at the entry .gopclntab gives";
-	(void)eng;
-	return NULL;
+	return check_sources(idx, f, pcsp->end, buf, len);
 }
 
 /* Assembly may use R14 as a scratch register: then the key read at a RET
@@ -400,7 +442,7 @@ static const char *check_r14(struct retsites_engine *eng, const struct func_info
 }
 
 int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
-		    const uint8_t *code, size_t span, uint8_t *bits)
+		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits)
 {
 	struct pcsp_facts pcsp;
 	char buf[200];
@@ -408,19 +450,17 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	uint8_t flags = 0;
 
 	memset(bits, 0, span / 8 + 1);
-	size_t stop = retsites_boundaries(eng, code, span, f->entry, bits);
+	size_t stop = retsites_boundaries(eng, code, code_end, f->entry, bits);
 	pcsp_walk(idx, f, bits, stop, &pcsp);
-	/* The evidence the next function needs: this code ends where the
-	 * table says, and only int3 padding follows up to the next entry. */
+	/* The evidence the next function needs: the decode ends exactly where
+	 * the table says the code does, and only int3 padding follows up to
+	 * the next entry. */
 	f->interlock = INTERLOCK_CHECKED;
-	if (stop == span && !pcsp.why[0] && pcsp.end <= span &&
-	    (pcsp.end == span || bit_at(bits, pcsp.end))) {
-		uint64_t k = pcsp.end;
-		while (k < span && code[k] == 0xCC)
-			k++;
-		if (k == span)
-			f->interlock |= INTERLOCK_TAIL_CLEAN;
-	}
+	uint64_t k = code_end;
+	while (k < span && code[k] == 0xCC)
+		k++;
+	if (stop == code_end && k == span)
+		f->interlock |= INTERLOCK_TAIL_CLEAN;
 	if (f->rets.traceable == TRACEABLE_NO)
 		return 0; /* already refused, with its own reason */
 	gopclntab_func_flags(idx->pcln, f->pcln_index, &flags);

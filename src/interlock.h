@@ -46,10 +46,12 @@ struct interlock_verdict {
 };
 
 /* Judge f on its code: code[0..span) is its bytes up to the next function's
- * entry, bits a scratch area of at least span / 8 + 1 bytes.  A refusal sets
- * f->rets.traceable to TRACEABLE_NO with the reason.  -ENOMEM only. */
+ * entry, code[0..code_end) what retsites_find() decoded (the pc-to-SP
+ * table's span), bits a scratch area of at least span / 8 + 1 bytes.  A
+ * refusal sets f->rets.traceable to TRACEABLE_NO with the reason.
+ * -ENOMEM only. */
 int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
-		    const uint8_t *code, size_t span, uint8_t *bits);
+		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits);
 
 /* The neighbour's evidence: refuse f unless the function before it ends
  * cleanly at f's entry.  Both must have been through interlock_check(). */

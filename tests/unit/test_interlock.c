@@ -6,11 +6,12 @@
  * Instruction bytes are written by hand with their disassembly beside them
  * (checked against `objdump -D -b binary -mi386:x86-64 -M intel`).
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+/* cmocka needs the four headers above first. */
+#include <cmocka.h>
 
 #include "gopclntab.h"
 #include "interlock.h"
