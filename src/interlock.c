@@ -137,8 +137,8 @@ const char *interlock_kernel_check(const uint8_t *insn, size_t len)
 	if (op == 0x8e && i + 1 < len && ((insn[i + 1] >> 3) & 7) == 2)
 		return "mov to ss: the kernel refuses it (insn_masking_exception)";
 	if (op == 0x90 && (rex & 1))
-		return "xchg with r8-r15 (REX.B 0x90): the kernel emulates every 0x90 as a NOP "
-		       "(branch_setup_xol_ops) and the exchange would not happen";
+		return "xchg with r8-r15 (REX.B 0x90): the kernel runs every 0x90 as a NOP "
+		       "(branch_setup_xol_ops), the exchange would be lost";
 	if (p66 && is_branch(op))
 		return "branch with a 0x66 prefix: the kernel refuses it (branch_setup_xol_ops)";
 	return NULL;
@@ -463,10 +463,11 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 		f->interlock |= INTERLOCK_TAIL_CLEAN;
 	if (f->rets.traceable == TRACEABLE_NO)
 		return 0; /* already refused, with its own reason */
+	/* The bytes first: their reason says the most about the harm. */
+	if ((why = check_own(idx, eng, f, code, bits, stop, &pcsp, buf, sizeof(buf))))
+		return refuse(f, why);
 	gopclntab_func_flags(idx->pcln, f->pcln_index, &flags);
 	if ((why = interlock_runtime_check(f->name, flags)))
-		return refuse(f, why);
-	if ((why = check_own(idx, eng, f, code, bits, stop, &pcsp, buf, sizeof(buf))))
 		return refuse(f, why);
 	if ((flags & GOPCLNTAB_FLAG_ASM) && (why = check_r14(eng, f, code, bits, buf, sizeof(buf))))
 		return refuse(f, why);
