@@ -310,7 +310,13 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 				 "pc-to-SP table: SP delta %d at the entry", v);
 			return;
 		}
-		if (e > stop || (s < e && !bit_at(bits, s))) {
+		if (e > stop) {
+			snprintf(out->why, sizeof(out->why),
+				 "pc-to-SP table runs to +0x%llx, past the decoded code (+0x%zx)",
+				 (unsigned long long)e, stop);
+			return;
+		}
+		if (s < e && !bit_at(bits, s)) {
 			snprintf(out->why, sizeof(out->why),
 				 "pc-to-SP table: change at +0x%llx is not an instruction boundary",
 				 (unsigned long long)s);
@@ -385,13 +391,6 @@ static const char *check_own(const struct func_index *idx, struct retsites_engin
 {
 	const char *why;
 
-	if (f->size == 0 || stop < f->size || (f->size < stop && !bit_at(bits, f->size))) {
-		snprintf(
-		    buf, len,
-		    "the decode from the entry does not reach the end at +0x%llx on a boundary",
-		    (unsigned long long)f->size);
-		return buf;
-	}
 	if ((why = interlock_kernel_check(code, insn_len(bits, 0, stop)))) {
 		snprintf(buf, len, "entry: %s", why);
 		return buf;
@@ -413,6 +412,12 @@ static const char *check_own(const struct func_index *idx, struct retsites_engin
 		snprintf(buf, len, "size 0x%llx (%s) disagrees with the pc-to-SP table's 0x%llx",
 			 (unsigned long long)f->size, func_source_name(f->source),
 			 (unsigned long long)pcsp->end);
+		return buf;
+	}
+	if (f->size == 0 || stop < f->size || (f->size < stop && !bit_at(bits, f->size))) {
+		snprintf(buf, len,
+			 "the decode from the entry does not end at +0x%llx on a boundary",
+			 (unsigned long long)f->size);
 		return buf;
 	}
 	return check_sources(idx, f, pcsp->end, buf, len);
@@ -474,7 +479,6 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	/* A body that is one RET (a method returning its receiver): an entry
 	 * and a return probe at one address; the entry alone counts calls. */
 	if (f->rets.count > 0 && retsites_get(&f->rets, 0)->offset == 0) {
-		retsites_truncate(&f->rets, 0);
 		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
 		return retsites_set_reason(
 		    &f->rets, "its only instruction is its RET: calls counted, no duration");

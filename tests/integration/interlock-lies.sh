@@ -69,7 +69,7 @@ EOF
     {
         sc status "$snap" "error: $bad: not traceable: " "$bad" &&
             sc exact "$snap" "$out" $good &&
-            sc timing "$snap" "$out" 0.02 $good
+            sc timing "$snap" "$out" 0.05 $good
     } || fail "$label: retop -b -p PID -t ... on the patched fixture: $bad not refused, or the others not exact"
     grep -q "$reason" "$T/$label.err" || fail "$label: the refusal is not on stderr: $(head -n 3 "$T/$label.err")"
     kill -TERM "$fixture"
