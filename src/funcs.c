@@ -262,7 +262,8 @@ static int funcs_check_stat(struct func_index *idx, const char *path, char *err)
 
 	if (!ret && (now.file_dev != idx->file_dev || now.file_ino != idx->file_ino ||
 		     now.file_size != idx->file_size || now.file_mtime_ns != idx->file_mtime_ns))
-		return err_set(err, ESTALE, "%s changed while it was being indexed: try again", path);
+		return err_set(err, ESTALE, "%s changed while it was being indexed: try again",
+			       path);
 	return ret;
 }
 

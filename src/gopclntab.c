@@ -522,8 +522,7 @@ long gopclntab_find(const struct gopclntab *tab, uint64_t pc)
 	return (long)lo;
 }
 
-int gopclntab_pciter_next(struct gopclntab_pciter *it, uint64_t *start, uint64_t *end,
-			  int32_t *val)
+int gopclntab_pciter_next(struct gopclntab_pciter *it, uint64_t *start, uint64_t *end, int32_t *val)
 {
 	uint32_t uvdelta, pcdelta;
 	int n;

@@ -89,8 +89,7 @@ struct gopclntab_pciter {
 
 /* The next run [*start, *end) holding *val: 1, or 0 at the table's end,
  * -EINVAL when the table is truncated or malformed. */
-int gopclntab_pciter_next(struct gopclntab_pciter *it, uint64_t *start, uint64_t *end,
-			  int32_t *val);
+int gopclntab_pciter_next(struct gopclntab_pciter *it, uint64_t *start, uint64_t *end, int32_t *val);
 /* Function i's pc-to-SP-delta table.  -ENOENT: none; -EINVAL: corrupt. */
 int gopclntab_pcsp(const struct gopclntab *tab, size_t i, struct gopclntab_pciter *it);
 

@@ -175,7 +175,7 @@ int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			seen[(at - addr) / 8] |= (uint8_t)(1u << ((at - addr) % 8));
 		if (!cs_disasm_iter(eng->handle, &p, &left, &pc, eng->insn)) {
 			if (seen)
-				seen[(at - addr) / 8] &= (uint8_t)~(1u << ((at - addr) % 8));
+				seen[(at - addr) / 8] &= (uint8_t) ~(1u << ((at - addr) % 8));
 			eng->seen.stop = (size_t)(at - addr);
 			out->traceable = TRACEABLE_NO;
 			out->code_size = at - addr;

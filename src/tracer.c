@@ -177,8 +177,8 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 	return 0;
 }
 
-int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary,
-		  int pid, bool *entry_only, char *err)
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
+		  bool *entry_only, char *err)
 {
 	int slot = tracer_free_slot(t), ret;
 	struct tracer_slot *s;

@@ -42,8 +42,8 @@ void tracer_close(struct tracer *t);
  * Returns the slot (>= 0) or a negative errno.  *entry_only tells whether
  * only the entry probe was attached (no RET, or too many RET sites), with
  * the reason in err. */
-int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary,
-		  int pid, bool *entry_only, char *err);
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
+		  bool *entry_only, char *err);
 void tracer_detach(struct tracer *t, int slot);
 /* Watch the target's runtime.recovery, so that calls unwound by a recovered
  * panic count as orphans, not as restarts.  Once per tracer. */
