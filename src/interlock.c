@@ -476,6 +476,13 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 		return refuse(f, why);
 	if ((flags & GOPCLNTAB_FLAG_ASM) && (why = check_r14(eng, f, code, bits, buf, sizeof(buf))))
 		return refuse(f, why);
+	/* The BPF side counts hits per RET site in a fixed array. */
+	if (f->rets.count > RETOP_MAX_RET_SITES) {
+		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
+		return retsites_set_reason(&f->rets,
+					   "%u RET sites, more than %d: durations unavailable",
+					   f->rets.count, RETOP_MAX_RET_SITES);
+	}
 	/* A body that is one RET (a method returning its receiver): an entry
 	 * and a return probe at one address; the entry alone counts calls. */
 	if (f->rets.count > 0 && retsites_get(&f->rets, 0)->offset == 0) {
