@@ -12,7 +12,9 @@
 # Groups are runtime.* name prefixes packed up to --max-functions 256; each
 # group is traced for 2 s, two snapshots 1 s apart (RETOP_RUNTIME_SECONDS
 # sets the interval; set
-# RETOP_RUNTIME_LONG=1 for three rounds of 20 s per group).
+# RETOP_RUNTIME_LONG=1 for three rounds of 20 s per group, RETOP_RUNTIME_ALL=1
+# to trace every function of both binaries, not only runtime.*: run once on
+# Prometheus, 62,832 functions in 307 groups, all attached as listed).
 # Before the interlock, one group (runtime.gcWriteBarrierR8's) killed
 # Prometheus every time: `49 90` (xchg rax, r8) ran as a NOP under a uprobe.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -24,6 +26,9 @@ need_retop
 
 secs=${RETOP_RUNTIME_SECONDS:-1}
 rounds=1
+root=runtime.
+# Every function of both binaries, not only the runtime's (about 30 min).
+[ -z "${RETOP_RUNTIME_ALL:-}" ] || root=
 if [ -n "${RETOP_RUNTIME_LONG:-}" ]; then
     secs=10
     rounds=3
@@ -44,27 +49,28 @@ fi
 # groups LIST: one line per group, "-t PREFIX* ..." packed up to 250
 # functions, from the listing's runtime.* names.
 groups() {
-    python3 - "$1" <<'EOF'
+    python3 - "$1" "$root" <<'EOF'
 import collections, json, sys
+root = sys.argv[2]
 names = [json.loads(l)["name"] for l in open(sys.argv[1])]
-names = [n for n in names if n.startswith("runtime.")]
-# Prefixes one character longer than "runtime.", longer still where one
+names = [n for n in names if n.startswith(root) and "'" not in n]
+# Prefixes one character longer than the root, longer still where one
 # holds too many functions.
-def split(prefix):
-    by = collections.Counter(n[:len(prefix) + 1] for n in names if n.startswith(prefix))
+def split(prefix, pool):
+    by = collections.Counter(n[:len(prefix) + 1] for n in pool)
     out = []
     for p, k in sorted(by.items()):
-        if k > 250 and len(p) > len(prefix) and len(p) < 40:
-            out += split(p)
+        if k > 250 and len(p) > len(prefix):
+            out += split(p, [n for n in pool if n.startswith(p)])
         else:
             out.append((p, k))
     return out
-prefixes = split("runtime.")
+prefixes = split(root, names)
 def glob(prefix):  # the prefix itself, literally
     return "".join("\\" + c if c in "*?[\\" else c for c in prefix)
 group, total = [], 0
 for p, k in prefixes:
-    if total + k > 250 and group:
+    if (total + k > 250 or len(group) == 60) and group:  # retop takes 64 -t
         print(" ".join("-t '%s*'" % glob(g) for g in group))
         group, total = [], 0
     group.append(p)
