@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "elf_image.h"
 #include "gopclntab.h"
+#include "interlock.h"
 #include "log.h"
 
 /* Functions larger than this are not decoded (nothing in Go comes close). */
@@ -209,7 +211,8 @@ static int funcs_build(struct func_index *idx, char *err)
 struct decoder {
 	struct retsites_engine *eng;
 	uint8_t *buf, *batch; /* one function; a batch of them */
-	size_t cap, batch_cap;
+	uint8_t *bits;	      /* the interlock's boundary map */
+	size_t cap, batch_cap, bits_cap;
 };
 
 static int decoder_open(struct decoder **out, char *err)
@@ -236,7 +239,33 @@ static void decoder_close(struct decoder *d)
 	retsites_engine_close(d->eng);
 	free(d->buf);
 	free(d->batch);
+	free(d->bits);
 	free(d);
+}
+
+static int funcs_stat(struct func_index *idx, const char *path, char *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return err_set(err, errno, "%s: %s", path, strerror(errno));
+	idx->file_dev = (uint64_t)st.st_dev;
+	idx->file_ino = (uint64_t)st.st_ino;
+	idx->file_size = (uint64_t)st.st_size;
+	idx->file_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return 0;
+}
+
+static int funcs_check_stat(struct func_index *idx, const char *path, char *err)
+{
+	struct func_index now;
+	int ret = funcs_stat(&now, path, err);
+
+	if (!ret && (now.file_dev != idx->file_dev || now.file_ino != idx->file_ino ||
+		     now.file_size != idx->file_size || now.file_mtime_ns != idx->file_mtime_ns))
+		return err_set(err, ESTALE, "%s changed while it was being indexed: try again",
+			       path);
+	return ret;
 }
 
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err)
@@ -257,7 +286,12 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		return err_set(err, ENOMEM, "%s: out of memory", path);
 	}
 	pthread_mutex_init(&idx->names->lock, NULL);
-	ret = elf_image_open(path, &idx->img, err);
+	ret = funcs_stat(idx, path, err);
+	if (!ret)
+		ret = elf_image_open(path, &idx->img, err);
+	/* The file opened is the one stat() saw, or the load is refused. */
+	if (!ret)
+		ret = funcs_check_stat(idx, path, err);
 	if (!ret)
 		ret = elf_image_find_pclntab(idx->img, &tab, &tab_size, err);
 	if (!ret)
@@ -316,12 +350,25 @@ void funcs_free(struct func_index *idx)
 }
 
 /* RET sites and their lines from code[0..span), the bytes from f's entry to
- * the next function. */
+ * the next function, and the interlock's verdict on them. */
 static int funcs_resolve_code(struct func_index *idx, struct decoder *dec, struct func_info *f,
 			      const uint8_t *code, uint64_t span, char *err)
 {
-	int ret = retsites_find(dec->eng, code, span, f->entry, &f->rets);
+	uint64_t code_end;
+	int ret;
 
+	if (span / 8 + 1 > dec->bits_cap) {
+		uint8_t *bits = realloc(dec->bits, span / 8 + 1);
+		if (!bits)
+			return err_set(err, ENOMEM, "%s: out of memory", f->name);
+		dec->bits = bits;
+		dec->bits_cap = span / 8 + 1;
+	}
+	/* The code ends where the pc-to-SP table says; what follows up to the
+	 * next entry is padding, which the interlock checks byte by byte. */
+	if (gopclntab_code_size(idx->pcln, f->pcln_index, &code_end) != 0 || code_end > span)
+		code_end = span;
+	ret = retsites_find(dec->eng, code, code_end, f->entry, &f->rets);
 	if (ret)
 		return err_set(err, -ret, "%s: out of memory decoding", f->name);
 	if (f->source == SRC_PCLNTAB && f->rets.traceable != TRACEABLE_NO)
@@ -344,6 +391,8 @@ static int funcs_resolve_code(struct func_index *idx, struct decoder *dec, struc
 				   f->entry + retsites_get(&f->rets, i)->offset, &file, &line) == 0)
 			retsites_set_line(&f->rets, i, line);
 	}
+	if (interlock_check(idx, dec->eng, f, code, code_end, span, dec->bits))
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
 	f->rets_resolved = true;
 	return 0;
 }
@@ -394,7 +443,17 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 
 int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 {
-	return funcs_resolve_with(idx, idx->dec, f, err);
+	struct func_info *prev = interlock_prev(idx, f);
+	int ret;
+
+	/* The interlock wants the previous function's evidence too; a
+	 * failure there leaves f without it, and so refused. */
+	if (prev)
+		funcs_resolve_with(idx, idx->dec, prev, NULL);
+	ret = funcs_resolve_with(idx, idx->dec, f, err);
+	if (!ret && interlock_check_prev(idx, f))
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
+	return ret;
 }
 
 struct resolve_worker {
@@ -489,6 +548,10 @@ void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
 	for (unsigned t = 1; t < nthreads; t++)
 		if (w[t].started)
 			pthread_join(w[t].thread, NULL);
+	/* Each function's neighbour is judged once every thread is done. */
+	for (size_t i = 0; i < idx->count; i++)
+		if (idx->funcs[i].rets_resolved)
+			interlock_check_prev(idx, &idx->funcs[i]);
 }
 
 /* Index in by_name of the first function named name, or count. */

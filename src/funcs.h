@@ -29,6 +29,7 @@ struct func_info {
 	uint32_t pcln_index;
 	enum func_source source; /* where the entry address came from */
 	bool rets_resolved;
+	uint8_t interlock; /* INTERLOCK_* bits (interlock.h) */
 	/* SDK cross-check. */
 	bool sdk_mismatch;
 	bool sdk_inlined;
@@ -43,6 +44,9 @@ struct func_index {
 	struct func_info *funcs; /* sorted by entry address */
 	size_t count;
 	struct func_names *names; /* by name, sorted on first use: funcs_by_name() */
+	/* The file that was indexed, to refuse one replaced since. */
+	uint64_t file_dev, file_ino, file_size;
+	int64_t file_mtime_ns;
 };
 
 enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
@@ -50,7 +54,8 @@ enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err);
 void funcs_free(struct func_index *idx);
 
-/* Decode the function's RET sites (once) and map them to source lines. */
+/* Decode the function's RET sites (once), map them to source lines and
+ * take the interlock's verdict (a refusal is TRACEABLE_NO with a reason). */
 int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err);
 
 /* Resolve every function's RET sites on nthreads threads (errors leave a

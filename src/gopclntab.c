@@ -528,3 +528,65 @@ long gopclntab_find(const struct gopclntab *tab, uint64_t pc)
 	}
 	return (long)lo;
 }
+
+int gopclntab_pciter_next(struct gopclntab_pciter *it, uint64_t *start, uint64_t *end, int32_t *val)
+{
+	uint32_t uvdelta, pcdelta;
+	int n;
+
+	if (it->done)
+		return 0;
+	n = gopclntab_varint(it->p + it->pos, it->avail - it->pos, &uvdelta);
+	if (n < 0)
+		return n;
+	it->pos += (size_t)n;
+	if (uvdelta == 0 && it->started) {
+		it->done = true;
+		return 0;
+	}
+	it->started = true;
+	n = gopclntab_varint(it->p + it->pos, it->avail - it->pos, &pcdelta);
+	if (n < 0)
+		return n;
+	it->pos += (size_t)n;
+	it->val = (int32_t)((uint32_t)it->val +
+			    (uint32_t)(-(int32_t)(uvdelta & 1) ^ (int32_t)(uvdelta >> 1)));
+	*start = it->pc;
+	it->pc += (uint64_t)pcdelta * it->quantum; /* 2^32 * 4 per step: cannot wrap */
+	*end = it->pc;
+	*val = it->val;
+	return 1;
+}
+
+int gopclntab_pcsp(const struct gopclntab *tab, size_t i, struct gopclntab_pciter *it)
+{
+	const struct sub *pct = &tab->sub[SUB_PC];
+	struct func_raw r;
+	int ret = func_raw(tab, i, &r, NULL);
+
+	if (ret)
+		return ret;
+	if (r.pcsp == 0)
+		return -ENOENT;
+	if (r.pcsp >= pct->len)
+		return -EINVAL;
+	*it = (struct gopclntab_pciter){.p = tab->data + pct->off + r.pcsp,
+					.avail = pct->len - r.pcsp,
+					.quantum = tab->quantum,
+					.val = -1};
+	return 0;
+}
+
+int gopclntab_func_flags(const struct gopclntab *tab, size_t i, uint8_t *flags)
+{
+	struct func_raw r;
+	int ret = func_raw(tab, i, &r, NULL);
+
+	if (ret)
+		return ret;
+	/* funcID and flag follow cuOffset, and startLine from Go 1.20 on;
+	 * func_raw() checked that the whole fixed part fits. */
+	const uint8_t *p = tab->functab + ft_funcoff(tab, i) + tab->func_base;
+	*flags = tab->magic == GOPCLNTAB_MAGIC_120 ? p[37] : p[33];
+	return 0;
+}

@@ -8,6 +8,7 @@
 #ifndef RETOP_GOPCLNTAB_H
 #define RETOP_GOPCLNTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -75,5 +76,29 @@ int gopclntab_pcspan(const uint8_t *p, size_t avail, unsigned pc_quantum, uint64
  * when the table is truncated or malformed. */
 int gopclntab_pcvalue(const uint8_t *p, size_t avail, uint64_t entry, uint64_t target_pc,
 		      unsigned pc_quantum, int32_t *val);
+
+/* A walk over a pcvalue table, one run of equal values at a time: pc
+ * offsets from the function's entry.  Set up by gopclntab_pcsp(), or by
+ * hand on fixed bytes (val = -1, the rest 0). */
+struct gopclntab_pciter {
+	const uint8_t *p;
+	size_t avail, pos;
+	unsigned quantum;
+	uint64_t pc;
+	int32_t val;
+	bool started, done;
+};
+
+/* The next run [*start, *end) holding *val: 1, or 0 at the table's end,
+ * -EINVAL when the table is truncated or malformed. */
+int gopclntab_pciter_next(struct gopclntab_pciter *it, uint64_t *start, uint64_t *end, int32_t *val);
+/* Function i's pc-to-SP-delta table.  -ENOENT: none; -EINVAL: corrupt. */
+int gopclntab_pcsp(const struct gopclntab *tab, size_t i, struct gopclntab_pciter *it);
+
+/* The runtime's flags of function i (Go's abi.FuncFlag). */
+#define GOPCLNTAB_FLAG_TOPFRAME 0x1 /* the bottom frame of a stack: no caller */
+#define GOPCLNTAB_FLAG_SPWRITE 0x2  /* writes an arbitrary value to SP */
+#define GOPCLNTAB_FLAG_ASM 0x4	    /* written in assembly */
+int gopclntab_func_flags(const struct gopclntab *tab, size_t i, uint8_t *flags);
 
 #endif

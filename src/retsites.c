@@ -37,7 +37,18 @@ static int site_list_push(struct site_list *l, uint32_t off)
  * AVX-512/EVEX code Go >= 1.26 links (capstone 4.0.2 does not) and, in its
  * minimal mode, decodes four times faster.  capstone only prints the
  * detail view's disassembly, so it is opened on first use. */
+/* The instruction starts retsites_find() saw, so that retsites_boundaries()
+ * on the same bytes right after it need not decode them again. */
+struct boundary_cache {
+	const uint8_t *code;
+	size_t size, stop, cap;
+	uint64_t addr;
+	uint8_t *bits; /* NULL: nothing cached */
+	bool valid;
+};
+
 struct retsites_engine {
+	struct boundary_cache seen;
 	ZydisDecoder zydis;
 	csh handle;		/* 0 until retsites_disasm_one() needs it */
 	cs_insn *insn;		/* reused by cs_disasm_iter: no allocation per instruction */
@@ -90,6 +101,7 @@ void retsites_engine_close(struct retsites_engine *eng)
 		cs_close(&eng->handle);
 	}
 	free(eng->found.v);
+	free(eng->seen.bits);
 	free(eng);
 }
 
@@ -171,19 +183,50 @@ void retsites_truncate(struct retsites *r, uint32_t count)
 	r->count = count;
 }
 
+static uint8_t *boundary_cache_start(struct boundary_cache *c, const uint8_t *code, size_t size,
+				     uint64_t addr)
+{
+	size_t need = size / 8 + 1;
+
+	c->valid = false;
+	if (need > c->cap) {
+		uint8_t *bits = realloc(c->bits, need);
+		if (!bits)
+			return NULL;
+		c->bits = bits;
+		c->cap = need;
+	}
+	memset(c->bits, 0, need);
+	c->code = code;
+	c->size = c->stop = size;
+	c->addr = addr;
+	c->valid = true;
+	return c->bits;
+}
+
+static inline void bits_set(uint8_t *bits, size_t i)
+{
+	bits[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
 int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size, uint64_t addr,
 		  struct retsites *out)
 {
 	ZydisDecodedInstruction insn;
 	bool tail_jump = false, far_ret = false;
 	size_t off = 0, len;
+	uint8_t *seen = boundary_cache_start(&eng->seen, code, size, addr);
 
 	memset(out, 0, sizeof(*out));
 	eng->found.n = 0;
 	for (; off < size; off += len) {
-		if ((len = int3_run(code, size, off)) != 0)
+		if ((len = int3_run(code, size, off)) != 0) {
+			for (size_t i = off; seen && i < off + len; i++)
+				bits_set(seen, i);
 			continue; /* padding: no code, no RET, no jump */
+		}
 		if (!(len = decode_at(eng, code, size, off, &insn))) {
+			eng->seen.stop = off;
 			out->traceable = TRACEABLE_NO;
 			out->code_size = off;
 			if (site_list_store(&eng->found, out))
@@ -191,6 +234,8 @@ int retsites_find(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			return retsites_set_reason(out, "instruction at +0x%llx does not decode",
 						   (unsigned long long)off);
 		}
+		if (seen)
+			bits_set(seen, off);
 		if (insn.mnemonic != ZYDIS_MNEMONIC_INT3)
 			out->code_size = off + len;
 		if (insn.mnemonic == ZYDIS_MNEMONIC_RET) {
@@ -267,17 +312,25 @@ size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, siz
 			   uint64_t addr, uint8_t *bits)
 {
 	ZydisDecodedInstruction insn;
+	struct boundary_cache *c = &eng->seen;
 	size_t off = 0, len;
 
+	/* The same bytes retsites_find() has just decoded: one use only. */
+	if (c->valid && c->code == code && c->size == size && c->addr == addr) {
+		c->valid = false;
+		for (size_t i = 0; i < size / 8 + 1; i++)
+			bits[i] |= c->bits[i];
+		return c->stop;
+	}
 	for (; off < size; off += len) {
 		if ((len = int3_run(code, size, off)) != 0) {
 			for (size_t i = off; i < off + len; i++)
-				bits[i / 8] |= (uint8_t)(1u << (i % 8));
+				bits_set(bits, i);
 			continue;
 		}
 		if (!(len = decode_at(eng, code, size, off, &insn)))
 			return off;
-		bits[off / 8] |= (uint8_t)(1u << (off % 8));
+		bits_set(bits, off);
 	}
 	return size;
 }

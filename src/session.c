@@ -107,10 +107,16 @@ int session_start_tracing(struct session *s, char *err)
 	s->start_ns = s->last_ns = tracer_now_ns();
 	s->last_cpu_s = session_cpu_seconds();
 	struct func_info *rec = funcs_find(s->idx, "runtime.recovery");
-	if (rec && tracer_watch_recovery(s->tracer, rec, s->binary, s->attach_pid) != 0)
+	struct interlock_verdict v;
+	char why[ERR_LEN];
+	if (!rec || funcs_resolve_rets(s->idx, rec, why) != 0 ||
+	    interlock_approve(s->idx, rec, s->binary, &v, why) != 0 ||
+	    tracer_watch_recovery(s->tracer, &v, s->binary, s->attach_pid) != 0)
 		log_info("session", "runtime.recovery not watched: panics count as restarts");
 	struct func_info *gx = funcs_find(s->idx, "runtime.goexit1");
-	if (gx && tracer_watch_goexit(s->tracer, gx, s->binary, s->attach_pid) != 0)
+	if (!gx || funcs_resolve_rets(s->idx, gx, why) != 0 ||
+	    interlock_approve(s->idx, gx, s->binary, &v, why) != 0 ||
+	    tracer_watch_goexit(s->tracer, &v, s->binary, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
 				    "become orphans after --orphan-timeout");
 	return 0;
@@ -195,8 +201,12 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	ret = session_check_go_version(s, why);
 	if (!ret)
 		ret = funcs_resolve_rets(s->idx, f, why);
+	/* The one gate for every attach path: dashboard, batch, --serve. */
+	struct interlock_verdict v;
 	if (!ret)
-		ret = tracer_attach(s->tracer, f, s->binary, s->attach_pid, &entry_only, why);
+		ret = interlock_approve(s->idx, f, s->binary, &v, why);
+	if (!ret)
+		ret = tracer_attach(s->tracer, &v, s->binary, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
 		snprintf(sf->status, sizeof(sf->status), "error: %s", why);
 		return err_set(err, -ret, "%s", why);

@@ -167,23 +167,6 @@ static int tracer_free_slot(const struct tracer *t)
 	return -1;
 }
 
-/* Every offset handed to the kernel must be a decoded instruction start
- * inside a known function; this is checked again here, at the last step. */
-static int tracer_check_offsets(const struct func_info *f, char *err)
-{
-	if (!f->rets_resolved || f->rets.traceable == TRACEABLE_NO)
-		return err_set(err, EINVAL, "%s: not traceable: %s", f->name,
-			       f->rets_resolved ? retsites_reason(&f->rets) : "RET sites unknown");
-	if (f->file_offset == 0)
-		return err_set(err, EINVAL, "%s: entry 0x%llx is not in an executable segment",
-			       f->name, (unsigned long long)f->entry);
-	for (size_t i = 0; i < f->rets.count; i++)
-		if (retsites_get(&f->rets, i)->offset == 0 || retsites_get(&f->rets, i)->offset >= f->size)
-			return err_set(err, EINVAL, "%s: RET site +0x%x outside the function", f->name,
-				       retsites_get(&f->rets, i)->offset);
-	return 0;
-}
-
 static int tracer_attach_error(int e, const struct func_info *f, const char *binary, uint64_t off,
 			       char *err)
 {
@@ -199,19 +182,21 @@ static int tracer_attach_error(int e, const struct func_info *f, const char *bin
 /* The RET probes, then the entry probe: two sets, both or neither.  In
  * this order no entry is recorded whose RET could still be missed, so the
  * attach makes no orphan; the RETs of calls begun before the entry probe
- * are told apart in BPF (before_attach). */
-static int tracer_attach_sites(struct tracer *t, int slot, const struct func_info *f,
-			       const char *binary, int pid, size_t nrets, char *err)
+ * are told apart in BPF (before_attach).  Only the offsets the interlock
+ * approved reach the kernel. */
+static int tracer_attach_sites(struct tracer *t, int slot, const struct interlock_verdict *v,
+			       const char *binary, int pid, char *err)
 {
 	struct tracer_slot *s = &t->slots[slot];
 	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
-	size_t failed;
+	const struct func_info *f = v->f;
+	size_t failed, nrets = v->entry_only ? 0 : v->nrets;
 	int ret;
 
 	t->skel->bss->slot_gen[slot]++;
 	t->skel->bss->slot_closing[slot] = 0;
 	for (size_t i = 0; i < nrets; i++) {
-		off[i] = f->file_offset + retsites_get(&f->rets, i)->offset;
+		off[i] = v->ret_offsets[i];
 		cookie[i] = RETOP_COOKIE(slot, (uint32_t)i);
 	}
 	if (nrets) {
@@ -220,7 +205,7 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct func_inf
 		if (ret)
 			return tracer_attach_error(-ret, f, binary, off[failed], err);
 	}
-	off[0] = f->file_offset;
+	off[0] = v->entry_offset;
 	cookie[0] = RETOP_COOKIE(slot, nrets ? RETOP_SITE_ENTRY : RETOP_SITE_ENTRY_ONLY);
 	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, off, cookie, 1,
 			       &s->sets[0], &failed);
@@ -247,30 +232,22 @@ static void tracer_purge_slot(struct tracer *t, int slot)
 			bpf_map_delete_elem(fd, &t->sweep_keys[i]);
 }
 
-int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
 		  bool *entry_only, char *err)
 {
 	int slot = tracer_free_slot(t), ret;
 	struct tracer_slot *s;
-	size_t nrets;
 
 	*entry_only = false;
+	/* Only addresses the interlock approved reach the kernel. */
+	if (!interlock_sealed(v))
+		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
+			       v && v->f ? v->f->name : "?");
+	const struct func_info *f = v->f;
 	if (slot < 0)
 		return err_set(err, ENOSPC, "%s: already tracing %zu functions (--max-functions): "
 			       "stop one first", f->name, t->opts.max_functions);
-	ret = tracer_check_offsets(f, err);
-	if (ret)
-		return ret;
-	nrets = f->rets.count;
-	if (f->rets.traceable == TRACEABLE_ENTRY_ONLY || nrets > RETOP_MAX_RET_SITES) {
-		if (nrets > RETOP_MAX_RET_SITES)
-			err_set(err, E2BIG, "%zu RET sites, more than %d: durations unavailable", nrets,
-				RETOP_MAX_RET_SITES);
-		else
-			err_set(err, 0, "%s", retsites_reason(&f->rets));
-		*entry_only = true;
-		nrets = 0;
-	}
+	*entry_only = v->entry_only;
 	s = &t->slots[slot];
 	/* Counters start from zero before the first probe can fire, and no
 	 * call left by the slot's previous function is taken for this one's. */
@@ -278,7 +255,7 @@ int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int
 	if (!ret)
 		tracer_purge_slot(t, slot);
 	if (!ret)
-		ret = tracer_attach_sites(t, slot, f, binary, pid, nrets, err);
+		ret = tracer_attach_sites(t, slot, v, binary, pid, err);
 	if (ret)
 		return ret;
 	s->used = true;
@@ -300,24 +277,28 @@ void tracer_detach(struct tracer *t, int slot)
 	t->slots[slot].used = false;
 }
 
-int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, const char *binary,
-			  int pid)
+int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
+			  const char *binary, int pid)
 {
-	uint64_t off = recovery->file_offset, cookie = 0;
+	uint64_t off = recovery->entry_offset, cookie = 0;
 	size_t failed;
 
+	if (!interlock_sealed(recovery))
+		return -EPERM;
 	if (t->recovery || !off)
 		return 0;
 	return probe_set_attach(t->skel->progs.retop_recovery, t->multi, binary, pid, &off, &cookie,
 				1, &t->recovery, &failed);
 }
 
-int tracer_watch_goexit(struct tracer *t, const struct func_info *goexit, const char *binary,
-			int pid)
+int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit,
+			const char *binary, int pid)
 {
-	uint64_t off = goexit->file_offset, cookie = 0;
+	uint64_t off = goexit->entry_offset, cookie = 0;
 	size_t failed;
 
+	if (!interlock_sealed(goexit))
+		return -EPERM;
 	if (t->goexit || !off)
 		return 0;
 	return probe_set_attach(t->skel->progs.retop_goexit, t->multi, binary, pid, &off, &cookie,

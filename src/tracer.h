@@ -13,6 +13,7 @@
 
 #include "../bpf/retop.h"
 #include "funcs.h"
+#include "interlock.h"
 
 struct tracer;
 
@@ -45,22 +46,24 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err);
  * instead, the kernel removes the probes all the same. */
 void tracer_close(struct tracer *t);
 
-/* Attach f in binary (a path, e.g. /proc/PID/exe) for pid (-1: every process
- * running the binary, now and later).  All or nothing: on failure no probe
- * of f stays attached.  Returns the slot (>= 0) or a negative errno.
- * *entry_only tells whether only the entry probe was attached (no RET, or
- * too many RET sites), with the reason in err. */
-int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
+/* Attach the function v approves, at the file offsets it carries and no
+ * others, in binary (a path, e.g. /proc/PID/exe) for pid (-1: every process
+ * running the binary, now and later).  v must come from interlock_approve().
+ * All or nothing: on failure no probe of the function stays attached.
+ * Returns the slot (>= 0) or a negative errno.  *entry_only tells whether
+ * only the entry probe was attached (no RET, or too many RET sites), with
+ * the reason in err. */
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
 		  bool *entry_only, char *err);
 void tracer_detach(struct tracer *t, int slot);
 /* Watch the target's runtime.recovery, so that calls unwound by a recovered
  * panic count as orphans, not as restarts.  Once per tracer. */
-int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, const char *binary,
-			  int pid);
+int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
+			  const char *binary, int pid);
 /* Watch the target's runtime.goexit1, so that the calls of a goroutine
  * that exits (runtime.Goexit) are orphans at once.  Once per tracer. */
-int tracer_watch_goexit(struct tracer *t, const struct func_info *goexit, const char *binary,
-			int pid);
+int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit,
+			const char *binary, int pid);
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);

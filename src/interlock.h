@@ -1,0 +1,81 @@
+/* The safety interlock: the one place that decides whether a function's
+ * probe addresses may be handed to the kernel.
+ *
+ * No table is trusted alone, not even .gopclntab.  For every probe address
+ * (the entry, every RET site) independent evidence must agree, else the
+ * function is refused with a one-line reason and every other function still
+ * traces:
+ *   - the linear decode from the entry reaches the site on a boundary;
+ *   - the pc-to-SP table says SP delta 0 at the entry and at every RET, and
+ *     each of its change points is a decoded boundary;
+ *   - the previous function's code ends exactly at this entry, with only
+ *     int3 padding in between;
+ *   - .symtab and DWARF agree with .gopclntab where they exist;
+ *   - the kernel executes the probed instruction correctly under a uprobe
+ *     (docs/UPROBES.md);
+ *   - the function runs with g in R14 on its goroutine's stack (the
+ *     pairing key), which rules out parts of the runtime.
+ *
+ * The verdict on the function's own bytes is taken when its RET sites are
+ * resolved (funcs.c calls interlock_check), so `retop -l` and the browser
+ * show it; interlock_approve() repeats the cheap checks at attach time and
+ * is the only maker of the approval that tracer_attach() requires.
+ */
+#ifndef RETOP_INTERLOCK_H
+#define RETOP_INTERLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/retop.h"
+#include "funcs.h"
+
+/* Bits of func_info.interlock. */
+#define INTERLOCK_CHECKED 0x1	 /* interlock_check() ran */
+#define INTERLOCK_TAIL_CLEAN 0x2 /* code ends on a boundary, then int3 only */
+
+/* What tracer_attach() may attach: file offsets that passed the interlock. */
+struct interlock_verdict {
+	const struct func_info *f;
+	uint64_t entry_offset;
+	uint64_t ret_offsets[RETOP_MAX_RET_SITES];
+	size_t nrets;
+	bool entry_only; /* reason in the approving call's err */
+	uint64_t seal;	 /* set by interlock_approve() only */
+};
+
+/* Judge f on its code: code[0..span) is its bytes up to the next function's
+ * entry, code[0..code_end) what retsites_find() decoded (the pc-to-SP
+ * table's span), bits a scratch area of at least span / 8 + 1 bytes.  A
+ * refusal sets f->rets.traceable to TRACEABLE_NO with the reason.
+ * -ENOMEM only. */
+int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
+		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits);
+
+/* The neighbour's evidence: refuse f unless the function before it ends
+ * cleanly at f's entry.  Both must have been through interlock_check(). */
+int interlock_check_prev(const struct func_index *idx, struct func_info *f);
+
+/* The function before f in address order that has code, or NULL. */
+struct func_info *interlock_prev(const struct func_index *idx, const struct func_info *f);
+
+/* At attach time: f resolved and not refused, the file at binary still the
+ * one that was indexed.  Fills v with the approved file offsets.  Returns
+ * 0, or a negative errno with a one-line reason in err. */
+int interlock_approve(const struct func_index *idx, const struct func_info *f, const char *binary,
+		      struct interlock_verdict *v, char *err);
+/* True when v came from interlock_approve() and was not altered since. */
+bool interlock_sealed(const struct interlock_verdict *v);
+
+/* Building blocks, exposed for unit tests on fixed bytes. */
+
+/* Why the kernel would refuse or mis-execute a uprobe on the instruction
+ * at insn[0..len) (len: its decoded length), or NULL when it is safe. */
+const char *interlock_kernel_check(const uint8_t *insn, size_t len);
+/* Why a runtime function must not be probed, or NULL. */
+const char *interlock_runtime_check(const char *name, uint8_t flags);
+/* True when the Intel-syntax instruction text writes R14 (the g register). */
+bool interlock_writes_r14(const char *text);
+
+#endif

@@ -1,0 +1,277 @@
+/* Unit tests for the interlock's building blocks on fixed bytes: what the
+ * kernel's x86 uprobe code would refuse or mis-execute, the boundary map
+ * of a linear decode, the pc-to-SP table walk, R14 writes in assembly, and
+ * the runtime functions that must not be probed.
+ *
+ * Instruction bytes are written by hand with their disassembly beside them
+ * (checked against `objdump -D -b binary -mi386:x86-64 -M intel`).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka needs the four headers above first. */
+#include <cmocka.h>
+
+#include "gopclntab.h"
+#include "interlock.h"
+#include "log.h"
+#include "retsites.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define ADDR 0x401000u
+
+static const char *kcheck(const uint8_t *b, size_t n)
+{
+	return interlock_kernel_check(b, n);
+}
+
+#define KOK(...)                                                                                   \
+	do {                                                                                       \
+		static const uint8_t b_[] = {__VA_ARGS__};                                         \
+		const char *why_ = kcheck(b_, sizeof(b_));                                         \
+		if (why_)                                                                          \
+			fail_msg("refused %02x..: %s", b_[0], why_);                               \
+	} while (0)
+#define KNO(want, ...)                                                                             \
+	do {                                                                                       \
+		static const uint8_t b_[] = {__VA_ARGS__};                                         \
+		const char *why_ = kcheck(b_, sizeof(b_));                                         \
+		assert_non_null(why_);                                                             \
+		assert_non_null(strstr(why_, want));                                               \
+	} while (0)
+
+/* What Go puts at entries and RETs passes. */
+static void test_kernel_go_sites(void **state)
+{
+	(void)state;
+	KOK(0x49, 0x3b, 0x66, 0x10);	   /* cmp rsp, qword ptr [r14 + 0x10] */
+	KOK(0x55);			   /* push rbp */
+	KOK(0x41, 0x56);		   /* push r14: emulated, correctly */
+	KOK(0x48, 0x83, 0xec, 0x18);	   /* sub rsp, 0x18 */
+	KOK(0x4c, 0x8d, 0x64, 0x24, 0xf8); /* lea r12, [rsp - 8] */
+	KOK(0xc3);			   /* ret */
+	KOK(0xf3, 0xc3);		   /* repz ret */
+	KOK(0xc2, 0x08, 0x00);		   /* ret 8 */
+	KOK(0x90);			   /* nop: emulated as a nop, rightly */
+	KOK(0x48, 0x90);		   /* xchg rax, rax (REX.W only): a nop */
+	KOK(0xf3, 0x90);		   /* pause: a hint, run as a nop */
+	KOK(0xe8, 0x00, 0x10, 0x00, 0x00); /* call rel32: emulated */
+	KOK(0xeb, 0xfe);		   /* jmp rel8 */
+	KOK(0x64, 0x48, 0x8b, 0x04, 0x25, 0xf8, 0xff, 0xff, 0xff); /* mov rax, fs:[-8] */
+}
+
+/* The kernel treats every opcode 0x90 as a NOP (branch_setup_xol_ops):
+ * with REX.B it is xchg rax, r8-r15, and the exchange would be lost. */
+static void test_kernel_rex_b_nop(void **state)
+{
+	(void)state;
+	KNO("REX.B", 0x49, 0x90); /* xchg r8, rax: runtime.gcWriteBarrierR8 */
+	KNO("REX.B", 0x41, 0x90); /* xchg r8d, eax */
+	KNO("REX.B", 0x4d, 0x90); /* xchg r8, rax with REX.R too */
+	KNO("REX.B", 0x66, 0x41, 0x90);
+}
+
+static void test_kernel_refused(void **state)
+{
+	(void)state;
+	KNO("lock prefix", 0xf0, 0x48, 0x0f, 0xc1, 0x03);	  /* lock xadd [rbx], rax */
+	KNO("segment-override", 0x2e, 0x48, 0x8b, 0x03);	  /* mov rax, cs:[rbx] */
+	KNO("segment-override", 0x3e, 0xff, 0xe0);		  /* notrack jmp rax */
+	KNO("0x66 prefix", 0x66, 0xe8, 0x00, 0x00);		  /* callw */
+	KNO("0x66 prefix", 0x66, 0xeb, 0x00);			  /* jmpw */
+	KNO("0x66 prefix", 0x66, 0x0f, 0x84, 0x00, 0x00);	  /* je rel16 */
+	KNO("good_insns_64", 0xcc);				  /* int3: padding, never code */
+	KNO("good_insns_64", 0xf4);				  /* hlt */
+	KNO("good_insns_64", 0x62, 0xf1, 0x7d, 0x48, 0x6f, 0x00); /* EVEX */
+	KNO("good_2byte_insns", 0x0f, 0x05);			  /* syscall */
+	KNO("good_2byte_insns", 0x0f, 0x0b);			  /* ud2 */
+	KNO("good_2byte_insns", 0x0f, 0xae, 0xf0);		  /* mfence */
+	KNO("multi-byte NOP", 0x0f, 0x1f, 0x44, 0x00, 0x00);	  /* nop5 */
+	KNO("VEX", 0xc5, 0xf8, 0x77);				  /* vzeroupper */
+	KNO("mov to ss", 0x8e, 0xd0);				  /* mov ss, eax */
+	KNO("truncated", 0x66);
+}
+
+/* The boundary map of a linear decode, and where it stops. */
+static void test_boundaries(void **state)
+{
+	static const uint8_t code[] = {
+	    0x48, 0x83, 0xec, 0x18, /* 0x0: sub rsp, 0x18 */
+	    0x49, 0x90,		    /* 0x4: xchg r8, rax */
+	    0xc3,		    /* 0x6: ret */
+	    0xcc, 0xcc,		    /* 0x7: int3 x2 */
+	};
+	static const uint8_t cut[] = {
+	    0x48, 0x89, 0xc8, /* 0x0: mov rax, rcx */
+	    0x48, 0x8b,	      /* 0x3: mov ... cut short */
+	};
+	uint8_t bits[4];
+	struct retsites_engine *eng = *state;
+
+	memset(bits, 0, sizeof(bits));
+	assert_int_equal(retsites_boundaries(eng, code, sizeof(code), ADDR, bits), sizeof(code));
+	/* starts at 0, 4, 6, 7, 8 */
+	assert_int_equal(bits[0], 0x01 | 0x10 | 0x40 | 0x80);
+	assert_int_equal(bits[1], 0x01);
+	memset(bits, 0, sizeof(bits));
+	assert_int_equal(retsites_boundaries(eng, cut, sizeof(cut), ADDR, bits), 3);
+	assert_int_equal(bits[0], 0x01);
+}
+
+/* retsites_find() then retsites_boundaries() on the same bytes: the same
+ * answer as a decode of its own. */
+static void test_boundaries_after_find(void **state)
+{
+	static const uint8_t code[] = {
+	    0x48, 0x85, 0xc0,		  /* 0x0: test rax, rax */
+	    0x74, 0x03,			  /* 0x3: je 0x8 */
+	    0x31, 0xc0,			  /* 0x5: xor eax, eax */
+	    0xc3,			  /* 0x7: ret */
+	    0xb8, 0x01, 0x00, 0x00, 0x00, /* 0x8: mov eax, 1 */
+	    0xc3,			  /* 0xd: ret */
+	    0x48, 0x8b,			  /* 0xe: cut short */
+	};
+	uint8_t a[2] = {0}, b[2] = {0};
+	struct retsites r;
+	struct retsites_engine *eng = *state, *other;
+
+	assert_int_equal(retsites_engine_open(&other, NULL), 0);
+	assert_int_equal(retsites_find(eng, code, sizeof(code), ADDR, &r), 0);
+	assert_int_equal(retsites_boundaries(eng, code, sizeof(code), ADDR, a), 0xe);
+	assert_int_equal(retsites_boundaries(other, code, sizeof(code), ADDR, b), 0xe);
+	assert_memory_equal(a, b, sizeof(a));
+	assert_int_equal(a[0], 0x01 | 0x08 | 0x20 | 0x80);
+	assert_int_equal(a[1], 0x01 | 0x20);
+	/* Used once: a second call decodes again, with the same result. */
+	memset(a, 0, sizeof(a));
+	assert_int_equal(retsites_boundaries(eng, code, sizeof(code), ADDR, a), 0xe);
+	assert_memory_equal(a, b, sizeof(a));
+	retsites_free(&r);
+	retsites_engine_close(other);
+}
+
+/* A pc-to-SP table: delta 0 on [0,4), 8 on [4,0x10), 0 on [0x10,0x11). */
+static void test_pcsp_walk(void **state)
+{
+	static const uint8_t tab[] = {
+	    0x02, 0x04, /* value -1 + 1 = 0, for 4 bytes */
+	    0x10, 0x0c, /* + 8 = 8, for 12 bytes */
+	    0x0f, 0x01, /* - 8 = 0, for 1 byte */
+	    0x00,	/* end */
+	};
+	struct gopclntab_pciter it = {.p = tab, .avail = sizeof(tab), .quantum = 1, .val = -1};
+	uint64_t s, e;
+	int32_t v;
+
+	(void)state;
+	assert_int_equal(gopclntab_pciter_next(&it, &s, &e, &v), 1);
+	assert_int_equal(s, 0);
+	assert_int_equal(e, 4);
+	assert_int_equal(v, 0);
+	assert_int_equal(gopclntab_pciter_next(&it, &s, &e, &v), 1);
+	assert_int_equal(s, 4);
+	assert_int_equal(e, 0x10);
+	assert_int_equal(v, 8);
+	assert_int_equal(gopclntab_pciter_next(&it, &s, &e, &v), 1);
+	assert_int_equal(s, 0x10);
+	assert_int_equal(e, 0x11);
+	assert_int_equal(v, 0);
+	assert_int_equal(gopclntab_pciter_next(&it, &s, &e, &v), 0);
+	assert_int_equal(gopclntab_pciter_next(&it, &s, &e, &v), 0);
+
+	/* Truncated inside a pair: an error, never a guess. */
+	struct gopclntab_pciter cut = {.p = tab, .avail = 3, .quantum = 1, .val = -1};
+	assert_int_equal(gopclntab_pciter_next(&cut, &s, &e, &v), 1);
+	assert_int_equal(gopclntab_pciter_next(&cut, &s, &e, &v), -EINVAL);
+}
+
+static void test_writes_r14(void **state)
+{
+	(void)state;
+	assert_true(interlock_writes_r14("mov r14, rax"));
+	assert_true(interlock_writes_r14("mov r14d, ecx"));
+	assert_true(interlock_writes_r14("pop r14"));
+	assert_true(interlock_writes_r14("xchg rax, r14"));
+	assert_true(interlock_writes_r14("rorx r14, rdx, 0x10"));
+	assert_true(interlock_writes_r14("mov r14, qword ptr fs:[0xfffffffffffffff8]"));
+	assert_false(interlock_writes_r14("mov rax, r14"));
+	assert_false(interlock_writes_r14("cmp r14, rax"));
+	assert_false(interlock_writes_r14("push r14"));
+	assert_false(interlock_writes_r14("mov qword ptr [r14 + 0x10], rax"));
+	assert_false(interlock_writes_r14("xchg rax, qword ptr [r14]"));
+	assert_false(interlock_writes_r14("mov r15, rax"));
+	assert_false(interlock_writes_r14("ret"));
+}
+
+static void test_runtime_rules(void **state)
+{
+	(void)state;
+	assert_non_null(interlock_runtime_check("runtime.gcWriteBarrierR8", 0));
+	assert_non_null(interlock_runtime_check("runtime.gcWriteBarrier2", 0));
+	assert_non_null(interlock_runtime_check("runtime.morestack_noctxt", 0));
+	assert_non_null(interlock_runtime_check("runtime.systemstack_switch", 0));
+	assert_non_null(interlock_runtime_check("runtime.systemstack", 0));
+	assert_non_null(interlock_runtime_check("runtime.debugCall1024", 0));
+	assert_non_null(interlock_runtime_check("runtime.debugCallV2", 0));
+	assert_non_null(interlock_runtime_check("runtime.duffzero", 0));
+	assert_non_null(interlock_runtime_check("_rt0_amd64_linux", 0));
+	/* Go code that only shares a prefix traces. */
+	assert_null(interlock_runtime_check("runtime.debugCallCheck", 0));
+	assert_null(interlock_runtime_check("runtime.goexit1", 0));
+	assert_null(interlock_runtime_check("runtime.asyncPreempt2", 0));
+	assert_null(interlock_runtime_check("main.main", 0));
+	/* The toolchain's own flags. */
+	assert_non_null(
+	    strstr(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_TOPFRAME), "TOPFRAME"));
+	assert_non_null(strstr(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_SPWRITE), "SPWRITE"));
+	assert_null(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_ASM));
+}
+
+/* Only interlock_approve() makes a verdict the tracer accepts. */
+static void test_seal(void **state)
+{
+	struct interlock_verdict v;
+
+	(void)state;
+	memset(&v, 0, sizeof(v));
+	assert_false(interlock_sealed(&v));
+	assert_false(interlock_sealed(NULL));
+	v.entry_offset = 0x1000;
+	v.seal = 0x1234;
+	assert_false(interlock_sealed(&v));
+}
+
+static int setup(void **state)
+{
+	struct retsites_engine *eng;
+
+	if (retsites_engine_open(&eng, NULL) != 0)
+		return -1;
+	*state = eng;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	retsites_engine_close(*state);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_kernel_go_sites),
+	    cmocka_unit_test(test_kernel_rex_b_nop),
+	    cmocka_unit_test(test_kernel_refused),
+	    cmocka_unit_test(test_boundaries),
+	    cmocka_unit_test(test_boundaries_after_find),
+	    cmocka_unit_test(test_pcsp_walk),
+	    cmocka_unit_test(test_writes_r14),
+	    cmocka_unit_test(test_runtime_rules),
+	    cmocka_unit_test(test_seal),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
