@@ -60,11 +60,11 @@ bool retsites_is_boundary(struct retsites_engine *eng, const uint8_t *code, size
 			  uint64_t addr, uint64_t off);
 
 /* Mark in bits (one bit per byte of code[0..size), bit i set when an
- * instruction starts at offset i; size / 8 + 1 bytes, zeroed by the
- * caller) every instruction
- * start decoded linearly from offset 0.  Returns the offset where decoding
- * stopped: size when every instruction decoded, else the offset of the
- * first one that does not decode. */
+ * instruction starts at offset i; size / 8 + 1 bytes, zeroed by the caller)
+ * every instruction start decoded linearly from offset 0.  Returns the
+ * offset where decoding stopped: size when every instruction decoded, else
+ * the offset of the first one that does not decode.  Right after
+ * retsites_find() on the same bytes, its decode is reused. */
 size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			   uint64_t addr, uint8_t *bits);
 
@@ -74,13 +74,6 @@ size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, siz
  * when it does not decode, -ENOMEM when capstone cannot be opened. */
 int retsites_disasm_one(struct retsites_engine *eng, const uint8_t *code, size_t size,
 			uint64_t addr, char *text, size_t text_len);
-
-the caller zeroes it) every instruction
- * start decoded linearly from offset 0.  Returns the offset where decoding
- * stopped: size when every instruction decoded, else the offset of the
- * first one that does not decode. */
-size_t retsites_boundaries(struct retsites_engine *eng, const uint8_t *code, size_t size,
-			   uint64_t addr, uint8_t *bits);
 
 const char *traceable_name(enum traceable t);
 
