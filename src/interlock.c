@@ -468,6 +468,10 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 		f->interlock |= INTERLOCK_TAIL_CLEAN;
 	if (f->rets.traceable == TRACEABLE_NO)
 		return 0; /* already refused, with its own reason */
+	/* Markers such as go:textfipsstart name an address in the padding
+	 * between functions: no instruction of theirs runs. */
+	if (code_end == 0 || code[0] == 0xCC)
+		return refuse(f, "no code: a linker marker, not a function");
 	/* The bytes first: their reason says the most about the harm. */
 	if ((why = check_own(idx, eng, f, code, bits, stop, &pcsp, buf, sizeof(buf))))
 		return refuse(f, why);

@@ -286,7 +286,8 @@ int session_check_patterns(struct session *s, const char *const *patterns, size_
 int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
 {
 	struct func_info *chosen[RETOP_MAX_FUNCS];
-	size_t nchosen, attached = 0;
+	size_t nchosen, attached = 0, refused = 0;
+	char first_refused[ERR_LEN] = "";
 	int ret = session_select(s, patterns, n, chosen, &nchosen, err);
 
 	if (ret)
@@ -304,8 +305,20 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 			return err_set(err, ESRCH, "PID %d exited while its functions were being "
 				       "attached (%zu of %zu attached): nothing to trace",
 				       s->attach_pid, attached, nchosen);
+		/* A pattern over a package meets a few refused functions: one
+		 * line for all of them; each one's status says why. */
+		if (chosen[i]->rets_resolved && chosen[i]->rets.traceable == TRACEABLE_NO) {
+			if (refused++ == 0)
+				snprintf(first_refused, sizeof(first_refused), "%s", why);
+			continue;
+		}
 		log_warn("session", "%s", why);
 	}
+	if (refused == 1)
+		log_warn("session", "%s", first_refused);
+	else if (refused > 1)
+		log_warn("session", "%zu of %zu functions refused by the interlock (retop -l says why), "
+			 "e.g. %s", refused, nchosen, first_refused);
 	/* The first interval starts when the probes are in, not before; so
 	 * does the first measure of retop's own CPU use. */
 	s->last_ns = tracer_now_ns();
