@@ -53,7 +53,7 @@ static inline __u32 retop_hist_bucket(__u64 v)
 #define RETOP_SITE_ENTRY_ONLY 0xFFFFFFFEu
 
 /* In-flight calls: the same key at the entry and at every RET, even when the
- * goroutine moved to another thread or its stack was copied (DESIGN.md). */
+ * goroutine moved to another thread or its stack was copied (docs/ARCHITECTURE.md). */
 struct retop_inflight_key {
 	__u32 tgid;
 	__u32 func_id;

@@ -1,4 +1,4 @@
-/* The command line (a contract: tests and scripts rely on it, DESIGN.md). */
+/* The command line (a contract: tests and scripts rely on it; man/retop.8.in). */
 #ifndef RETOP_CLI_H
 #define RETOP_CLI_H
 

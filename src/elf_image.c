@@ -551,6 +551,22 @@ int elf_image_text_start(const struct elf_image *img, const uint8_t *pcln, size_
 	return 0;
 }
 
+const struct elf_symbol *elf_symbol_at(const struct elf_symbol *syms, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (syms[mid].value < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + 1 < n && syms[lo].size == 0 && syms[lo + 1].value == addr)
+		lo++;
+	return lo < n && syms[lo].value == addr ? &syms[lo] : NULL;
+}
+
 size_t elf_image_func_symbols(const struct elf_image *img, const struct elf_symbol **syms)
 {
 	*syms = img->funcs;

@@ -59,6 +59,10 @@ int elf_image_text_start(const struct elf_image *img, const uint8_t *pcln, size_
 
 /* Function symbols of .symtab sorted by value (empty when stripped). */
 size_t elf_image_func_symbols(const struct elf_image *img, const struct elf_symbol **syms);
+/* The function symbol at addr among syms (sorted by value, as
+ * elf_image_func_symbols() gives them), or NULL.  Markers such as
+ * runtime.text share an address with a function: the one with a size wins. */
+const struct elf_symbol *elf_symbol_at(const struct elf_symbol *syms, size_t n, uint64_t addr);
 /* Value of a symbol by exact name (any type); 0 when absent. */
 uint64_t elf_image_symbol_value(const struct elf_image *img, const char *name);
 

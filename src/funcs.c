@@ -25,25 +25,6 @@ const char *func_source_name(enum func_source s)
 	return s <= SRC_SDK ? names[s] : "?";
 }
 
-static const struct elf_symbol *symtab_lookup(const struct elf_symbol *syms, size_t n,
-					      uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (syms[mid].value < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	/* Markers such as runtime.text share an address with a function:
-	 * prefer the symbol that has a size. */
-	while (lo + 1 < n && syms[lo].size == 0 && syms[lo + 1].value == addr)
-		lo++;
-	return lo < n && syms[lo].value == addr ? &syms[lo] : NULL;
-}
-
 /* Function tails read in address order through page-aligned windows of
  * the mapping: no copy of the text, and each window's pages are given back
  * when the scan moves on, so the resident set stays flat. */
@@ -122,7 +103,7 @@ static void funcs_fill_one(struct func_index *idx, struct code_window *w, struct
 	f->pcln_index = gf->index;
 	f->source = SRC_PCLNTAB;
 	f->size = 0;
-	if ((sym = symtab_lookup(syms, nsyms, gf->entry)) && sym->size) {
+	if ((sym = elf_symbol_at(syms, nsyms, gf->entry)) && sym->size) {
 		f->source = SRC_SYMTAB;
 		f->size = sym->size;
 	}

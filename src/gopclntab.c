@@ -472,18 +472,13 @@ int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const cha
 
 int gopclntab_code_size(const struct gopclntab *tab, size_t i, uint64_t *size)
 {
-	const struct sub *pct = &tab->sub[SUB_PC];
-	struct func_raw r;
+	struct gopclntab_pciter it;
 	uint64_t span;
-	int ret = func_raw(tab, i, &r, NULL);
+	int ret = gopclntab_pcsp(tab, i, &it);
 
 	if (ret)
 		return ret;
-	if (r.pcsp == 0)
-		return -ENOENT;
-	if (r.pcsp >= pct->len)
-		return -EINVAL;
-	ret = gopclntab_pcspan(tab->data + pct->off + r.pcsp, pct->len - r.pcsp, tab->quantum, &span);
+	ret = gopclntab_pcspan(it.p, it.avail, it.quantum, &span);
 	if (ret)
 		return ret;
 	/* More than the distance to the next function: not this table's. */

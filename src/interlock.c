@@ -338,23 +338,6 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 			 retsites_get(&f->rets, ri)->offset);
 }
 
-/* The .symtab function symbol at addr, or NULL. */
-static const struct elf_symbol *symbol_at(const struct elf_symbol *syms, size_t n, uint64_t addr)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (syms[mid].value < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	while (lo + 1 < n && syms[lo].size == 0 && syms[lo + 1].value == addr)
-		lo++;
-	return lo < n && syms[lo].value == addr ? &syms[lo] : NULL;
-}
-
 /* .symtab and DWARF, each on its own, against the table's code size. */
 static const char *check_sources(const struct func_index *idx, const struct func_info *f,
 				 uint64_t table_size, char *buf, size_t len)
@@ -363,7 +346,7 @@ static const char *check_sources(const struct func_index *idx, const struct func
 	size_t nsyms = elf_image_func_symbols(idx->img, &syms);
 
 	if (nsyms > 0) {
-		if (!(sym = symbol_at(syms, nsyms, f->entry)))
+		if (!(sym = elf_symbol_at(syms, nsyms, f->entry)))
 			return "no .symtab function at the entry .gopclntab gives";
 		if (sym->size && sym->size != table_size) {
 			snprintf(

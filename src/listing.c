@@ -96,8 +96,9 @@ static void line_str(struct line_buf *b, const char *s)
 	json_object_put(o);
 }
 
-/* The DESIGN.md object for one function (RET sites resolved first), one
- * line.  -ENOMEM when the line could not be built. */
+/* The `retop -l -o json` object for one function (a contract: man retop),
+ * RET sites resolved first, on one line.  -ENOMEM when the line could not
+ * be built. */
 static int listing_func_json(struct line_buf *b, struct func_index *idx, struct func_info *f)
 {
 	char err[ERR_LEN];

@@ -15,7 +15,7 @@
 #include "serve.h"
 #include "../ui/ui.h"
 
-/* Exit codes (DESIGN.md): 0 ok, 1 runtime failure, 2 usage error. */
+/* Exit codes (man retop, EXIT STATUS): 0 ok, 1 runtime failure, 2 usage error. */
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 /* The binary to index: -x PATH as given, or /proc/PID/exe. */

@@ -1,6 +1,6 @@
 /* Client of the in-process Go SDK that serves function metadata over HTTP.
  *
- * The SDK is an untrusted peer (DESIGN.md, "Safety"): every response is
+ * The SDK is an untrusted peer (docs/ARCHITECTURE.md): every response is
  * size-capped and parsed strictly, and an SDK offset is only ever used after
  * sdk_client_check() found it equal to the local index's own fact.  Every
  * failure is one status line in err ("SDK at URL unreachable (...): using the

@@ -1,6 +1,6 @@
 /* What the target's own SDK says about its functions, checked against the
- * binary: a fact is used only when it equals the local index's (DESIGN.md,
- * "Safety").  The SDK is optional; without it nothing changes. */
+ * binary: a fact is used only when it equals the local index's
+ * (docs/ARCHITECTURE.md, "Data flow").  The SDK is optional; without it nothing changes. */
 #ifndef RETOP_SDK_FACTS_H
 #define RETOP_SDK_FACTS_H
 

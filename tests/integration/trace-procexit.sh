@@ -17,7 +17,7 @@ snap=$T/x.snap
 rp=$!
 track_pid "$rp"
 sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/x.err")"
-start_fixture stress-default -mode exit -workers 7 -exit-after 1s -out "$T/x.out"
+start_fixture stress-default -mode exit -workers 7 -exit-after 3s -out "$T/x.out"
 fixture=$FIXTURE_PID
 kill -USR1 "$fixture"
 wait_file "$T/x.out" 10 || fail "no result from the fixture"
@@ -34,7 +34,7 @@ wait "$rp" || fail "retop -x exited $?"
 
 # -p: the last snapshot (process exited) has the calls closed.
 snap=$T/p.snap
-start_fixture stress-default -mode exit -workers 7 -exit-after 1s -out "$T/p.out"
+start_fixture stress-default -mode exit -workers 7 -exit-after 3s -out "$T/p.out"
 fixture=$FIXTURE_PID
 "$RETOP" -b -p "$fixture" -t main.Hold -d 0.3 -o json >"$snap" 2>"$T/p.err" &
 rp=$!

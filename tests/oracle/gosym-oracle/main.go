@@ -154,7 +154,7 @@ func bench(path string) error {
 	return nil
 }
 
-// retopFunc is one line of `retop -l -x BINARY -o json` (DESIGN.md).
+// retopFunc is one line of `retop -l -x BINARY -o json` (man retop: a contract).
 type retopFunc struct {
 	Name       string  `json:"name"`
 	Entry      *uint64 `json:"entry"`
