@@ -71,6 +71,8 @@ int batch_run(const struct cli_options *o)
 		batch_print(o, snap);
 		if (ferror(stdout))
 			break; /* the reader went away (retop -b | head) */
+		if (snap->auto_detached)
+			break; /* time is up: the session said so, and detached */
 		if (snap->target_exited) {
 			fprintf(stderr, "retop: PID %d exited; tracing stopped\n", o->pid);
 			break;

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "funcs.h"
+#include "guard.h"
 #include "snapshot.h"
 #include "tracer.h"
 
@@ -21,6 +22,8 @@ struct session_opts {
 	uint32_t max_in_flight;
 	double orphan_timeout_s;
 	const char *sdk_url; /* -s; NULL: try the default quietly for a PID */
+	double max_duration_s; /* auto-detach after it; 0: never */
+	uint64_t max_memory;   /* refuse to attach beyond it; 0: no limit */
 };
 
 struct session_func {
@@ -47,6 +50,7 @@ struct session {
 	double last_cpu_s;
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
 	bool warned_dropped; /* the one-line warning about a full map */
+	struct guard guard;  /* --max-duration */
 	struct snapshot snap;
 };
 
@@ -73,5 +77,7 @@ const struct snapshot *session_sample(struct session *s);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);
 void session_reset(struct session *s);
+/* Another --max-duration period before auto-detach (the dashboard's '+'). */
+void session_extend(struct session *s);
 
 #endif

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "guard.h"
+
 /* A double with a fixed number of decimals: rates and times need no more. */
 static struct json_object *json_fixed(double v, int decimals)
 {
@@ -46,6 +48,21 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	return o;
 }
 
+/* Limits: when tracing stops by itself, and the memory it takes. */
+static void snapshot_guard_json(struct json_object *o, const struct snapshot *snap)
+{
+	struct json_object *mem = json_object_new_object();
+
+	json_object_object_add(o, "max_duration_s", json_fixed(snap->max_duration_s, 3));
+	json_object_object_add(o, "remaining_s", snap->remaining_s < 0
+							 ? NULL
+							 : json_fixed(snap->remaining_s, 3));
+	json_object_object_add(o, "auto_detached", json_object_new_uint64(snap->auto_detached));
+	json_object_object_add(mem, "bpf_map_bytes", json_object_new_uint64(snap->bpf_map_bytes));
+	json_object_object_add(mem, "user_bytes", json_object_new_uint64(snap->user_bytes));
+	json_object_object_add(o, "memory", mem);
+}
+
 void snapshot_print_json(FILE *out, const struct snapshot *snap)
 {
 	struct json_object *o = json_object_new_object(), *targets = json_object_new_array(),
@@ -60,6 +77,7 @@ void snapshot_print_json(FILE *out, const struct snapshot *snap)
 		json_object_array_add(targets, t);
 	}
 	json_object_object_add(o, "targets", targets);
+	snapshot_guard_json(o, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++)
 		json_object_array_add(funcs, snapshot_func_json(&snap->funcs[i]));
 	json_object_object_add(o, "functions", funcs);
@@ -79,6 +97,24 @@ static const char *snapshot_fit_name(const char *name, char *buf, size_t width)
 		return name;
 	snprintf(buf, width + 1, "~%s", name + len - (width - 1));
 	return buf;
+}
+
+static void snapshot_text_limits(FILE *out, const struct snapshot *snap)
+{
+	char left[40], maps[32], user[32];
+
+	guard_format_bytes(snap->bpf_map_bytes, maps, sizeof(maps));
+	guard_format_bytes(snap->user_bytes, user, sizeof(user));
+	if (snap->remaining_s < 0)
+		snprintf(left, sizeof(left), "no time limit");
+	else if (snap->auto_detached || snap->remaining_s == 0)
+		snprintf(left, sizeof(left), "time limit reached");
+	else {
+		char t[16];
+		guard_format_remaining(snap->remaining_s, t, sizeof(t));
+		snprintf(left, sizeof(left), "detach in %s", t);
+	}
+	fprintf(out, "%s, memory: bpf maps %s, retop %s\n", left, maps, user);
 }
 
 static void snapshot_text_header(FILE *out, const struct snapshot *snap)
@@ -101,6 +137,7 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 		fprintf(out, "%zu processes", snap->npids);
 	fprintf(out, "%s, %zu functions, %s calls/s, cpu %.1f%%\n",
 		snap->target_exited ? " (exited)" : "", snap->nfuncs, rate, snap->self_cpu_pct);
+	snapshot_text_limits(out, snap);
 	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
 		"P50", "P99", "MAX", "INFL", "ORPH");
 }

@@ -44,6 +44,11 @@ struct snapshot {
 	size_t npids;
 	bool target_exited;
 	double self_cpu_pct; /* retop's own CPU use over the interval */
+	double max_duration_s;	 /* --max-duration; 0: no limit */
+	double remaining_s;	 /* before auto-detach; negative: no limit */
+	size_t auto_detached;	 /* functions detached because time was up */
+	uint64_t bpf_map_bytes;	 /* kernel memory of retop's BPF maps */
+	uint64_t user_bytes;	 /* retop's resident memory */
 	struct snapshot_func *funcs;
 	size_t nfuncs;
 };

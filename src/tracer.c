@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "log.h"
 #include "probes.h"
 #include "procs.h"
@@ -551,4 +552,16 @@ uint64_t tracer_inflight_bytes(uint32_t n)
 	while (buckets < n)
 		buckets <<= 1;
 	return elem * n + 16 * buckets;
+}
+
+uint64_t tracer_map_bytes(const struct tracer *t)
+{
+	struct bpf_map *map;
+	uint64_t sum = 0;
+
+	if (!t || !t->skel)
+		return 0;
+	bpf_object__for_each_map(map, t->skel->obj)
+		sum += guard_fd_memlock(bpf_map__fd(map));
+	return sum;
 }

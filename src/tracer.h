@@ -73,6 +73,9 @@ int tracer_reset(struct tracer *t, int slot);
  * entries of detached slots.  inflight has max_functions items. */
 int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
 
+/* Kernel memory the loaded maps take, as the kernel charges it. */
+uint64_t tracer_map_bytes(const struct tracer *t);
+
 uint64_t tracer_now_ns(void); /* the clock of bpf_ktime_get_ns() */
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/guard.h"
 #include "screens.h"
 
 enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_MAX, LC_INFL, LC_OLDEST,
@@ -256,17 +257,20 @@ static void live_draw_title(struct ui *ui, int y)
 static void live_draw_header(struct ui *ui)
 {
 	double rate = 0;
-	char r[16], line[300];
+	char r[16], line[300], maps[32], user[32];
 
 	for (size_t i = 0; i < ui->nfuncs; i++)
 		rate += ui->funcs[i].v.calls_per_s;
 	fmt_count(rate, r, sizeof(r));
+	guard_format_bytes(ui->have_snap ? ui->snap.bpf_map_bytes : 0, maps, sizeof(maps));
+	guard_format_bytes(ui->have_snap ? ui->snap.user_bytes : 0, user, sizeof(user));
 	ui_header_target(ui);
 	snprintf(line, sizeof(line),
-		 "%zu traced, %s calls/s, cpu %.1f%%, p50/p99 %s +-%.1f%%, every %gs%s", ui->nfuncs,
-		 r, ui->have_snap ? ui->snap.self_cpu_pct : 0.0,
+		 "%zu traced, %s calls/s, cpu %.1f%%, p50/p99 %s +-%.1f%%, every %gs%s, mem bpf %s + %s",
+		 ui->nfuncs, r, ui->have_snap ? ui->snap.self_cpu_pct : 0.0,
 		 ui->interval_pct ? "last interval" : "since start", STATS_PERCENTILE_ERROR_PCT,
-		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "");
+		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "", maps,
+		 user);
 	draw_text(1, 0, COLS, DR_HEADER, true, line);
 }
 

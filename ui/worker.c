@@ -357,6 +357,10 @@ static void worker_run_job(struct worker *w, const struct worker_job *job)
 		if (w->s)
 			session_reset(w->s);
 		break;
+	case JOB_EXTEND:
+		if (w->s)
+			session_extend(w->s);
+		break;
 	case JOB_SCAN:
 		worker_job_scan(w);
 		break;
@@ -386,7 +390,9 @@ static void worker_sample(struct worker *w)
 {
 	const struct snapshot *snap = NULL;
 
-	if (w->s && w->s->tracer)
+	/* After auto-detach the tracer is closed, but the countdown and the
+	 * detached rows still show. */
+	if (w->s && (w->s->tracer || w->s->start_ns))
 		snap = session_sample(w->s);
 	worker_lock(w);
 	w->ticks++;
