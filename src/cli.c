@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "../bpf/retop.h"
+#include "budget.h"
 #include "config.h"
 #include "guard.h"
 #include "stats.h"
 #include "tracer.h"
 
 enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_MAX_IN_FLIGHT, OPT_SERVE, OPT_NO_DWARF,
-       OPT_MAX_DURATION, OPT_MAX_MEMORY };
+       OPT_MAX_DURATION, OPT_MAX_MEMORY, OPT_BUDGET };
 
 static const struct option long_options[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -32,6 +33,7 @@ static const struct option long_options[] = {
 	{"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
 	{"max-duration", required_argument, NULL, OPT_MAX_DURATION},
 	{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+	{"budget", required_argument, NULL, OPT_BUDGET},
 	{"serve", required_argument, NULL, OPT_SERVE},
 	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
 	{"verbose", no_argument, NULL, 'v'},
@@ -64,6 +66,9 @@ void cli_usage(FILE *out)
 		"      --max-in-flight N      calls tracked in flight at once, all functions\n"
 		"                             together (%u: %.0f MiB of kernel memory, about\n"
 		"                             %u bytes a call); calls past it are 'dropped'\n"
+		"      --budget PCT           the probes may cost each target at most PCT %% of\n"
+		"                             one CPU (1; 0: no budget), and at most %.0f\n"
+		"                             probe hits/s; over it functions are sampled\n"
 		"      --max-duration SECS    detach every probe after this long (600; 0: never;\n"
 		"                             --serve: never unless given); the dashboard's\n"
 		"                             '+' key adds another period\n"
@@ -88,7 +93,7 @@ void cli_usage(FILE *out)
 		RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
 		(double)tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
 		(unsigned)(tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / TRACER_DEFAULT_IN_FLIGHT),
-		STATS_PERCENTILE_ERROR_PCT,
+		BUDGET_MAX_HITS_PER_S, STATS_PERCENTILE_ERROR_PCT,
 		(double)guard_maps_estimate(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0));
 }
 
@@ -209,6 +214,14 @@ static int cli_parse_one(int c, struct cli_options *o)
 					   GUARD_MAX_DURATION_LIMIT_S, optarg);
 		o->max_duration_given = true;
 		return 0;
+	case OPT_BUDGET:
+		errno = 0;
+		o->budget_pct = strtod(optarg, &end);
+		if (errno || end == optarg || (*end && strcmp(end, "%")) || !isfinite(o->budget_pct) ||
+		    o->budget_pct < 0 || o->budget_pct > 100)
+			return usage_error("--budget takes a percentage of one CPU from 0 (no budget) to 100, got '%s'",
+					   optarg);
+		return 0;
 	case OPT_MAX_MEMORY:
 		if (!guard_parse_size(optarg, &o->max_memory))
 			return usage_error("--max-memory takes a size such as 64M or 1G, got '%s'", optarg);
@@ -237,6 +250,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	o->max_functions = 64;
 	o->max_in_flight = TRACER_DEFAULT_IN_FLIGHT;
 	o->max_duration_s = GUARD_DEFAULT_MAX_DURATION_S;
+	o->budget_pct = BUDGET_DEFAULT_PCT;
 	opterr = 0; /* one message, ours */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {

@@ -29,6 +29,7 @@ struct cli_options {
 	double max_duration_s; /* --max-duration: auto-detach after it; 0 = never */
 	bool max_duration_given;
 	uint64_t max_memory; /* --max-memory: bytes, 0 = no limit */
+	double budget_pct;   /* --budget: % of one CPU the probes may cost; 0 = none */
 	const char *serve_addr;
 	bool no_dwarf;
 	int verbose;

@@ -48,7 +48,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
 		.max_in_flight = (uint32_t)o->max_in_flight,
 		.sdk_url = o->sdk_url, .max_duration_s = o->max_duration_s,
-		.max_memory = o->max_memory,
+		.max_memory = o->max_memory, .budget_pct = o->budget_pct,
 	};
 }
 
@@ -137,6 +137,26 @@ static int session_open_tracer(struct session *s, char *err)
 	return 0;
 }
 
+/* The cost of a probe hit, for --budget; when it cannot be measured, the
+ * dearest single-stepped hit measured on this kind of machine (50 us), so
+ * that the budget errs on the target's side. */
+static void session_calibrate(struct session *s)
+{
+	char why[ERR_LEN];
+
+	s->budget.pct = s->opts.budget_pct;
+	s->budget.fraction = 1.0;
+	if (s->budget.pct <= 0)
+		return;
+	s->budget.hit_ns = budget_calibrate(why);
+	if (s->budget.hit_ns <= 0) {
+		log_warn("budget", "cannot time a probe hit (%s): assuming 50 us a hit", why);
+		s->budget.hit_ns = 50000;
+	}
+	log_info("budget", "a probe hit costs %.0f ns: --budget %g%% allows %.0f hits/s", s->budget.hit_ns,
+		 s->budget.pct, s->budget.pct / 100.0 * 1e9 / s->budget.hit_ns);
+}
+
 int session_start_tracing(struct session *s, char *err)
 {
 	if (s->tracer)
@@ -144,6 +164,7 @@ int session_start_tracing(struct session *s, char *err)
 	int ret = session_open_tracer(s, err);
 	if (ret)
 		return ret;
+	session_calibrate(s);
 	s->start_ns = s->last_ns = tracer_now_ns();
 	guard_arm(&s->guard, s->opts.max_duration_s, s->start_ns);
 	s->last_cpu_s = session_cpu_seconds();
@@ -238,6 +259,7 @@ int session_trace(struct session *s, struct func_info *f, char *err)
 	}
 	sf->slot = ret;
 	sf->entry_only = entry_only;
+	budget_func_start(&sf->bf, tracer_now_ns());
 	if (entry_only)
 		snprintf(sf->status, sizeof(sf->status), "entry-only: %s", why);
 	else
@@ -404,6 +426,9 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 					     ? (double)(sf->cur.entries - sf->prev.entries) / interval
 					     : 0;
 	}
+	out->sampled = 1.0;
+	if (sf->slot >= 0)
+		budget_scale(sf, s->last_ns, (uint64_t)(interval * 1e9), out);
 	out->nsites = sf->entry_only ? 0 : sf->f->rets.count;
 	if (out->nsites > RETOP_MAX_RET_SITES)
 		out->nsites = RETOP_MAX_RET_SITES;
@@ -437,6 +462,8 @@ static void session_warn_dropped(struct session *s)
 static void session_sample_guard(struct session *s, uint64_t now)
 {
 	s->snap.max_duration_s = s->guard.max_duration_s;
+	s->snap.budget_pct = s->budget.pct;
+	s->snap.hit_ns = s->budget.hit_ns;
 	if (s->tracer && guard_due(&s->guard, now)) {
 		for (size_t i = 0; i < s->nfuncs; i++)
 			s->guard.auto_detached += s->funcs[i].slot >= 0;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "budget.h"
 #include "funcs.h"
 #include "guard.h"
 #include "snapshot.h"
@@ -24,6 +25,7 @@ struct session_opts {
 	const char *sdk_url; /* -s; NULL: try the default quietly for a PID */
 	double max_duration_s; /* auto-detach after it; 0: never */
 	uint64_t max_memory;   /* refuse to attach beyond it; 0: no limit */
+	double budget_pct;     /* --budget: % of one CPU; 0: no budget */
 };
 
 struct session_func {
@@ -33,6 +35,7 @@ struct session_func {
 	char status[SNAPSHOT_STATUS_LEN];
 	struct retop_func_stats prev, cur;
 	bool have_prev;
+	struct budget_func bf; /* the overhead budget's duty cycle */
 };
 
 struct session {
@@ -51,6 +54,7 @@ struct session {
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
 	bool warned_dropped; /* the one-line warning about a full map */
 	struct guard guard;  /* --max-duration */
+	struct budget budget; /* --budget */
 	struct snapshot snap;
 };
 

@@ -45,6 +45,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 		json_object_array_add(sites, s);
 	}
 	json_object_object_add(o, "ret_sites", sites);
+	json_object_object_add(o, "sampled", json_fixed(f->sampled, 4));
+	json_object_object_add(o, "estimated", json_object_new_boolean(f->estimated));
 	return o;
 }
 
@@ -61,6 +63,8 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(mem, "bpf_map_bytes", json_object_new_uint64(snap->bpf_map_bytes));
 	json_object_object_add(mem, "user_bytes", json_object_new_uint64(snap->user_bytes));
 	json_object_object_add(o, "memory", mem);
+	json_object_object_add(o, "budget_pct", json_fixed(snap->budget_pct, 3));
+	json_object_object_add(o, "probe_hit_ns", json_fixed(snap->hit_ns, 0));
 }
 
 void snapshot_print_json(FILE *out, const struct snapshot *snap)
@@ -169,6 +173,16 @@ static void snapshot_text_status(FILE *out, int col, const char *s)
 	}
 }
 
+static void snapshot_mark(char *buf, size_t len)
+{
+	size_t n = strlen(buf);
+
+	if (n + 2 > len)
+		return;
+	memmove(buf + 1, buf, n + 1);
+	buf[0] = '~';
+}
+
 static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 {
 	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8];
@@ -183,7 +197,13 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 	stats_format_duration(v->p50_ns, p50, sizeof(p50));
 	stats_format_duration(v->p99_ns, p99, sizeof(p99));
 	stats_format_duration(v->max_ns, max, sizeof(max));
-	if (strcmp(f->status, "tracing") != 0 && !f->entry_only) {
+	if (f->estimated) {
+		/* '~': scaled from a sample (--budget), an estimate. */
+		snapshot_mark(calls, sizeof(calls));
+		snapshot_mark(rate, sizeof(rate));
+	}
+	if (strcmp(f->status, "tracing") != 0 && strncmp(f->status, "sampled", 7) != 0 &&
+	    !f->entry_only) {
 		fprintf(out, "%-24s %8s  ", name, calls);
 		snapshot_text_status(out, 35, f->status);
 		return;
@@ -198,6 +218,8 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
+	if (!strncmp(f->status, "sampled", 7))
+		fprintf(out, "    %s of the time (--budget): ~ marks estimates\n", f->status);
 }
 
 void snapshot_print_text(FILE *out, const struct snapshot *snap)

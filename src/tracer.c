@@ -301,6 +301,27 @@ void tracer_detach(struct tracer *t, int slot)
 	t->slots[slot].used = false;
 }
 
+void tracer_pause(struct tracer *t, int slot)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
+		return;
+	t->skel->bss->slot_closing[slot] = 1;
+	probe_sets_destroy(&t->slots[slot].sets[0], 1);
+	probe_sets_destroy(&t->slots[slot].sets[1], 1);
+	/* A call whose RET can no longer be seen is not an orphan: forget it. */
+	tracer_purge_slot(t, slot);
+}
+
+int tracer_resume(struct tracer *t, int slot, const struct func_info *f, const char *binary,
+		  int pid, bool entry_only, char *err)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
+		return err_set(err, EINVAL, "%s: not traced", f->name);
+	if (t->slots[slot].sets[0])
+		return 0;
+	return tracer_attach_sites(t, slot, f, binary, pid, entry_only ? 0 : f->rets.count, err);
+}
+
 int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, const char *binary,
 			  int pid)
 {

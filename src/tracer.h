@@ -53,6 +53,13 @@ void tracer_close(struct tracer *t);
 int tracer_attach(struct tracer *t, struct func_info *f, const char *binary, int pid,
 		  bool *entry_only, char *err);
 void tracer_detach(struct tracer *t, int slot);
+/* The overhead budget's duty cycle: remove every probe of a slot (entry
+ * first, then the RETs; its in-flight calls are forgotten, not orphans)
+ * but keep its counters; put them back (RETs first, as tracer_attach).
+ * resume is all or nothing, like tracer_attach. */
+void tracer_pause(struct tracer *t, int slot);
+int tracer_resume(struct tracer *t, int slot, const struct func_info *f, const char *binary,
+		  int pid, bool entry_only, char *err);
 /* Watch the target's runtime.recovery, so that calls unwound by a recovered
  * panic count as orphans, not as restarts.  Once per tracer. */
 int tracer_watch_recovery(struct tracer *t, const struct func_info *recovery, const char *binary,
