@@ -19,6 +19,9 @@
 #define BUDGET_MEASURE_NS 20000000ull
 #define BUDGET_MIN_ON_NS 50000000ull
 #define BUDGET_CYCLE_NS 1000000000ull
+/* Under budget, how often the rate is measured again: a load that starts
+ * is at full probe cost for at most this long. */
+#define BUDGET_RECHECK_NS 100000000ull
 #define BUDGET_CALIBRATE_HITS 4000
 
 /* The calibration target: one RET instruction, as the kernel sees a Go
@@ -172,14 +175,15 @@ static void budget_end_window(struct session *s, struct session_func *sf, uint64
 	uint64_t hits = budget_hits(s, sf), window = now - bf->on_since_ns;
 	double r = window ? (double)(hits - bf->hits_on) * 1e9 / (double)window : 0;
 
-	bf->rate = bf->rate > 0 ? (bf->rate + r) / 2 : r;
+	/* Up at once, down slowly: the budget errs on the target's side. */
+	bf->rate = r > bf->rate ? r : (bf->rate + r) / 2;
 	s->budget.fraction = budget_fraction(s);
 	bf->on_ns += window;
 	bf->fraction = s->budget.fraction;
 	if (s->budget.fraction >= 1.0) {
 		bf->on_since_ns = now;
 		bf->hits_on = hits;
-		bf->switch_ns = now + BUDGET_CYCLE_NS;
+		bf->switch_ns = now + BUDGET_RECHECK_NS;
 		return;
 	}
 	double frac = s->budget.fraction;
@@ -208,7 +212,7 @@ static void budget_start_window(struct session *s, struct session_func *sf)
 	bf->hits_on = budget_hits(s, sf);
 	uint64_t on = frac * BUDGET_CYCLE_NS > BUDGET_MIN_ON_NS ? (uint64_t)(frac * BUDGET_CYCLE_NS)
 							       : BUDGET_MIN_ON_NS;
-	bf->switch_ns = bf->on_since_ns + (frac >= 1.0 ? BUDGET_CYCLE_NS : on);
+	bf->switch_ns = bf->on_since_ns + (frac >= 1.0 ? BUDGET_RECHECK_NS : on);
 }
 
 uint64_t budget_tick(struct session *s, uint64_t now_ns)
@@ -258,6 +262,6 @@ void budget_scale(struct session_func *sf, uint64_t now_ns, uint64_t interval_ns
 		v->ret_hits_delta[i] = (uint64_t)((double)v->ret_hits_delta[i] * ki + 0.5);
 	}
 	if (!strncmp(out->status, "tracing", 7))
-		snprintf(out->status, sizeof(out->status), "sampled %.0f%%",
-			 out->sampled * 100 < 1 ? 1 : out->sampled * 100);
+		snprintf(out->status, sizeof(out->status), "sampled %.*f%%",
+			 out->sampled < 0.1 ? 1 : 0, out->sampled * 100);
 }

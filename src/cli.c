@@ -69,6 +69,7 @@ void cli_usage(FILE *out)
 		"      --budget PCT           the probes may cost each target at most PCT %% of\n"
 		"                             one CPU (1; 0: no budget), and at most %.0f\n"
 		"                             probe hits/s; over it functions are sampled\n"
+		"                             (default from $RETOP_BUDGET if set)\n"
 		"      --max-duration SECS    detach every probe after this long (600; 0: never;\n"
 		"                             --serve: never unless given); the dashboard's\n"
 		"                             '+' key adds another period\n"
@@ -130,6 +131,20 @@ static bool parse_seconds(const char *s, double min, double *out)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !isfinite(v) || v < min || v > 86400.0)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* "1", "0.5", "2%": a percentage of one CPU, 0 to 100. */
+static bool parse_budget(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || (*end && strcmp(end, "%")) || !isfinite(v) || v < 0 || v > 100)
 		return false;
 	*out = v;
 	return true;
@@ -215,10 +230,7 @@ static int cli_parse_one(int c, struct cli_options *o)
 		o->max_duration_given = true;
 		return 0;
 	case OPT_BUDGET:
-		errno = 0;
-		o->budget_pct = strtod(optarg, &end);
-		if (errno || end == optarg || (*end && strcmp(end, "%")) || !isfinite(o->budget_pct) ||
-		    o->budget_pct < 0 || o->budget_pct > 100)
+		if (!parse_budget(optarg, &o->budget_pct))
 			return usage_error("--budget takes a percentage of one CPU from 0 (no budget) to 100, got '%s'",
 					   optarg);
 		return 0;
@@ -251,6 +263,10 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	o->max_in_flight = TRACER_DEFAULT_IN_FLIGHT;
 	o->max_duration_s = GUARD_DEFAULT_MAX_DURATION_S;
 	o->budget_pct = BUDGET_DEFAULT_PCT;
+	/* The site's default (e.g. a test suite that counts every call). */
+	const char *env = getenv("RETOP_BUDGET");
+	if (env && !parse_budget(env, &o->budget_pct))
+		return usage_error("RETOP_BUDGET must be a percentage from 0 to 100, got '%s'", env);
 	opterr = 0; /* one message, ours */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {

@@ -269,6 +269,13 @@ static uint64_t get_max(const struct session_func *sf, const struct snapshot_fun
 	return sn->v.max_ns;
 }
 
+/* A ratio, in billionths so that it prints like a duration in seconds. */
+static uint64_t get_sampled(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sf;
+	return (uint64_t)(sn->sampled * 1e9 + 0.5);
+}
+
 static const struct serve_fam serve_fams[] = {
     {"retop_function_calls_total", "counter",
      "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
@@ -298,6 +305,10 @@ static const struct serve_fam serve_fams[] = {
     {"retop_function_p99_seconds", "gauge",
      "99th percentile duration since tracing began (<= 1.6% error).", true, get_p99},
     {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
+    {"retop_function_sampled_ratio", "gauge",
+     "Share of time the function's probes are in under --budget: below 1 the *_total counters "
+     "count only the calls seen; divide their rates by this for an estimate.",
+     true, get_sampled},
 };
 
 static void serve_render_fam(struct render *r, const struct serve_fam *fam)
