@@ -17,11 +17,11 @@
 /* The first window at full rate, to measure; the shortest window with the
  * probes in (an attach takes about a millisecond); the cycle under budget. */
 #define BUDGET_MEASURE_NS 20000000ull
-#define BUDGET_MIN_ON_NS 50000000ull
+#define BUDGET_MIN_ON_NS 20000000ull
 #define BUDGET_CYCLE_NS 1000000000ull
 /* Under budget, how often the rate is measured again: a load that starts
  * is at full probe cost for at most this long. */
-#define BUDGET_RECHECK_NS 100000000ull
+#define BUDGET_RECHECK_NS 20000000ull
 #define BUDGET_CALIBRATE_HITS 4000
 
 /* The calibration target: one RET instruction, as the kernel sees a Go
