@@ -108,7 +108,7 @@ double budget_calibrate(char *err)
 	double bare = budget_burst_ns(fn, BUDGET_CALIBRATE_HITS);
 	attr.type = (uint32_t)type;
 	attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
-	attr.config2 = off;			   /* probe_offset */
+	attr.config2 = off;			  /* probe_offset */
 	attr.disabled = 1;
 	attr.exclude_kernel = 0;
 	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
@@ -133,8 +133,10 @@ double budget_calibrate(char *err)
 
 void budget_func_start(struct budget_func *bf, uint64_t now_ns)
 {
-	*bf = (struct budget_func){.attached_ns = now_ns, .on_since_ns = now_ns,
-				   .switch_ns = now_ns + BUDGET_MEASURE_NS, .fraction = 1.0};
+	*bf = (struct budget_func){.attached_ns = now_ns,
+				   .on_since_ns = now_ns,
+				   .switch_ns = now_ns + BUDGET_MEASURE_NS,
+				   .fraction = 1.0};
 }
 
 /* Probe hits of a function so far: its entries and every RET. */
@@ -188,7 +190,7 @@ static void budget_end_window(struct session *s, struct session_func *sf, uint64
 	}
 	double frac = s->budget.fraction;
 	uint64_t on = frac * BUDGET_CYCLE_NS > BUDGET_MIN_ON_NS ? (uint64_t)(frac * BUDGET_CYCLE_NS)
-							       : BUDGET_MIN_ON_NS;
+								: BUDGET_MIN_ON_NS;
 	tracer_pause(s->tracer, sf->slot);
 	bf->paused = true;
 	bf->switch_ns = tracer_now_ns() + (uint64_t)((double)on * (1 - frac) / frac);
@@ -211,7 +213,7 @@ static void budget_start_window(struct session *s, struct session_func *sf)
 	bf->on_since_ns = tracer_now_ns();
 	bf->hits_on = budget_hits(s, sf);
 	uint64_t on = frac * BUDGET_CYCLE_NS > BUDGET_MIN_ON_NS ? (uint64_t)(frac * BUDGET_CYCLE_NS)
-							       : BUDGET_MIN_ON_NS;
+								: BUDGET_MIN_ON_NS;
 	bf->switch_ns = bf->on_since_ns + (frac >= 1.0 ? BUDGET_RECHECK_NS : on);
 }
 

@@ -98,7 +98,8 @@ uint64_t guard_maps_estimate(uint32_t inflight_max)
 			      sizeof(struct retop_goroutine_val));
 	b += guard_hash_bytes(8192, sizeof(struct retop_goroutine_key),
 			      sizeof(struct retop_inflight_key) + 8);
-	b += guard_hash_bytes(65536, sizeof(struct retop_first_key), sizeof(struct retop_first_val));
+	b +=
+	    guard_hash_bytes(65536, sizeof(struct retop_first_key), sizeof(struct retop_first_val));
 	return b;
 }
 

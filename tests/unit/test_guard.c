@@ -107,9 +107,9 @@ static void test_estimate(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_deadline), cmocka_unit_test(test_no_limit),
-		cmocka_unit_test(test_sizes), cmocka_unit_test(test_format),
-		cmocka_unit_test(test_estimate),
+	    cmocka_unit_test(test_deadline), cmocka_unit_test(test_no_limit),
+	    cmocka_unit_test(test_sizes),    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_estimate),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
