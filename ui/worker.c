@@ -444,7 +444,7 @@ static void worker_wait_locked(struct worker *w, uint64_t deadline_ns)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	uint64_t next = worker_now_ns() + (uint64_t)(w->delay_s * 1e9);
+	uint64_t next = worker_now_ns() + (uint64_t)(w->delay_s * 1e9), bnext = 0;
 
 	worker_lock(w);
 	while (!w->quit) {
@@ -463,6 +463,13 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		uint64_t now = worker_now_ns(), period = (uint64_t)(w->delay_s * 1e9);
+		if (w->s && now >= bnext) {
+			/* The overhead budget's duty cycle (--budget). */
+			worker_unlock(w);
+			bnext = budget_tick(w->s, now);
+			worker_lock(w);
+			continue;
+		}
 		if (now >= next) {
 			/* Absolute deadlines keep intervals even; after a long
 			 * job, start over instead of sampling in a burst. */
@@ -493,7 +500,7 @@ static void *worker_main(void *arg)
 			worker_lock(w);
 			continue;
 		}
-		worker_wait_locked(w, next);
+		worker_wait_locked(w, w->s && bnext < next ? bnext : next);
 	}
 	worker_unlock(w);
 	return NULL;
