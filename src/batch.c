@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "budget.h"
 #include "log.h"
 #include "session.h"
 
@@ -65,12 +66,17 @@ int batch_run(const struct cli_options *o)
 	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations); n++) {
 		/* Absolute deadlines: the sampler's own work is not added to the
 		 * period, so intervals stay even. */
+		/* The overhead budget's duty cycle runs between snapshots. */
+		for (uint64_t wake; !batch_stop && (wake = budget_tick(s, tracer_now_ns())) < next;)
+			batch_sleep_until(wake);
 		batch_sleep_until(next);
 		next += period;
 		const struct snapshot *snap = session_sample(s);
 		batch_print(o, snap);
 		if (ferror(stdout))
 			break; /* the reader went away (retop -b | head) */
+		if (snap->auto_detached)
+			break; /* time is up: the session said so, and detached */
 		if (snap->target_exited) {
 			fprintf(stderr, "retop: PID %d exited; tracing stopped\n", o->pid);
 			break;

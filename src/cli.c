@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "../bpf/retop.h"
+#include "budget.h"
 #include "config.h"
+#include "guard.h"
 #include "stats.h"
 #include "tracer.h"
 
@@ -19,7 +21,10 @@ enum {
 	OPT_MAX_IN_FLIGHT,
 	OPT_SERVE,
 	OPT_NO_DWARF,
-	OPT_NO_PID_LABEL
+	OPT_NO_PID_LABEL,
+	OPT_MAX_DURATION,
+	OPT_MAX_MEMORY,
+	OPT_BUDGET
 };
 
 static const struct option long_options[] = {
@@ -35,6 +40,9 @@ static const struct option long_options[] = {
 	{"orphan-timeout", required_argument, NULL, OPT_ORPHAN_TIMEOUT},
 	{"max-functions", required_argument, NULL, OPT_MAX_FUNCTIONS},
 	{"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
+	{"max-duration", required_argument, NULL, OPT_MAX_DURATION},
+	{"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+	{"budget", required_argument, NULL, OPT_BUDGET},
 	{"serve", required_argument, NULL, OPT_SERVE},
 	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
 	{"no-pid-label", no_argument, NULL, OPT_NO_PID_LABEL},
@@ -69,6 +77,15 @@ void cli_usage(FILE *out)
 		"      --max-in-flight N      calls tracked in flight at once, all functions\n"
 		"                             together (%u: %.0f MiB of kernel memory, about\n"
 		"                             %u bytes a call); calls past it are 'dropped'\n"
+		"      --budget PCT           the probes may cost each target at most PCT %% of\n"
+		"                             one CPU (1; 0: no budget), and at most %.0f\n"
+		"                             probe hits/s; over it functions are sampled\n"
+		"                             (default from $RETOP_BUDGET if set)\n"
+		"      --max-duration SECS    detach every probe after this long (600; 0: never;\n"
+		"                             --serve: never unless given); the dashboard's\n"
+		"                             '+' key adds another period\n"
+		"      --max-memory SIZE      refuse to attach if retop's BPF maps plus its own\n"
+		"                             resident memory exceed SIZE (e.g. 64M, 1G)\n"
 		"      --no-dwarf             do not read DWARF (faster start on huge binaries)\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
@@ -79,11 +96,17 @@ void cli_usage(FILE *out)
 		"a return are 'in flight', and 'orphans' once proven dead (goroutine or\n"
 		"process exited, goroutine unwound past them) or after --orphan-timeout.\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 usage error.  Needs root (or\n"
-		"CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) to trace.\n",
+		"CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) to trace.\n"
+		"\n"
+		"Memory: retop's BPF maps take about %.1f MiB of kernel memory with the\n"
+		"default --max-in-flight (the in-flight map is most of it); retop itself\n"
+		"about 10-30 MiB resident, more with DWARF on a large binary.  Both are\n"
+		"shown while tracing (the memory line of the batch header and dashboard).\n",
 		RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
 		(double)tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
 		(unsigned)(tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / TRACER_DEFAULT_IN_FLIGHT),
-		STATS_PERCENTILE_ERROR_PCT);
+		BUDGET_MAX_HITS_PER_S, STATS_PERCENTILE_ERROR_PCT,
+		(double)guard_maps_estimate(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0));
 }
 
 static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
@@ -124,6 +147,20 @@ static bool parse_seconds(const char *s, double min, double *out)
 	return true;
 }
 
+/* "1", "0.5", "2%": a percentage of one CPU, 0 to 100. */
+static bool parse_budget(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || (*end && strcmp(end, "%")) || !isfinite(v) || v < 0 || v > 100)
+		return false;
+	*out = v;
+	return true;
+}
+
 /* One mode per run: a second one is a mistake to point out, not to
  * settle silently (`-b --serve` used to run one and ignore the other). */
 static int cli_set_mode(struct cli_options *o, enum cli_mode mode)
@@ -140,6 +177,7 @@ static int cli_set_mode(struct cli_options *o, enum cli_mode mode)
 
 static int cli_parse_one(int c, struct cli_options *o)
 {
+	char *end;
 	long v;
 
 	switch (c) {
@@ -193,6 +231,24 @@ static int cli_parse_one(int c, struct cli_options *o)
 			return usage_error("--max-in-flight takes %u to %u, got '%s'",
 					   TRACER_MIN_IN_FLIGHT, TRACER_MAX_IN_FLIGHT, optarg);
 		return 0;
+	case OPT_MAX_DURATION:
+		errno = 0;
+		o->max_duration_s = strtod(optarg, &end);
+		if (errno || end == optarg || *end || !isfinite(o->max_duration_s) ||
+		    o->max_duration_s < 0 || o->max_duration_s > GUARD_MAX_DURATION_LIMIT_S)
+			return usage_error("--max-duration takes seconds from 0 (no limit) to %.0f, got '%s'",
+					   GUARD_MAX_DURATION_LIMIT_S, optarg);
+		o->max_duration_given = true;
+		return 0;
+	case OPT_BUDGET:
+		if (!parse_budget(optarg, &o->budget_pct))
+			return usage_error("--budget takes a percentage of one CPU from 0 (no budget) to 100, got '%s'",
+					   optarg);
+		return 0;
+	case OPT_MAX_MEMORY:
+		if (!guard_parse_size(optarg, &o->max_memory))
+			return usage_error("--max-memory takes a size such as 64M or 1G, got '%s'", optarg);
+		return 0;
 	case OPT_SERVE:
 		o->serve_addr = optarg;
 		return cli_set_mode(o, CLI_SERVE);
@@ -219,6 +275,12 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	o->orphan_timeout_s = 60.0;
 	o->max_functions = 64;
 	o->max_in_flight = TRACER_DEFAULT_IN_FLIGHT;
+	o->max_duration_s = GUARD_DEFAULT_MAX_DURATION_S;
+	o->budget_pct = BUDGET_DEFAULT_PCT;
+	/* The site's default (e.g. a test suite that counts every call). */
+	const char *env = getenv("RETOP_BUDGET");
+	if (env && !parse_budget(env, &o->budget_pct))
+		return usage_error("RETOP_BUDGET must be a percentage from 0 to 100, got '%s'", env);
 	opterr = 0; /* one message, ours */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {
@@ -251,6 +313,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	if (o->pid && o->exe)
 		return usage_error("%s", "give -p PID or -x PATH, not both");
+	/* An exporter runs as long as it is scraped: no limit unless asked. */
+	if (o->mode == CLI_SERVE && !o->max_duration_given)
+		o->max_duration_s = 0;
 	if ((o->mode == CLI_LIST || o->mode == CLI_BATCH || o->mode == CLI_SERVE) && !o->pid &&
 	    !o->exe)
 		return usage_error("%s", "this mode needs a target: -p PID or -x PATH");

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define CLI_MAX_PATTERNS 64
@@ -25,6 +26,10 @@ struct cli_options {
 	double orphan_timeout_s;
 	long max_functions;
 	long max_in_flight; /* --max-in-flight: in-flight map entries */
+	double max_duration_s; /* --max-duration: auto-detach after it; 0 = never */
+	bool max_duration_given;
+	uint64_t max_memory; /* --max-memory: bytes, 0 = no limit */
+	double budget_pct;   /* --budget: % of one CPU the probes may cost; 0 = none */
 	const char *serve_addr;
 	bool no_pid_label; /* --serve: leave the pid label out */
 	bool no_dwarf;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "config.h"
 #include "dynlib.h"
 #include "log.h"
@@ -284,22 +285,28 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 static int serve_loop(struct serve_state *st, struct session *s, const struct cli_options *o,
 		      const sigset_t *sigs)
 {
-	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period;
+	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period, bnext = 0;
 
 	for (long n = 1; o->iterations == 0 || n < o->iterations; n++) {
 		uint64_t now;
 
-		/* Absolute deadlines: sampling time does not stretch the period. */
+		/* Absolute deadlines: sampling time does not stretch the period.
+		 * The overhead budget's duty cycle runs in between. */
 		while ((now = tracer_now_ns()) < next) {
-			struct timespec ts = {.tv_sec = (time_t)((next - now) / 1000000000ull),
-					      .tv_nsec = (long)((next - now) % 1000000000ull)};
+			if (now >= bnext) {
+				bnext = budget_tick(s, now);
+				continue;
+			}
+			uint64_t until = bnext < next ? bnext : next;
+			struct timespec ts = {.tv_sec = (time_t)((until - now) / 1000000000ull),
+					      .tv_nsec = (long)((until - now) % 1000000000ull)};
 			int sig = sigtimedwait(sigs, NULL, &ts);
 
 			if (sig > 0) {
 				log_info("serve", "signal %d: stopping", sig);
 				return 0;
 			}
-			if (sig < 0 && errno == EAGAIN)
+			if (sig < 0 && errno == EAGAIN && until == next)
 				break;
 		}
 		next += period;

@@ -266,6 +266,13 @@ static uint64_t get_max(const struct session_func *sf, const struct snapshot_fun
 /* No percentile gauges: a p50 since tracing began can be neither summed
  * across processes nor narrowed to a window, and hides a recent change;
  * histogram_quantile() over rate() of the histogram below gives either. */
+/* A ratio, in billionths so that it prints like a duration in seconds. */
+static uint64_t get_sampled(const struct session_func *sf, const struct snapshot_func *sn)
+{
+	(void)sf;
+	return (uint64_t)(sn->sampled * 1e9 + 0.5);
+}
+
 static const struct serve_fam serve_fams[] = {
     {"retop_function_calls_total", "counter",
      "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
@@ -289,6 +296,10 @@ static const struct serve_fam serve_fams[] = {
      "bound.",
      false, get_dropped},
     {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
+    {"retop_function_sampled_ratio", "gauge",
+     "Share of time the function's probes are in under --budget: below 1 the *_total counters "
+     "count only the calls seen; divide their rates by this for an estimate.",
+     true, get_sampled},
 };
 
 static void serve_render_fam(struct render *r, const struct serve_fam *fam)

@@ -47,7 +47,8 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
 		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
 		.max_in_flight = (uint32_t)o->max_in_flight,
-		.sdk_url = o->sdk_url,
+		.sdk_url = o->sdk_url, .max_duration_s = o->max_duration_s,
+		.max_memory = o->max_memory, .budget_pct = o->budget_pct,
 	};
 }
 
@@ -91,21 +92,41 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	return 0;
 }
 
-int session_start_tracing(struct session *s, char *err)
+/* --max-memory: the maps are loaded (and charged) but nothing is attached
+ * yet, so refusing here leaves the target untouched. */
+static int session_check_memory(struct session *s, char *err)
+{
+	uint64_t maps = tracer_map_bytes(s->tracer), user = guard_rss_bytes();
+	char m[32], u[32], lim[32];
+
+	if (!s->opts.max_memory || maps + user <= s->opts.max_memory)
+		return 0;
+	guard_format_bytes(maps, m, sizeof(m));
+	guard_format_bytes(user, u, sizeof(u));
+	guard_format_bytes(s->opts.max_memory, lim, sizeof(lim));
+	return err_set(err, ENOMEM, "not attaching: BPF maps %s + retop %s exceed --max-memory %s: "
+		       "lower --max-in-flight or raise --max-memory", m, u, lim);
+}
+
+/* Load the programs, check --max-memory, watch the runtime's panic and
+ * goroutine exits.  Again after auto-detach closed it, on the next trace. */
+static int session_open_tracer(struct session *s, char *err)
 {
 	struct tracer_opts to = {
 		.max_functions = s->opts.max_functions,
 		.inflight_max = s->opts.max_in_flight,
 		.orphan_timeout_ns = (uint64_t)(s->opts.orphan_timeout_s * 1e9),
 	};
-
-	if (s->tracer)
-		return 0;
 	int ret = tracer_open(&to, &s->tracer, err);
+
 	if (ret)
 		return ret;
-	s->start_ns = s->last_ns = tracer_now_ns();
-	s->last_cpu_s = session_cpu_seconds();
+	ret = session_check_memory(s, err);
+	if (ret) {
+		tracer_close(s->tracer);
+		s->tracer = NULL;
+		return ret;
+	}
 	struct func_info *rec = funcs_find(s->idx, "runtime.recovery");
 	struct interlock_verdict v;
 	char why[ERR_LEN];
@@ -119,6 +140,40 @@ int session_start_tracing(struct session *s, char *err)
 	    tracer_watch_goexit(s->tracer, &v, s->binary, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
 				    "become orphans after --orphan-timeout");
+	return 0;
+}
+
+/* The cost of a probe hit, for --budget; when it cannot be measured, the
+ * dearest single-stepped hit measured on this kind of machine (50 us), so
+ * that the budget errs on the target's side. */
+static void session_calibrate(struct session *s)
+{
+	char why[ERR_LEN];
+
+	s->budget.pct = s->opts.budget_pct;
+	s->budget.fraction = 1.0;
+	if (s->budget.pct <= 0)
+		return;
+	s->budget.hit_ns = budget_calibrate(why);
+	if (s->budget.hit_ns <= 0) {
+		log_warn("budget", "cannot time a probe hit (%s): assuming 50 us a hit", why);
+		s->budget.hit_ns = 50000;
+	}
+	log_info("budget", "a probe hit costs %.0f ns: --budget %g%% allows %.0f hits/s", s->budget.hit_ns,
+		 s->budget.pct, s->budget.pct / 100.0 * 1e9 / s->budget.hit_ns);
+}
+
+int session_start_tracing(struct session *s, char *err)
+{
+	if (s->tracer)
+		return 0;
+	int ret = session_open_tracer(s, err);
+	if (ret)
+		return ret;
+	session_calibrate(s);
+	s->start_ns = s->last_ns = tracer_now_ns();
+	guard_arm(&s->guard, s->opts.max_duration_s, s->start_ns);
+	s->last_cpu_s = session_cpu_seconds();
 	return 0;
 }
 
@@ -189,6 +244,11 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 
 	if (sf && sf->slot >= 0)
 		return 0;
+	if (s->guard.expired)
+		return err_set(err, ETIME, "%s: tracing time is up (--max-duration %g s): extend it first",
+			       f->name, s->guard.max_duration_s);
+	if (!s->tracer && s->start_ns && (ret = session_open_tracer(s, why)) != 0)
+		return err_set(err, -ret, "%s", why);
 	if (!sf) {
 		if (s->nfuncs == RETOP_MAX_FUNCS)
 			return err_set(err, ENOSPC, "%s: too many functions listed", f->name);
@@ -213,6 +273,7 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	}
 	sf->slot = ret;
 	sf->entry_only = entry_only;
+	budget_func_start(&sf->bf, tracer_now_ns());
 	if (entry_only)
 		snprintf(sf->status, sizeof(sf->status), "entry-only: %s", why);
 	else
@@ -394,6 +455,9 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 					     ? (double)(sf->cur.entries - sf->prev.entries) / interval
 					     : 0;
 	}
+	out->sampled = 1.0;
+	if (sf->slot >= 0)
+		budget_scale(sf, s->last_ns, (uint64_t)(interval * 1e9), out);
 	out->nsites = sf->entry_only ? 0 : sf->f->rets.count;
 	if (out->nsites > RETOP_MAX_RET_SITES)
 		out->nsites = RETOP_MAX_RET_SITES;
@@ -422,6 +486,33 @@ static void session_warn_dropped(struct session *s)
 								   : TRACER_DEFAULT_IN_FLIGHT);
 }
 
+/* Time and memory for the status line; auto-detach once time is up, after
+ * the counters above were read, so the last interval is kept. */
+static void session_sample_guard(struct session *s, uint64_t now)
+{
+	s->snap.max_duration_s = s->guard.max_duration_s;
+	s->snap.budget_pct = s->budget.pct;
+	s->snap.hit_ns = s->budget.hit_ns;
+	if (s->tracer && guard_due(&s->guard, now)) {
+		for (size_t i = 0; i < s->nfuncs; i++)
+			s->guard.auto_detached += s->funcs[i].slot >= 0;
+		char why[64];
+		snprintf(why, sizeof(why), "--max-duration %g s reached", s->guard.max_duration_s);
+		session_detach_all(s, why);
+		/* Every probe, the runtime watchers too, and the maps: nothing of
+		 * retop stays in the kernel once time is up. */
+		tracer_close(s->tracer);
+		s->tracer = NULL;
+		log_warn("session", "tracing stopped after --max-duration %g s: %zu functions "
+				    "detached (--max-duration 0: no limit)",
+			 s->guard.max_duration_s, s->guard.auto_detached);
+	}
+	s->snap.remaining_s = guard_remaining_s(&s->guard, now);
+	s->snap.bpf_map_bytes = tracer_map_bytes(s->tracer);
+	s->snap.user_bytes = guard_rss_bytes();
+	s->snap.auto_detached = s->guard.auto_detached;
+}
+
 const struct snapshot *session_sample(struct session *s)
 {
 	uint64_t now = tracer_now_ns();
@@ -445,6 +536,7 @@ const struct snapshot *session_sample(struct session *s)
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
 	s->snap.nfuncs = s->nfuncs;
 	session_warn_dropped(s);
+	session_sample_guard(s, now);
 	if (exited) {
 		/* The counters above are final: the process is gone. */
 		s->target_exited = s->snap.target_exited = true;
@@ -461,4 +553,9 @@ void session_reset(struct session *s)
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
 		s->funcs[i].have_prev = false;
 	}
+}
+
+void session_extend(struct session *s)
+{
+	guard_extend(&s->guard, tracer_now_ns());
 }

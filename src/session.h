@@ -9,7 +9,9 @@
 #include <stddef.h>
 
 #include "cli.h"
+#include "budget.h"
 #include "funcs.h"
+#include "guard.h"
 #include "snapshot.h"
 #include "tracer.h"
 
@@ -21,6 +23,9 @@ struct session_opts {
 	uint32_t max_in_flight;
 	double orphan_timeout_s;
 	const char *sdk_url; /* -s; NULL: try the default quietly for a PID */
+	double max_duration_s; /* auto-detach after it; 0: never */
+	uint64_t max_memory;   /* refuse to attach beyond it; 0: no limit */
+	double budget_pct;     /* --budget: % of one CPU; 0: no budget */
 };
 
 struct session_func {
@@ -30,6 +35,7 @@ struct session_func {
 	char status[SNAPSHOT_STATUS_LEN];
 	struct retop_func_stats prev, cur;
 	bool have_prev;
+	struct budget_func bf; /* the overhead budget's duty cycle */
 };
 
 struct session {
@@ -47,6 +53,8 @@ struct session {
 	double last_cpu_s;
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
 	bool warned_dropped; /* the one-line warning about a full map */
+	struct guard guard;  /* --max-duration */
+	struct budget budget; /* --budget */
 	struct snapshot snap;
 };
 
@@ -73,5 +81,7 @@ const struct snapshot *session_sample(struct session *s);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);
 void session_reset(struct session *s);
+/* Another --max-duration period before auto-detach (the dashboard's '+'). */
+void session_extend(struct session *s);
 
 #endif

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "guard.h"
+
 /* A double with a fixed number of decimals: rates and times need no more. */
 static struct json_object *json_fixed(double v, int decimals)
 {
@@ -43,7 +45,26 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 		json_object_array_add(sites, s);
 	}
 	json_object_object_add(o, "ret_sites", sites);
+	json_object_object_add(o, "sampled", json_fixed(f->sampled, 4));
+	json_object_object_add(o, "estimated", json_object_new_boolean(f->estimated));
 	return o;
+}
+
+/* Limits: when tracing stops by itself, and the memory it takes. */
+static void snapshot_guard_json(struct json_object *o, const struct snapshot *snap)
+{
+	struct json_object *mem = json_object_new_object();
+
+	json_object_object_add(o, "max_duration_s", json_fixed(snap->max_duration_s, 3));
+	json_object_object_add(o, "remaining_s", snap->remaining_s < 0
+							 ? NULL
+							 : json_fixed(snap->remaining_s, 3));
+	json_object_object_add(o, "auto_detached", json_object_new_uint64(snap->auto_detached));
+	json_object_object_add(mem, "bpf_map_bytes", json_object_new_uint64(snap->bpf_map_bytes));
+	json_object_object_add(mem, "user_bytes", json_object_new_uint64(snap->user_bytes));
+	json_object_object_add(o, "memory", mem);
+	json_object_object_add(o, "budget_pct", json_fixed(snap->budget_pct, 3));
+	json_object_object_add(o, "probe_hit_ns", json_fixed(snap->hit_ns, 0));
 }
 
 void snapshot_print_json(FILE *out, const struct snapshot *snap)
@@ -60,6 +81,7 @@ void snapshot_print_json(FILE *out, const struct snapshot *snap)
 		json_object_array_add(targets, t);
 	}
 	json_object_object_add(o, "targets", targets);
+	snapshot_guard_json(o, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++)
 		json_object_array_add(funcs, snapshot_func_json(&snap->funcs[i]));
 	json_object_object_add(o, "functions", funcs);
@@ -79,6 +101,24 @@ static const char *snapshot_fit_name(const char *name, char *buf, size_t width)
 		return name;
 	snprintf(buf, width + 1, "~%s", name + len - (width - 1));
 	return buf;
+}
+
+static void snapshot_text_limits(FILE *out, const struct snapshot *snap)
+{
+	char left[40], maps[32], user[32];
+
+	guard_format_bytes(snap->bpf_map_bytes, maps, sizeof(maps));
+	guard_format_bytes(snap->user_bytes, user, sizeof(user));
+	if (snap->remaining_s < 0)
+		snprintf(left, sizeof(left), "no time limit");
+	else if (snap->auto_detached || snap->remaining_s == 0)
+		snprintf(left, sizeof(left), "time limit reached");
+	else {
+		char t[16];
+		guard_format_remaining(snap->remaining_s, t, sizeof(t));
+		snprintf(left, sizeof(left), "detach in %s", t);
+	}
+	fprintf(out, "%s, memory: bpf maps %s, retop %s\n", left, maps, user);
 }
 
 static void snapshot_text_header(FILE *out, const struct snapshot *snap)
@@ -101,6 +141,7 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 		fprintf(out, "%zu processes", snap->npids);
 	fprintf(out, "%s, %zu functions, %s calls/s, cpu %.1f%%\n",
 		snap->target_exited ? " (exited)" : "", snap->nfuncs, rate, snap->self_cpu_pct);
+	snapshot_text_limits(out, snap);
 	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
 		"P50", "P99", "MAX", "INFL", "ORPH");
 }
@@ -132,6 +173,16 @@ static void snapshot_text_status(FILE *out, int col, const char *s)
 	}
 }
 
+static void snapshot_mark(char *buf, size_t len)
+{
+	size_t n = strlen(buf);
+
+	if (n + 2 > len)
+		return;
+	memmove(buf + 1, buf, n + 1);
+	buf[0] = '~';
+}
+
 static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 {
 	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8];
@@ -146,7 +197,13 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 	stats_format_duration(v->p50_ns, p50, sizeof(p50));
 	stats_format_duration(v->p99_ns, p99, sizeof(p99));
 	stats_format_duration(v->max_ns, max, sizeof(max));
-	if (strcmp(f->status, "tracing") != 0 && !f->entry_only) {
+	if (f->estimated) {
+		/* '~': scaled from a sample (--budget), an estimate. */
+		snapshot_mark(calls, sizeof(calls));
+		snapshot_mark(rate, sizeof(rate));
+	}
+	if (strcmp(f->status, "tracing") != 0 && strncmp(f->status, "sampled", 7) != 0 &&
+	    !f->entry_only) {
 		fprintf(out, "%-24s %8s  ", name, calls);
 		snapshot_text_status(out, 35, f->status);
 		return;
@@ -161,6 +218,8 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
+	if (!strncmp(f->status, "sampled", 7))
+		fprintf(out, "    %s of the time (--budget): ~ marks estimates\n", f->status);
 }
 
 void snapshot_print_text(FILE *out, const struct snapshot *snap)

@@ -31,6 +31,8 @@ struct snapshot_func {
 	uint64_t orphans;
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
+	double sampled;	 /* duty cycle of its probes (--budget): 1 = all in */
+	bool estimated;	 /* counts and rates scaled from a sample */
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 };
@@ -44,6 +46,13 @@ struct snapshot {
 	size_t npids;
 	bool target_exited;
 	double self_cpu_pct; /* retop's own CPU use over the interval */
+	double max_duration_s;	 /* --max-duration; 0: no limit */
+	double remaining_s;	 /* before auto-detach; negative: no limit */
+	size_t auto_detached;	 /* functions detached because time was up */
+	uint64_t bpf_map_bytes;	 /* kernel memory of retop's BPF maps */
+	uint64_t user_bytes;	 /* retop's resident memory */
+	double budget_pct;	 /* --budget; 0: none */
+	double hit_ns;		 /* calibrated cost of one probe hit */
 	struct snapshot_func *funcs;
 	size_t nfuncs;
 };

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "log.h"
 #include "probes.h"
 #include "procs.h"
@@ -275,6 +276,29 @@ void tracer_detach(struct tracer *t, int slot)
 	probe_sets_destroy(&t->slots[slot].sets[0], 1);
 	probe_sets_destroy(&t->slots[slot].sets[1], 1);
 	t->slots[slot].used = false;
+}
+
+void tracer_pause(struct tracer *t, int slot)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
+		return;
+	t->skel->bss->slot_closing[slot] = 1;
+	probe_sets_destroy(&t->slots[slot].sets[0], 1);
+	probe_sets_destroy(&t->slots[slot].sets[1], 1);
+	/* A call whose RET can no longer be seen is not an orphan: forget it. */
+	tracer_purge_slot(t, slot);
+}
+
+int tracer_resume(struct tracer *t, int slot, const struct interlock_verdict *v, const char *binary,
+		  int pid, char *err)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
+		return err_set(err, EINVAL, "%s: not traced", v->f->name);
+	if (!interlock_sealed(v))
+		return err_set(err, EPERM, "%s: not approved by the interlock", v->f->name);
+	if (t->slots[slot].sets[0])
+		return 0;
+	return tracer_attach_sites(t, slot, v, binary, pid, err);
 }
 
 int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
@@ -548,4 +572,16 @@ uint64_t tracer_inflight_bytes(uint32_t n)
 	while (buckets < n)
 		buckets <<= 1;
 	return elem * n + 16 * buckets;
+}
+
+uint64_t tracer_map_bytes(const struct tracer *t)
+{
+	struct bpf_map *map;
+	uint64_t sum = 0;
+
+	if (!t || !t->skel)
+		return 0;
+	bpf_object__for_each_map(map, t->skel->obj)
+		sum += guard_fd_memlock(bpf_map__fd(map));
+	return sum;
 }

@@ -56,6 +56,13 @@ void tracer_close(struct tracer *t);
 int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
 		  bool *entry_only, char *err);
 void tracer_detach(struct tracer *t, int slot);
+/* The overhead budget's duty cycle: remove every probe of a slot (entry
+ * first, then the RETs; its in-flight calls are forgotten, not orphans)
+ * but keep its counters; put them back (RETs first, as tracer_attach).
+ * resume is all or nothing, like tracer_attach. */
+void tracer_pause(struct tracer *t, int slot);
+int tracer_resume(struct tracer *t, int slot, const struct interlock_verdict *v, const char *binary,
+		  int pid, char *err);
 /* Watch the target's runtime.recovery, so that calls unwound by a recovered
  * panic count as orphans, not as restarts.  Once per tracer. */
 int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
@@ -75,6 +82,9 @@ int tracer_reset(struct tracer *t, int slot);
  * since they began) and those older than the orphan timeout; delete the
  * entries of detached slots.  inflight has max_functions items. */
 int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
+
+/* Kernel memory the loaded maps take, as the kernel charges it. */
+uint64_t tracer_map_bytes(const struct tracer *t);
 
 uint64_t tracer_now_ns(void); /* the clock of bpf_ktime_get_ns() */
 

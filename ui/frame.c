@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../src/guard.h"
 #include "screens.h"
 
 #define FRAME_MIN_COLS 40
@@ -19,6 +20,24 @@ void ui_status(struct ui *ui, enum draw_role role, const char *fmt, ...)
 	vsnprintf(ui->status, sizeof(ui->status), fmt, ap);
 	va_end(ap);
 	ui->status_role = role;
+}
+
+/* When tracing stops by itself (--max-duration), after the target. */
+static void frame_header_limit(struct ui *ui, char *line, size_t len)
+{
+	size_t n = strlen(line);
+	char t[16];
+
+	if (ui->wstate != WS_READY || !ui->have_snap || n >= len)
+		return;
+	if (ui->snap.remaining_s < 0)
+		return;
+	if (ui->snap.auto_detached && ui->snap.remaining_s == 0) {
+		snprintf(line + n, len - n, ", TIME UP: detached (+ extends)");
+		return;
+	}
+	guard_format_remaining(ui->snap.remaining_s, t, sizeof(t));
+	snprintf(line + n, len - n, ", detach in %s (+ extends)", t);
 }
 
 /* Header line 0, shared: what is watched, since when. */
@@ -39,6 +58,7 @@ void ui_header_target(struct ui *ui)
 	else
 		snprintf(line, sizeof(line), "retop - %s up %s, every process running %s", clock,
 			 up, ui->target);
+	frame_header_limit(ui, line, sizeof(line));
 	draw_text(0, 0, COLS, DR_NORMAL, true, line);
 	if (ui->exited) /* over the clock's line: the one thing that matters now */
 		draw_text(0, COLS > 52 ? COLS - 52 : 0, 52, DR_ERROR, true,

@@ -217,6 +217,19 @@ static int ui_key_delay(struct ui *ui, int key)
 	return UI_REDRAW;
 }
 
+static int ui_key_extend(struct ui *ui, int key)
+{
+	(void)key;
+	if (!ui->have_snap || ui->snap.max_duration_s <= 0) {
+		ui_status(ui, DR_INFO, "no time limit (--max-duration 0)");
+		return UI_REDRAW;
+	}
+	worker_post(&ui->w, &(struct worker_job){.kind = JOB_EXTEND});
+	ui_status(ui, DR_INFO, "tracing time extended by %g s%s", ui->snap.max_duration_s,
+		  ui->snap.auto_detached ? ": Space traces again" : "");
+	return UI_REDRAW;
+}
+
 static const struct ui_key ui_global_keys[] = {
     {'q', "q", "quit (detaches every probe)", ui_key_quit, "quit"},
     {'?', "?", "help", ui_key_help, "help"},
@@ -228,6 +241,7 @@ static const struct ui_key ui_global_keys[] = {
     {KEY_LEFT, NULL, NULL, ui_key_back, NULL},
     {'d', "d", "set the refresh delay", ui_key_delay, NULL},
     {'p', "p", "pause the display", ui_key_pause, NULL},
+    {'+', "+", "trace another --max-duration before auto-detach", ui_key_extend, NULL},
     {12, "^L", "redraw the screen", ui_key_redraw, NULL},
 };
 

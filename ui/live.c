@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/guard.h"
 #include "screens.h"
 
 enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_MAX, LC_INFL, LC_OLDEST,
@@ -162,6 +163,17 @@ static void live_rets(const struct snapshot_func *f, int width, char *buf, size_
 	}
 }
 
+/* '~': scaled from a sample (--budget), an estimate. */
+static void live_mark_estimate(const struct snapshot_func *f, char *buf, size_t len)
+{
+	size_t n = strlen(buf);
+
+	if (!f->estimated || n + 2 > len)
+		return;
+	memmove(buf + 1, buf, n + 1);
+	buf[0] = '~';
+}
+
 static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum live_col c,
 		      int width, char *buf, size_t len)
 {
@@ -172,8 +184,12 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 		/* Calls were lost to a full in-flight map: a lower bound. */
 		if (f->v.dropped && strlen(buf) + 1 < len)
 			strcat(buf, "!");
+		live_mark_estimate(f, buf, len);
 		break;
-	case LC_RATE: fmt_count(f->v.calls_per_s, buf, len); break;
+	case LC_RATE:
+		fmt_count(f->v.calls_per_s, buf, len);
+		live_mark_estimate(f, buf, len);
+		break;
 	case LC_P50: fmt_duration(f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
 	case LC_P99: fmt_duration(f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
 	case LC_MAX: fmt_duration(f->entry_only ? 0 : f->v.max_ns, buf, len); break;
@@ -195,7 +211,7 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 	enum draw_role role = sel ? DR_SELECTED : DR_NORMAL;
 	/* After the target exited every function is detached, and its final
 	 * counters are what the operator came for. */
-	bool tracing = !strcmp(f->status, "tracing") ||
+	bool tracing = !strcmp(f->status, "tracing") || !strncmp(f->status, "sampled", 7) ||
 		       (ui->exited && !strncmp(f->status, "detached", 8));
 	int x = 0;
 
@@ -256,17 +272,29 @@ static void live_draw_title(struct ui *ui, int y)
 static void live_draw_header(struct ui *ui)
 {
 	double rate = 0;
-	char r[16], line[300];
+	char r[16], line[300], maps[32], user[32];
 
-	for (size_t i = 0; i < ui->nfuncs; i++)
+	double sampled = 1;
+	for (size_t i = 0; i < ui->nfuncs; i++) {
 		rate += ui->funcs[i].v.calls_per_s;
+		if (ui->funcs[i].estimated && ui->funcs[i].sampled < sampled)
+			sampled = ui->funcs[i].sampled;
+	}
 	fmt_count(rate, r, sizeof(r));
+	guard_format_bytes(ui->have_snap ? ui->snap.bpf_map_bytes : 0, maps, sizeof(maps));
+	guard_format_bytes(ui->have_snap ? ui->snap.user_bytes : 0, user, sizeof(user));
 	ui_header_target(ui);
 	snprintf(line, sizeof(line),
-		 "%zu traced, %s calls/s, cpu %.1f%%, p50/p99 %s +-%.1f%%, every %gs%s", ui->nfuncs,
-		 r, ui->have_snap ? ui->snap.self_cpu_pct : 0.0,
+		 "%zu traced, %s calls/s, cpu %.1f%%, p50/p99 %s +-%.1f%%, every %gs%s, mem bpf %s + %s",
+		 ui->nfuncs, r, ui->have_snap ? ui->snap.self_cpu_pct : 0.0,
 		 ui->interval_pct ? "last interval" : "since start", STATS_PERCENTILE_ERROR_PCT,
-		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "");
+		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "", maps,
+		 user);
+	if (sampled < 1) {
+		size_t n = strlen(line);
+		snprintf(line + n, sizeof(line) - n, ", SAMPLED %.*f%% (--budget): ~ = estimate",
+			 sampled < 0.1 ? 1 : 0, sampled * 100);
+	}
 	draw_text(1, 0, COLS, DR_HEADER, true, line);
 }
 

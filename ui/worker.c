@@ -357,6 +357,10 @@ static void worker_run_job(struct worker *w, const struct worker_job *job)
 		if (w->s)
 			session_reset(w->s);
 		break;
+	case JOB_EXTEND:
+		if (w->s)
+			session_extend(w->s);
+		break;
 	case JOB_SCAN:
 		worker_job_scan(w);
 		break;
@@ -386,7 +390,9 @@ static void worker_sample(struct worker *w)
 {
 	const struct snapshot *snap = NULL;
 
-	if (w->s && w->s->tracer)
+	/* After auto-detach the tracer is closed, but the countdown and the
+	 * detached rows still show. */
+	if (w->s && (w->s->tracer || w->s->start_ns))
 		snap = session_sample(w->s);
 	worker_lock(w);
 	w->ticks++;
@@ -438,7 +444,7 @@ static void worker_wait_locked(struct worker *w, uint64_t deadline_ns)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	uint64_t next = worker_now_ns() + (uint64_t)(w->delay_s * 1e9);
+	uint64_t next = worker_now_ns() + (uint64_t)(w->delay_s * 1e9), bnext = 0;
 
 	worker_lock(w);
 	while (!w->quit) {
@@ -457,6 +463,13 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		uint64_t now = worker_now_ns(), period = (uint64_t)(w->delay_s * 1e9);
+		if (w->s && now >= bnext) {
+			/* The overhead budget's duty cycle (--budget). */
+			worker_unlock(w);
+			bnext = budget_tick(w->s, now);
+			worker_lock(w);
+			continue;
+		}
 		if (now >= next) {
 			/* Absolute deadlines keep intervals even; after a long
 			 * job, start over instead of sampling in a burst. */
@@ -487,7 +500,7 @@ static void *worker_main(void *arg)
 			worker_lock(w);
 			continue;
 		}
-		worker_wait_locked(w, next);
+		worker_wait_locked(w, w->s && bnext < next ? bnext : next);
 	}
 	worker_unlock(w);
 	return NULL;

@@ -31,6 +31,7 @@ enum worker_job_kind {
 	JOB_UNTRACE, /* f */
 	JOB_PATTERNS,/* the -t patterns given to worker_start */
 	JOB_RESET,
+	JOB_EXTEND,  /* another --max-duration before auto-detach */
 	JOB_SCAN,    /* procs_scan_go for the picker */
 };
 

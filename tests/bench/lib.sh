@@ -8,6 +8,9 @@
 : "${abs_top_builddir:=$abs_top_srcdir/build}"
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$abs_top_srcdir/tests/lib.sh"
+# Benchmarks measure retop tracing every call; budget.sh gives --budget.
+: "${RETOP_BUDGET=0}"
+export RETOP_BUDGET
 
 # pick_functions BIN N: the first N fully traceable functions of main,
 # strconv, sort, strings and fmt in BIN (not the runtime's own), by package

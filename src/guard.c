@@ -1,0 +1,150 @@
+#include "guard.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bpf/retop.h"
+#include "tracer.h"
+
+void guard_arm(struct guard *g, double max_s, uint64_t now_ns)
+{
+	g->max_duration_s = max_s;
+	g->deadline_ns = max_s > 0 ? now_ns + (uint64_t)(max_s * 1e9) : 0;
+	g->expired = false;
+}
+
+void guard_extend(struct guard *g, uint64_t now_ns)
+{
+	double step = g->max_duration_s > 0 ? g->max_duration_s : GUARD_DEFAULT_MAX_DURATION_S;
+	uint64_t from = g->deadline_ns > now_ns ? g->deadline_ns : now_ns;
+
+	if (!g->max_duration_s)
+		return; /* no limit: nothing to extend */
+	g->deadline_ns = from + (uint64_t)(step * 1e9);
+	g->expired = false;
+}
+
+double guard_remaining_s(const struct guard *g, uint64_t now_ns)
+{
+	if (!g->deadline_ns)
+		return -1;
+	return g->deadline_ns > now_ns ? (double)(g->deadline_ns - now_ns) / 1e9 : 0;
+}
+
+bool guard_due(struct guard *g, uint64_t now_ns)
+{
+	if (!g->deadline_ns || g->expired || now_ns < g->deadline_ns)
+		return false;
+	g->expired = true;
+	return true;
+}
+
+uint64_t guard_fd_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+uint64_t guard_rss_bytes(void)
+{
+	char line[128];
+	unsigned long long kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/* A preallocated hash map of n entries: an element header, key and value
+ * rounded to 8 bytes, one bucket per entry rounded up to a power of two
+ * (the same accounting as tracer_inflight_bytes()). */
+static uint64_t guard_hash_bytes(uint32_t n, size_t key, size_t val)
+{
+	uint64_t buckets = 1;
+
+	while (buckets < n)
+		buckets <<= 1;
+	return (48 + ((key + 7) & ~7ul) + ((val + 7) & ~7ul)) * (uint64_t)n + 16 * buckets;
+}
+
+uint64_t guard_maps_estimate(uint32_t inflight_max)
+{
+	uint64_t b = tracer_inflight_bytes(inflight_max);
+
+	/* func_stats: an array, one value per slot. */
+	b += (uint64_t)RETOP_MAX_FUNCS * ((sizeof(struct retop_func_stats) + 7) & ~7ul);
+	/* recovered, goroutines, drop_marks, first_entry (bpf/retop.bpf.c). */
+	b += guard_hash_bytes(8192, sizeof(struct retop_goroutine_key), sizeof(uint64_t));
+	b += guard_hash_bytes(65536, sizeof(struct retop_goroutine_key),
+			      sizeof(struct retop_goroutine_val));
+	b += guard_hash_bytes(8192, sizeof(struct retop_goroutine_key),
+			      sizeof(struct retop_inflight_key) + 8);
+	b +=
+	    guard_hash_bytes(65536, sizeof(struct retop_first_key), sizeof(struct retop_first_val));
+	return b;
+}
+
+bool guard_parse_size(const char *s, uint64_t *out)
+{
+	const char *units = "KMG";
+	const char *u;
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v <= 0)
+		return false;
+	if (*end && (u = strchr(units, *end & ~0x20)) != NULL) {
+		for (const char *k = units; k <= u; k++)
+			v *= 1024.0;
+		end++;
+		if (*end == 'i')
+			end++; /* "MiB" */
+	}
+	if (*end == 'B')
+		end++;
+	if (*end || v > (double)(1ull << 50))
+		return false;
+	*out = (uint64_t)v;
+	return true;
+}
+
+void guard_format_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 1024ull * 1024 * 1024)
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (1024.0 * 1024 * 1024));
+	else if (bytes >= 1024ull * 1024)
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1024.0 * 1024));
+	else
+		snprintf(buf, len, "%.1f KiB", (double)bytes / 1024.0);
+}
+
+void guard_format_remaining(double s, char *buf, size_t len)
+{
+	unsigned t = s > 0 ? (unsigned)ceil(s) : 0;
+
+	if (t >= 3600)
+		snprintf(buf, len, "%u:%02u:%02u", t / 3600, t / 60 % 60, t % 60);
+	else
+		snprintf(buf, len, "%u:%02u", t / 60, t % 60);
+}

@@ -1,0 +1,115 @@
+/* Unit tests for src/guard.c: the time limit's arithmetic (arm, due once,
+ * extend, remaining), --max-memory's sizes, the figures printed, and the
+ * map memory estimate against the in-flight map's own formula. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "guard.h"
+#include "tracer.h"
+
+#define S 1000000000ull
+
+static void test_deadline(void **state)
+{
+	struct guard g = {0};
+
+	(void)state;
+	guard_arm(&g, 2.5, 10 * S);
+	assert_true(guard_remaining_s(&g, 10 * S) == 2.5);
+	assert_false(guard_due(&g, 12 * S));
+	assert_true(guard_due(&g, 12 * S + S / 2));
+	/* Once: the caller detaches once. */
+	assert_false(guard_due(&g, 13 * S));
+	assert_true(guard_remaining_s(&g, 13 * S) == 0);
+	/* Extended after it passed: another period from now. */
+	guard_extend(&g, 20 * S);
+	assert_false(g.expired);
+	assert_true(guard_remaining_s(&g, 20 * S) == 2.5);
+	/* Extended before it passes: from the deadline. */
+	guard_extend(&g, 21 * S);
+	assert_true(guard_remaining_s(&g, 21 * S) == 4.0);
+}
+
+static void test_no_limit(void **state)
+{
+	struct guard g = {0};
+
+	(void)state;
+	guard_arm(&g, 0, 5 * S);
+	assert_true(guard_remaining_s(&g, 5 * S) < 0);
+	assert_false(guard_due(&g, 1000000 * S));
+	guard_extend(&g, 6 * S);
+	assert_true(guard_remaining_s(&g, 6 * S) < 0);
+}
+
+static void test_sizes(void **state)
+{
+	uint64_t v = 0;
+
+	(void)state;
+	assert_true(guard_parse_size("1048576", &v));
+	assert_int_equal(v, 1048576);
+	assert_true(guard_parse_size("64M", &v));
+	assert_int_equal(v, 64ull << 20);
+	assert_true(guard_parse_size("1.5G", &v));
+	assert_int_equal(v, 3ull << 29);
+	assert_true(guard_parse_size("512k", &v));
+	assert_int_equal(v, 512ull << 10);
+	assert_true(guard_parse_size("2MiB", &v));
+	assert_int_equal(v, 2ull << 20);
+	assert_true(guard_parse_size("100B", &v));
+	assert_int_equal(v, 100);
+	assert_false(guard_parse_size("", &v));
+	assert_false(guard_parse_size("0", &v));
+	assert_false(guard_parse_size("-1M", &v));
+	assert_false(guard_parse_size("12Q", &v));
+	assert_false(guard_parse_size("1MM", &v));
+	assert_false(guard_parse_size("nan", &v));
+	assert_false(guard_parse_size("2000000T", &v));
+}
+
+static void test_format(void **state)
+{
+	char b[32];
+
+	(void)state;
+	guard_format_remaining(599.2, b, sizeof(b));
+	assert_string_equal(b, "10:00");
+	guard_format_remaining(61, b, sizeof(b));
+	assert_string_equal(b, "1:01");
+	guard_format_remaining(3723, b, sizeof(b));
+	assert_string_equal(b, "1:02:03");
+	guard_format_remaining(-1, b, sizeof(b));
+	assert_string_equal(b, "0:00");
+	guard_format_bytes(47883144, b, sizeof(b));
+	assert_string_equal(b, "45.7 MiB");
+	guard_format_bytes(3ull << 30, b, sizeof(b));
+	assert_string_equal(b, "3.0 GiB");
+	guard_format_bytes(2048, b, sizeof(b));
+	assert_string_equal(b, "2.0 KiB");
+}
+
+static void test_estimate(void **state)
+{
+	(void)state;
+	/* Only the in-flight map depends on --max-in-flight. */
+	assert_int_equal(guard_maps_estimate(262144) - guard_maps_estimate(1024),
+			 tracer_inflight_bytes(262144) - tracer_inflight_bytes(1024));
+	assert_int_equal(tracer_inflight_bytes(262144) - tracer_inflight_bytes(1024),
+			 112ull * (262144 - 1024));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_deadline), cmocka_unit_test(test_no_limit),
+	    cmocka_unit_test(test_sizes),    cmocka_unit_test(test_format),
+	    cmocka_unit_test(test_estimate),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
