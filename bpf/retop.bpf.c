@@ -75,6 +75,29 @@ struct {
 __u32 slot_gen[RETOP_MAX_FUNCS];
 __u32 slot_closing[RETOP_MAX_FUNCS];
 
+/* Latency by caller (retop.h).  Entries are allocated on first use
+ * (BPF_F_NO_PREALLOC): a function has at most RETOP_CALLER_SITES + 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RETOP_MAX_FUNCS * (RETOP_CALLER_SITES + 1));
+	__type(key, struct retop_caller_key);
+	__type(value, struct retop_caller_stats);
+} caller_stats SEC(".maps");
+
+/* A zeroed value to create entries from: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_caller_stats);
+} caller_zero SEC(".maps");
+
+/* Per slot: call sites given their own entry since the attach (user space
+ * zeroes it with the slot), and whether callers are tracked at all. */
+__u32 caller_sites[RETOP_MAX_FUNCS];
+const volatile __u32 callers_enabled = 1;
+
 /* The key for this goroutine frame: identical at the entry instruction and
  * at a RET, because SP then points at the same return address and a stack
  * copy preserves its distance to stack.hi. */
@@ -268,6 +291,57 @@ static __always_inline void note_unpaired(struct retop_func_stats *st,
 		__sync_fetch_and_add(&st->unmatched, 1);
 }
 
+/* The entry for this call's caller: its own while the function has fewer
+ * than RETOP_CALLER_SITES call sites, "other" after that. */
+static __always_inline struct retop_caller_stats *caller_entry(struct retop_caller_key *ck,
+								__u32 slot)
+{
+	struct retop_caller_stats *cs = bpf_map_lookup_elem(&caller_stats, ck);
+	__u32 zero = 0;
+	void *z;
+
+	if (cs)
+		return cs;
+	/* Read, then add: a race lets a function take a few more sites than
+	 * the bound (one per CPU at most), never an unbounded number. */
+	if (caller_sites[slot] >= RETOP_CALLER_SITES) {
+		ck->ret_addr = RETOP_CALLER_OTHER;
+		cs = bpf_map_lookup_elem(&caller_stats, ck);
+		if (cs)
+			return cs;
+	}
+	else
+		__sync_fetch_and_add(&caller_sites[slot], 1);
+	z = bpf_map_lookup_elem(&caller_zero, &zero);
+	if (!z)
+		return NULL;
+	/* Losing a race to create it is fine: the winner's entry is used. */
+	bpf_map_update_elem(&caller_stats, ck, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&caller_stats, ck);
+}
+
+/* At a RET, [SP] holds the return address the entry saw: the caller.  No
+ * per-call state is needed in the in-flight record for it. */
+static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u64 dur, __u64 b)
+{
+	struct retop_caller_key ck = {.func_id = slot};
+	struct retop_caller_stats *cs;
+
+	if (!callers_enabled || slot >= RETOP_MAX_FUNCS)
+		return;
+	if (bpf_probe_read_user(&ck.ret_addr, sizeof(ck.ret_addr), (void *)PT_REGS_SP(ctx)) != 0)
+		ck.ret_addr = RETOP_CALLER_OTHER;
+	ck.gen = slot_gen[slot];
+	cs = caller_entry(&ck, slot);
+	if (!cs)
+		return;
+	__sync_fetch_and_add(&cs->calls, 1);
+	__sync_fetch_and_add(&cs->sum_ns, dur);
+	asm volatile("" : "+r"(b));
+	if (b < RETOP_HIST_BUCKETS)
+		__sync_fetch_and_add(&cs->hist[b], 1);
+}
+
 static __always_inline void stats_update_minmax(struct retop_func_stats *st, __u64 dur)
 {
 	__u64 cur;
@@ -325,6 +399,7 @@ int retop_return(struct pt_regs *ctx)
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
+	note_caller(ctx, func_id, dur, b);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(&key, now);

@@ -121,4 +121,24 @@ struct retop_func_stats {
 	__u64 hist[RETOP_HIST_BUCKETS];
 };
 
+/* Latency by caller.  A caller is the return address at [SP] (the same at
+ * the entry and at every RET of a frame); user space resolves it to the
+ * calling function.  Each function keeps its own histogram for its first
+ * RETOP_CALLER_SITES call sites; calls from any later site are counted
+ * under return address 0, "other", so the map stays bounded. */
+#define RETOP_CALLER_SITES 24
+#define RETOP_CALLER_OTHER 0
+
+struct retop_caller_key {
+	__u32 func_id;
+	__u32 gen; /* slot_gen at the attach: entries of an earlier function are stale */
+	__u64 ret_addr;
+};
+
+struct retop_caller_stats {
+	__u64 calls;
+	__u64 sum_ns;
+	__u64 hist[RETOP_HIST_BUCKETS];
+};
+
 #endif

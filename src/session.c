@@ -353,10 +353,13 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		 * (a new call in the same frame after a panic). */
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
 		out->before_attach = sf->cur.before_attach;
+		tracer_read_callers(s->tracer, sf->slot, s->idx, &sf->callers);
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
 	}
+	/* Detached: the last callers read stay shown, like the counters. */
+	out->callers = sf->callers;
 	out->entries = sf->cur.entries;
 	if (sf->entry_only) {
 		/* No RET to count: what an operator can still see is entries. */
@@ -430,6 +433,7 @@ void session_reset(struct session *s)
 		if (s->funcs[i].slot >= 0)
 			tracer_reset(s->tracer, s->funcs[i].slot);
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
+		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
 		s->funcs[i].have_prev = false;
 	}
 }

@@ -29,6 +29,7 @@ struct session_func {
 	bool entry_only;
 	char status[SNAPSHOT_STATUS_LEN];
 	struct retop_func_stats prev, cur;
+	struct callers_view callers; /* the last read */
 	bool have_prev;
 };
 

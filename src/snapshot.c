@@ -12,6 +12,24 @@ static struct json_object *json_fixed(double v, int decimals)
 	return json_object_new_double_s(v, buf);
 }
 
+/* Latency by caller, busiest first, "other" last. */
+static struct json_object *snapshot_callers_json(const struct callers_view *c)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct callers_row *r = &c->rows[i];
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(r->name));
+		json_object_object_add(o, "calls", json_object_new_uint64(r->calls));
+		json_object_object_add(o, "mean_ns", json_object_new_uint64(r->mean_ns));
+		json_object_object_add(o, "p50_ns", json_object_new_uint64(r->p50_ns));
+		json_object_object_add(o, "p99_ns", json_object_new_uint64(r->p99_ns));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 {
 	struct json_object *o = json_object_new_object(), *sites = json_object_new_array();
@@ -43,6 +61,7 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 		json_object_array_add(sites, s);
 	}
 	json_object_object_add(o, "ret_sites", sites);
+	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
 	return o;
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "../bpf/retop.h"
+#include "callers.h"
 #include "stats.h"
 
 #define SNAPSHOT_MAX_PIDS 64
@@ -33,6 +34,7 @@ struct snapshot_func {
 	uint64_t entries;
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
+	struct callers_view callers; /* since tracing began */
 };
 
 struct snapshot {

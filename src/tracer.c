@@ -348,7 +348,18 @@ int tracer_reset(struct tracer *t, int slot)
 	if (bpf_map__update_elem(t->skel->maps.func_stats, &key, sizeof(key), &t->zero,
 				 sizeof(t->zero), BPF_ANY))
 		return -errno;
+	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
+	t->skel->bss->caller_sites[slot] = 0;
 	return 0;
+}
+
+int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
+			struct callers_view *out)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return -EINVAL;
+	return callers_read(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot,
+			    t->skel->bss->slot_gen[slot], idx, out);
 }
 
 /* One in-flight call, as the sweep reads it. */

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../bpf/retop.h"
+#include "callers.h"
 #include "funcs.h"
 
 struct tracer;
@@ -65,6 +66,9 @@ size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
+/* The slot's latency by caller since it was attached or reset. */
+int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
+			struct callers_view *out);
 
 /* Walk the in-flight map once: count in-flight calls per slot and the age of
  * the oldest; delete as orphans (each counted once) the calls proven dead

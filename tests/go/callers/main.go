@@ -1,0 +1,86 @@
+// callers: one function, main.Work, called from two callers with different
+// latencies (main.FastPath spins 2 ms in it, main.SlowPath 6 ms). Each
+// caller times its own call of Work with the Go clock, so a test can check
+// retop's latency by caller against the program's own numbers.
+package main
+
+import (
+	"sync"
+	"time"
+
+	"fixture"
+)
+
+const (
+	fastSpin = 2 * time.Millisecond
+	slowSpin = 6 * time.Millisecond
+)
+
+var (
+	mu    sync.Mutex
+	spent = map[string][]time.Duration{}
+	sink  int
+)
+
+//go:noinline
+func Work(spin time.Duration, tag string) int {
+	n := 0
+	for start := time.Now(); time.Since(start) < spin; n++ {
+	}
+	return n + len(tag)
+}
+
+func record(name string, d time.Duration) {
+	mu.Lock()
+	spent[name] = append(spent[name], d)
+	mu.Unlock()
+}
+
+//go:noinline
+func FastPath() {
+	start := time.Now()
+	r := Work(fastSpin, "fast")
+	record("main.FastPath", time.Since(start))
+	sink += r & 1
+}
+
+//go:noinline
+func SlowPath() {
+	start := time.Now()
+	r := Work(slowSpin, "slow")
+	record("main.SlowPath", time.Since(start))
+	sink += r & 1
+}
+
+func summary(name string) map[string]int64 {
+	mu.Lock()
+	defer mu.Unlock()
+	var sum time.Duration
+	for _, d := range spent[name] {
+		sum += d
+	}
+	s := map[string]int64{"calls": int64(len(spent[name]))}
+	if len(spent[name]) > 0 {
+		s["mean_ns"] = int64(sum) / int64(len(spent[name]))
+	}
+	return s
+}
+
+func main() {
+	fixture.ParseFlags(60, 1)
+	fixture.WaitStart()
+	// Index i decides the caller: two thirds fast, one third slow.
+	fixture.RunWorkers(func(i int) {
+		if i%3 == 2 {
+			SlowPath()
+		} else {
+			FastPath()
+		}
+	})
+	f, s := summary("main.FastPath"), summary("main.SlowPath")
+	fixture.Finish(map[string]interface{}{
+		"calls":    f["calls"] + s["calls"],
+		"per_func": map[string]map[string]int64{"main.Work": {"calls": f["calls"] + s["calls"]}},
+		"callers":  map[string]map[string]int64{"main.FastPath": f, "main.SlowPath": s},
+	})
+}

@@ -1,0 +1,57 @@
+#!/bin/sh
+# Latency by caller: main.Work is called from main.FastPath (2 ms of spin)
+# and main.SlowPath (6 ms). retop's per-caller counts must equal the
+# program's own exactly, and its per-caller means be within 5% of the
+# durations each caller measured around its call with the Go clock.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_cmd python3
+need_retop
+need_fixture callers-default
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+
+snap=$T/snap out=$T/out calls=90
+start_fixture callers-default -calls $calls -workers 2 -out "$out"
+fixture=$FIXTURE_PID
+"$RETOP" -b -p "$fixture" -t main.Work -d 0.2 -o json >"$snap" 2>"$T/err" &
+rp=$!
+track_pid "$rp"
+sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+kill -USR1 "$fixture"
+wait_file "$out" 30 || fail "no result from the fixture in 30 s (did it crash?)"
+sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+kill -INT "$rp"
+if wait "$rp"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+
+sc exact "$snap" "$out" main.Work || fail "main.Work: total counts differ from the fixture's"
+python3 - "$snap" "$out" <<'PY' || fail "latency by caller differs from the fixture's own clock"
+import json, sys
+snap = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+fx = json.load(open(sys.argv[2]))
+work = [f for f in snap["functions"] if f["name"] == "main.Work"][0]
+rows = {r["name"]: r for r in work["callers"]}
+bad = False
+if set(rows) != {"main.FastPath", "main.SlowPath"}:
+    print("callers: %s, expected main.FastPath and main.SlowPath" % sorted(rows))
+    sys.exit(1)
+for name, own in fx["callers"].items():
+    r = rows[name]
+    if r["calls"] != own["calls"]:
+        print("%s: retop counts %d calls, the program %d" % (name, r["calls"], own["calls"]))
+        bad = True
+    err = abs(r["mean_ns"] - own["mean_ns"]) / own["mean_ns"]
+    if err > 0.05:
+        print("%s: retop mean %d ns, the program's %d ns (%.1f%% off)" % (name, r["mean_ns"], own["mean_ns"], 100 * err))
+        bad = True
+    if not r["p50_ns"] <= r["p99_ns"]:
+        print("%s: p50 %d > p99 %d" % (name, r["p50_ns"], r["p99_ns"]))
+        bad = True
+    print("%s: %d calls (program %d), mean %d ns (program %d ns, %.2f%% off), p50 %d ns, p99 %d ns"
+          % (name, r["calls"], own["calls"], r["mean_ns"], own["mean_ns"], 100 * err, r["p50_ns"], r["p99_ns"]))
+if work["callers"][0]["name"] != "main.FastPath":
+    print("callers not sorted busiest first: %s" % [r["name"] for r in work["callers"]])
+    bad = True
+sys.exit(1 if bad else 0)
+PY
