@@ -219,6 +219,37 @@ static void detail_sites(struct ui *ui, const struct snapshot_func *sf, struct d
 	detail_row(pg);
 }
 
+/* Latency by caller since start: which caller makes the function slow. */
+static void detail_callers(const struct snapshot_func *sf, struct detail_page *pg)
+{
+	const struct callers_view *c = &sf->callers;
+	uint64_t total = 0;
+	int y;
+
+	for (size_t i = 0; i < c->n; i++)
+		total += c->rows[i].calls;
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 0, COLS, DR_TITLE, true,
+			  "  CALLER                                 CALLS  SHARE    MEAN     P50     P99");
+	if (c->n == 0 && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_DIM, false,
+			  sf->entry_only ? "no caller: durations unavailable (entry-only)"
+					 : "no call has returned yet");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct callers_row *r = &c->rows[i];
+		char calls[16], mean[16], p50[16], p99[16];
+		if ((y = detail_row(pg)) < 0)
+			continue;
+		fmt_count((double)r->calls, calls, sizeof(calls));
+		fmt_duration(r->mean_ns, mean, sizeof(mean));
+		fmt_duration(r->p50_ns, p50, sizeof(p50));
+		fmt_duration(r->p99_ns, p99, sizeof(p99));
+		draw_textf(y, 0, COLS, DR_NORMAL, "  %-36.36s %7s %5.1f%% %7s %7s %7s", r->name, calls,
+			   total ? 100.0 * (double)r->calls / (double)total : 0, mean, p50, p99);
+	}
+	detail_row(pg);
+}
+
 static void detail_disasm_site(struct detail *d, const struct snapshot_site *s, size_t n,
 			       struct detail_page *pg)
 {
@@ -283,6 +314,7 @@ static void detail_draw(struct ui *ui)
 	/* RET sites first: a few lines that fit even at 24 rows. */
 	detail_summary(ui, sf, &pg);
 	detail_sites(ui, sf, &pg);
+	detail_callers(sf, &pg);
 	detail_histogram(d, &pg);
 	detail_disasm(ui, sf, &pg);
 	d->lines = pg.v;
