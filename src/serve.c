@@ -379,6 +379,49 @@ static void serve_render_sites(struct render *r)
 	}
 }
 
+/* Latency by caller.  The caller label is bounded: at most CALLERS_MAX
+ * calling functions per traced function, then caller="other". */
+static void serve_render_callers_fam(struct render *r, const char *name, int what)
+{
+	for (size_t i = 0; i < r->s->nfuncs; i++) {
+		const struct callers_view *c = &r->snap->funcs[i].callers;
+
+		if (!serve_has_data(&r->s->funcs[i]))
+			continue;
+		for (size_t k = 0; k < c->n; k++) {
+			fprintf(r->f, "%s{", name);
+			serve_func_labels(r, i);
+			fputs(",caller=\"", r->f);
+			serve_put_escaped(r->f, c->rows[k].name);
+			fputs("\"} ", r->f);
+			if (what == 0)
+				fprintf(r->f, "%" PRIu64, c->rows[k].calls);
+			else
+				serve_put_seconds(r->f, what == 1 ? c->rows[k].mean_ns
+								  : what == 2 ? c->rows[k].p50_ns
+									      : c->rows[k].p99_ns);
+			fputc('\n', r->f);
+		}
+	}
+}
+
+static void serve_render_callers(struct render *r)
+{
+	serve_family(r, "retop_caller_calls_total", "counter",
+		     "Paired calls by calling function: the 16 busiest, then caller=\"other\".");
+	serve_render_callers_fam(r, "retop_caller_calls_total", 0);
+	serve_family(r, "retop_caller_mean_seconds", "gauge",
+		     "Mean duration by calling function since tracing began.");
+	serve_render_callers_fam(r, "retop_caller_mean_seconds", 1);
+	serve_family(r, "retop_caller_p50_seconds", "gauge",
+		     "Median duration by calling function since tracing began (<= 1.6% error).");
+	serve_render_callers_fam(r, "retop_caller_p50_seconds", 2);
+	serve_family(r, "retop_caller_p99_seconds", "gauge",
+		     "99th percentile duration by calling function since tracing began (<= 1.6% "
+		     "error).");
+	serve_render_callers_fam(r, "retop_caller_p99_seconds", 3);
+}
+
 /* The whole page into a fresh buffer (the caller owns it). */
 static int serve_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
 			char **page, size_t *len)
@@ -398,6 +441,7 @@ static int serve_render(const struct session *s, const struct snapshot *snap, ui
 		serve_render_fam(&r, &serve_fams[k]);
 	serve_render_hist(&r);
 	serve_render_sites(&r);
+	serve_render_callers(&r);
 	if (ferror(r.f)) {
 		fclose(r.f);
 		free(*page);
