@@ -98,6 +98,18 @@ struct {
 __u32 caller_sites[RETOP_MAX_FUNCS];
 const volatile __u32 callers_enabled = 1;
 
+/* The slowest calls (retop.h): per slot, the longest durations of this
+ * interval; user space zeroes a slot's row at every refresh. */
+__u64 slow_top[RETOP_MAX_FUNCS][RETOP_SLOW_N];
+__u64 slow_lost[RETOP_MAX_FUNCS]; /* the ring buffer was full */
+/* Offset of goid in runtime.g (DWARF, else a per-release table); 0: unknown. */
+const volatile __u64 g_goid_offset = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} slow_events SEC(".maps");
+
 /* The key for this goroutine frame: identical at the entry instruction and
  * at a RET, because SP then points at the same return address and a stack
  * copy preserves its distance to stack.hi. */
@@ -342,6 +354,49 @@ static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u64 d
 		__sync_fetch_and_add(&cs->hist[b], 1);
 }
 
+/* Ship the call if it is longer than the shortest of the slot's slowest
+ * this interval, and take that one's place.  Two CPUs racing for a place
+ * can only leave the row lower than the truth: more calls shipped, never
+ * one of the N slowest missed. */
+static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur, __u64 now,
+				      __u64 g)
+{
+	struct retop_slow_event *e;
+	__u64 *top, mv;
+	__u32 mi = 0;
+
+	if (slot >= RETOP_MAX_FUNCS)
+		return;
+	top = slow_top[slot];
+	mv = top[0];
+	for (__u32 i = 1; i < RETOP_SLOW_N; i++)
+		if (top[i] < mv) {
+			mv = top[i];
+			mi = i;
+		}
+	if (dur <= mv || mi >= RETOP_SLOW_N)
+		return;
+	top[mi] = dur;
+	e = bpf_ringbuf_reserve(&slow_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&slow_lost[slot], 1);
+		return;
+	}
+	e->func_id = slot;
+	e->gen = slot_gen[slot];
+	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->start_ns = now - dur;
+	e->dur_ns = dur;
+	e->goid = 0;
+	if (g_goid_offset && bpf_probe_read_user(&e->goid, sizeof(e->goid),
+						 (void *)(g + g_goid_offset)) != 0)
+		e->goid = 0;
+	if (bpf_probe_read_user(&e->ret_addr, sizeof(e->ret_addr), (void *)PT_REGS_SP(ctx)) != 0)
+		e->ret_addr = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
 static __always_inline void stats_update_minmax(struct retop_func_stats *st, __u64 dur)
 {
 	__u64 cur;
@@ -400,6 +455,7 @@ int retop_return(struct pt_regs *ctx)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
 	note_caller(ctx, func_id, dur, b);
+	note_slow(ctx, func_id, dur, now, key.g);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(&key, now);

@@ -141,4 +141,22 @@ struct retop_caller_stats {
 	__u64 hist[RETOP_HIST_BUCKETS];
 };
 
+/* The slowest calls.  Per function, the RETOP_SLOW_N longest durations of
+ * the current interval are kept in BPF (user space zeroes them at every
+ * refresh); a call longer than the shortest of them is shipped through a
+ * ring buffer, so user space sees a superset of the N slowest without any
+ * work for the other calls. */
+#define RETOP_SLOW_N 10
+
+struct retop_slow_event {
+	__u32 func_id;
+	__u32 gen;
+	__u32 tgid;
+	__u32 tid; /* the thread the call returned on */
+	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
+	__u64 dur_ns;
+	__u64 goid;	/* 0 when the offset of runtime.g's goid is unknown */
+	__u64 ret_addr; /* the caller */
+};
+
 #endif

@@ -10,6 +10,7 @@
 #include <sys/time.h>
 
 #include "elf_image.h"
+#include "goid.h"
 #include "log.h"
 #include "procs.h"
 #include "sdk_facts.h"
@@ -101,9 +102,19 @@ int session_start_tracing(struct session *s, char *err)
 
 	if (s->tracer)
 		return 0;
+	if (goid_offset(s->binary, elf_image_go_version(s->idx->img), &to.goid_offset) != 0)
+		log_info("session", "offset of goid in runtime.g unknown (no DWARF, release not in "
+				    "the table): the slowest calls show goroutine 0");
 	int ret = tracer_open(&to, &s->tracer, err);
 	if (ret)
 		return ret;
+	ret = slowest_open(tracer_slow_fd(s->tracer), s->idx, &s->slow);
+	if (ret) {
+		tracer_close(s->tracer);
+		s->tracer = NULL;
+		return err_set(err, -ret, "cannot read the slowest calls' ring buffer: %s",
+			       strerror(-ret));
+	}
 	s->start_ns = s->last_ns = tracer_now_ns();
 	s->last_cpu_s = session_cpu_seconds();
 	struct func_info *rec = funcs_find(s->idx, "runtime.recovery");
@@ -120,6 +131,7 @@ void session_close(struct session *s)
 {
 	if (!s)
 		return;
+	slowest_close(s->slow);
 	tracer_close(s->tracer);
 	sdk_facts_close(s->sdk);
 	funcs_free(s->idx);
@@ -354,12 +366,16 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
 		out->before_attach = sf->cur.before_attach;
 		tracer_read_callers(s->tracer, sf->slot, s->idx, &sf->callers);
+		slowest_take(s->slow, sf->slot, &out->slowest_interval);
+		tracer_slow_rearm(s->tracer, sf->slot);
+		slowest_merge(&sf->slowest, &out->slowest_interval);
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
 	}
 	/* Detached: the last callers read stay shown, like the counters. */
 	out->callers = sf->callers;
+	out->slowest = sf->slowest;
 	out->entries = sf->cur.entries;
 	if (sf->entry_only) {
 		/* No RET to count: what an operator can still see is entries. */
@@ -406,6 +422,8 @@ const struct snapshot *session_sample(struct session *s)
 
 	if (s->tracer)
 		tracer_sweep(s->tracer, s->inflight);
+	if (s->slow)
+		slowest_poll(s->slow, tracer_slot_gens(s->tracer));
 	gettimeofday(&tv, NULL);
 	s->snap.time = (double)tv.tv_sec + tv.tv_usec / 1e6;
 	s->snap.interval_s = interval;
@@ -434,6 +452,7 @@ void session_reset(struct session *s)
 			tracer_reset(s->tracer, s->funcs[i].slot);
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
+		memset(&s->funcs[i].slowest, 0, sizeof(s->funcs[i].slowest));
 		s->funcs[i].have_prev = false;
 	}
 }

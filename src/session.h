@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "funcs.h"
+#include "slowest.h"
 #include "snapshot.h"
 #include "tracer.h"
 
@@ -30,6 +31,7 @@ struct session_func {
 	char status[SNAPSHOT_STATUS_LEN];
 	struct retop_func_stats prev, cur;
 	struct callers_view callers; /* the last read */
+	struct slowest_list slowest; /* since tracing began */
 	bool have_prev;
 };
 
@@ -38,6 +40,7 @@ struct session {
 	struct func_index *idx;
 	struct tracer *tracer;
 	struct sdk_facts *sdk; /* NULL without an SDK */
+	struct slowest *slow;  /* the slowest calls' ring buffer; NULL until tracing */
 	char binary[600];  /* what uprobes attach to: PATH or /proc/PID/exe */
 	char display[600]; /* what the operator sees as the target */
 	int attach_pid;	   /* PID, or -1 for every process running the binary */

@@ -30,6 +30,25 @@ static struct json_object *snapshot_callers_json(const struct callers_view *c)
 	return a;
 }
 
+/* The slowest calls, longest first. */
+static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct slowest_call *c = &l->calls[i];
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "time", json_fixed(c->time, 6));
+		json_object_object_add(o, "duration_ns", json_object_new_uint64(c->dur_ns));
+		json_object_object_add(o, "goid", json_object_new_uint64(c->goid));
+		json_object_object_add(o, "tid", json_object_new_int64(c->tid));
+		json_object_object_add(o, "pid", json_object_new_int64(c->pid));
+		json_object_object_add(o, "caller", json_object_new_string(c->caller));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 {
 	struct json_object *o = json_object_new_object(), *sites = json_object_new_array();
@@ -62,6 +81,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	}
 	json_object_object_add(o, "ret_sites", sites);
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
+	json_object_object_add(o, "slowest", snapshot_slowest_json(&f->slowest));
+	json_object_object_add(o, "slowest_interval", snapshot_slowest_json(&f->slowest_interval));
 	return o;
 }
 

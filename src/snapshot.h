@@ -10,6 +10,7 @@
 
 #include "../bpf/retop.h"
 #include "callers.h"
+#include "slowest.h"
 #include "stats.h"
 
 #define SNAPSHOT_MAX_PIDS 64
@@ -35,6 +36,8 @@ struct snapshot_func {
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 	struct callers_view callers; /* since tracing began */
+	struct slowest_list slowest;	      /* since tracing began */
+	struct slowest_list slowest_interval; /* in the last interval */
 };
 
 struct snapshot {

@@ -32,6 +32,7 @@ struct tracer_opts {
 	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */
 	uint32_t inflight_max;	  /* in-flight map entries */
 	uint64_t orphan_timeout_ns;
+	uint64_t goid_offset; /* of goid in runtime.g; 0: goroutine ids unknown */
 };
 
 /* Per-slot in-flight view, filled by tracer_sweep(). */
@@ -66,6 +67,12 @@ size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
+/* The slowest calls: the ring buffer's fd, each slot's attach generation
+ * (RETOP_MAX_FUNCS of them), and the start of a new interval for a slot
+ * (its N slowest so far forgotten in BPF, so every call competes again). */
+int tracer_slow_fd(struct tracer *t);
+const uint32_t *tracer_slot_gens(struct tracer *t);
+void tracer_slow_rearm(struct tracer *t, int slot);
 /* The slot's latency by caller since it was attached or reset. */
 int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
 			struct callers_view *out);
