@@ -2,7 +2,9 @@
 # Latency by caller: main.Work is called from main.FastPath (2 ms of spin)
 # and main.SlowPath (6 ms). retop's per-caller counts must equal the
 # program's own exactly, and its per-caller means be within 5% of the
-# durations each caller measured around its call with the Go clock.
+# durations each caller measured around its call with the Go clock.  Then a
+# planted outlier: the top of `slowest`, with its caller, the goroutine id
+# the program read from runtime.Stack, its duration and its start time.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -33,9 +35,12 @@ fx = json.load(open(sys.argv[2]))
 work = [f for f in snap["functions"] if f["name"] == "main.Work"][0]
 rows = {r["name"]: r for r in work["callers"]}
 bad = False
-if set(rows) != {"main.FastPath", "main.SlowPath"}:
-    print("callers: %s, expected main.FastPath and main.SlowPath" % sorted(rows))
+if set(rows) != {"main.FastPath", "main.SlowPath", "main.Planted"}:
+    print("callers: %s, expected main.FastPath, main.SlowPath and main.Planted" % sorted(rows))
     sys.exit(1)
+if rows["main.Planted"]["calls"] != 1:
+    print("main.Planted: %d calls, expected 1" % rows["main.Planted"]["calls"])
+    bad = True
 for name, own in fx["callers"].items():
     r = rows[name]
     if r["calls"] != own["calls"]:
@@ -53,5 +58,35 @@ for name, own in fx["callers"].items():
 if work["callers"][0]["name"] != "main.FastPath":
     print("callers not sorted busiest first: %s" % [r["name"] for r in work["callers"]])
     bad = True
+sys.exit(1 if bad else 0)
+PY
+python3 - "$snap" "$out" <<'PY' || fail "the planted outlier is not the top of slowest, or differs from what the program saw"
+import json, sys
+snap = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+fx = json.load(open(sys.argv[2]))
+own = fx["outlier"]
+work = [f for f in snap["functions"] if f["name"] == "main.Work"][0]
+if not work["slowest"]:
+    print("main.Work: no slowest call")
+    sys.exit(1)
+top = work["slowest"][0]
+bad = False
+durs = [c["duration_ns"] for c in work["slowest"]]
+if durs != sorted(durs, reverse=True) or len(durs) != 10:
+    print("slowest: %d calls, not longest first: %s" % (len(durs), durs))
+    bad = True
+for k, want in (("caller", own["caller"]), ("goid", own["goid"])):
+    if top[k] != want:
+        print("slowest[0].%s = %r, the program saw %r" % (k, top[k], want))
+        bad = True
+err = abs(top["duration_ns"] - own["duration_ns"]) / own["duration_ns"]
+if err > 0.05 or top["duration_ns"] < own["spin"]:
+    print("slowest[0] lasted %d ns, the program measured %d ns" % (top["duration_ns"], own["duration_ns"]))
+    bad = True
+if abs(top["time"] - own["start"]) > 0.05:
+    print("slowest[0] started at %.6f, the program's clock says %.6f" % (top["time"], own["start"]))
+    bad = True
+print("slowest[0]: %s, goroutine %d (program %d), %d ns (program %d ns), started %.3f s from the program's clock"
+      % (top["caller"], top["goid"], own["goid"], top["duration_ns"], own["duration_ns"], top["time"] - own["start"]))
 sys.exit(1 if bad else 0)
 PY

@@ -1,10 +1,15 @@
 // callers: one function, main.Work, called from two callers with different
 // latencies (main.FastPath spins 2 ms in it, main.SlowPath 6 ms). Each
 // caller times its own call of Work with the Go clock, so a test can check
-// retop's latency by caller against the program's own numbers.
+// retop's latency by caller against the program's own numbers.  Last, one
+// planted outlier: main.Planted calls Work for 500 ms on a goroutine whose
+// id it reads from runtime.Stack, and reports it with its arguments.
 package main
 
 import (
+	"bytes"
+	"runtime"
+	"strconv"
 	"sync"
 	"time"
 
@@ -52,6 +57,32 @@ func SlowPath() {
 	sink += r & 1
 }
 
+// goid is the "goroutine N" of runtime.Stack's first line.
+func goid() int64 {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	f := bytes.Fields(buf)
+	if len(f) < 2 {
+		return -1
+	}
+	id, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return id
+}
+
+//go:noinline
+func Planted() map[string]interface{} {
+	const spin, tag = 500 * time.Millisecond, "planted-outlier"
+	id := goid()
+	start := time.Now()
+	sink += Work(spin, tag) & 1
+	d := time.Since(start)
+	return map[string]interface{}{"goid": id, "caller": "main.Planted", "duration_ns": int64(d),
+		"start": float64(start.UnixNano()) / 1e9, "spin": int64(spin), "tag": tag}
+}
+
 func summary(name string) map[string]int64 {
 	mu.Lock()
 	defer mu.Unlock()
@@ -78,9 +109,12 @@ func main() {
 		}
 	})
 	f, s := summary("main.FastPath"), summary("main.SlowPath")
+	outlier := make(chan map[string]interface{})
+	go func() { outlier <- Planted() }()
 	fixture.Finish(map[string]interface{}{
-		"calls":    f["calls"] + s["calls"],
-		"per_func": map[string]map[string]int64{"main.Work": {"calls": f["calls"] + s["calls"]}},
+		"calls":    f["calls"] + s["calls"] + 1,
+		"per_func": map[string]map[string]int64{"main.Work": {"calls": f["calls"] + s["calls"] + 1}},
 		"callers":  map[string]map[string]int64{"main.FastPath": f, "main.SlowPath": s},
+		"outlier":  <-outlier,
 	})
 }
