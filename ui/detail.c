@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/elf_image.h"
 #include "../src/retsites.h"
@@ -250,6 +251,39 @@ static void detail_callers(const struct snapshot_func *sf, struct detail_page *p
 	detail_row(pg);
 }
 
+/* The slowest calls since start: the outlier, which goroutine, from where. */
+static void detail_slowest(const struct snapshot_func *sf, struct detail_page *pg)
+{
+	const struct slowest_list *l = &sf->slowest;
+	int y;
+
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 0, COLS, DR_TITLE, true,
+			  "  SLOWEST   STARTED          GOROUTINE      TID  CALLER");
+	if (l->n == 0 && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_DIM, false, "no call has returned yet");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct slowest_call *c = &l->calls[i];
+		char dur[16], when[32], gid[24];
+		time_t sec = (time_t)c->time;
+		struct tm tm;
+		if ((y = detail_row(pg)) < 0)
+			continue;
+		fmt_duration(c->dur_ns, dur, sizeof(dur));
+		localtime_r(&sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03d",
+			 (int)((c->time - (double)sec) * 1000));
+		if (c->goid)
+			snprintf(gid, sizeof(gid), "%llu", (unsigned long long)c->goid);
+		else
+			snprintf(gid, sizeof(gid), "?");
+		draw_textf(y, 0, COLS, i == 0 ? DR_MARK : DR_NORMAL, "  %7s   %-14s %10s %8u  %s", dur,
+			   when, gid, c->tid, c->caller);
+	}
+	detail_row(pg);
+}
+
 static void detail_disasm_site(struct detail *d, const struct snapshot_site *s, size_t n,
 			       struct detail_page *pg)
 {
@@ -315,6 +349,7 @@ static void detail_draw(struct ui *ui)
 	detail_summary(ui, sf, &pg);
 	detail_sites(ui, sf, &pg);
 	detail_callers(sf, &pg);
+	detail_slowest(sf, &pg);
 	detail_histogram(d, &pg);
 	detail_disasm(ui, sf, &pg);
 	d->lines = pg.v;
