@@ -104,6 +104,7 @@ __u64 slow_top[RETOP_MAX_FUNCS][RETOP_SLOW_N];
 __u64 slow_lost[RETOP_MAX_FUNCS]; /* the ring buffer was full */
 /* Offset of goid in runtime.g (DWARF, else a per-release table); 0: unknown. */
 const volatile __u64 g_goid_offset = 0;
+const volatile __u32 slow_enabled = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -365,7 +366,7 @@ static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur
 	__u64 *top, mv;
 	__u32 mi = 0;
 
-	if (slot >= RETOP_MAX_FUNCS)
+	if (!slow_enabled || slot >= RETOP_MAX_FUNCS)
 		return;
 	top = slow_top[slot];
 	mv = top[0];

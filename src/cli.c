@@ -13,7 +13,8 @@
 #include "stats.h"
 #include "tracer.h"
 
-enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_MAX_IN_FLIGHT, OPT_SERVE, OPT_NO_DWARF };
+enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_MAX_IN_FLIGHT, OPT_SERVE, OPT_NO_DWARF,
+       OPT_LATENCY_ONLY };
 
 static const struct option long_options[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -30,6 +31,7 @@ static const struct option long_options[] = {
 	{"max-in-flight", required_argument, NULL, OPT_MAX_IN_FLIGHT},
 	{"serve", required_argument, NULL, OPT_SERVE},
 	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
+	{"latency-only", no_argument, NULL, OPT_LATENCY_ONLY},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -61,6 +63,8 @@ void cli_usage(FILE *out)
 		"                             together (%u: %.0f MiB of kernel memory, about\n"
 		"                             %u bytes a call); calls past it are 'dropped'\n"
 		"      --no-dwarf             do not read DWARF (faster start on huge binaries)\n"
+		"      --latency-only         no latency by caller, no slowest calls: the least\n"
+		"                             BPF work per call\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              version\n"
@@ -189,6 +193,9 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return cli_set_mode(o, CLI_SERVE);
 	case OPT_NO_DWARF:
 		o->no_dwarf = true;
+		return 0;
+	case OPT_LATENCY_ONLY:
+		o->latency_only = true;
 		return 0;
 	case 'v':
 		o->verbose++;

@@ -27,6 +27,7 @@ struct cli_options {
 	long max_in_flight; /* --max-in-flight: in-flight map entries */
 	const char *serve_addr;
 	bool no_dwarf;
+	bool latency_only; /* --latency-only: no callers, no slowest calls */
 	int verbose;
 };
 

@@ -46,6 +46,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 {
 	*so = (struct session_opts){
 		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
+		.latency_only = o->latency_only,
 		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
 		.max_in_flight = (uint32_t)o->max_in_flight,
 		.sdk_url = o->sdk_url,
@@ -98,6 +99,7 @@ int session_start_tracing(struct session *s, char *err)
 		.max_functions = s->opts.max_functions,
 		.inflight_max = s->opts.max_in_flight,
 		.orphan_timeout_ns = (uint64_t)(s->opts.orphan_timeout_s * 1e9),
+		.latency_only = s->opts.latency_only,
 	};
 
 	if (s->tracer)

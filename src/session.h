@@ -18,6 +18,7 @@ struct session_opts {
 	int pid;	  /* -p, or 0 */
 	const char *exe;  /* -x, or NULL */
 	bool no_dwarf;
+	bool latency_only; /* no callers, no slowest calls */
 	size_t max_functions;
 	uint32_t max_in_flight;
 	double orphan_timeout_s;

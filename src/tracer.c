@@ -93,6 +93,8 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	}
 	bpf_map__set_max_entries(t->skel->maps.inflight, t->opts.inflight_max);
 	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
+	t->skel->rodata->callers_enabled = !t->opts.latency_only;
+	t->skel->rodata->slow_enabled = !t->opts.latency_only;
 	t->init_pidns = tracer_in_init_pidns();
 	t->multi = probes_multi_supported();
 	probes_prepare(t->skel->progs.retop_entry, t->multi);

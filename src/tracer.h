@@ -33,6 +33,7 @@ struct tracer_opts {
 	uint32_t inflight_max;	  /* in-flight map entries */
 	uint64_t orphan_timeout_ns;
 	uint64_t goid_offset; /* of goid in runtime.g; 0: goroutine ids unknown */
+	bool latency_only;    /* no callers, no slowest calls: less BPF work a call */
 };
 
 /* Per-slot in-flight view, filled by tracer_sweep(). */
