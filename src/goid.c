@@ -68,7 +68,8 @@ int goid_offset_dwarf(const char *path, uint64_t *off)
 
 	if (fd < 0)
 		return -errno;
-	if (dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &dbg, NULL) != DW_DLV_OK) {
+	if (dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &dbg, NULL) !=
+	    DW_DLV_OK) {
 		close(fd);
 		return -ENODATA;
 	}

@@ -46,12 +46,12 @@ static int slowest_event(void *ctx, void *data, size_t size)
 	/* The return address follows the CALL (see callers.c). */
 	f = e->ret_addr ? funcs_by_addr(sl->idx, e->ret_addr - 1) : NULL;
 	c = (struct slowest_call){
-		.time = sl->wall_minus_mono + (double)e->start_ns / 1e9,
-		.dur_ns = e->dur_ns,
-		.goid = e->goid,
-		.tid = e->tid,
-		.pid = e->tgid,
-		.caller = f ? f->name : "?",
+	    .time = sl->wall_minus_mono + (double)e->start_ns / 1e9,
+	    .dur_ns = e->dur_ns,
+	    .goid = e->goid,
+	    .tid = e->tid,
+	    .pid = e->tgid,
+	    .caller = f ? f->name : "?",
 	};
 	slowest_insert(&sl->pending[e->func_id], &c);
 	return 0;
@@ -90,7 +90,7 @@ int slowest_poll(struct slowest *sl, const uint32_t *gens)
 
 	gettimeofday(&tv, NULL);
 	sl->wall_minus_mono =
-		(double)tv.tv_sec + (double)tv.tv_usec / 1e6 - (double)tracer_now_ns() / 1e9;
+	    (double)tv.tv_sec + (double)tv.tv_usec / 1e6 - (double)tracer_now_ns() / 1e9;
 	sl->gens = gens;
 	n = ring_buffer__consume(sl->rb);
 	return n < 0 ? n : 0;
