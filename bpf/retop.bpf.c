@@ -106,6 +106,26 @@ __u64 slow_lost[RETOP_MAX_FUNCS]; /* the ring buffer was full */
 const volatile __u64 g_goid_offset = 0;
 const volatile __u32 slow_enabled = 1;
 
+/* Arguments captured at the entry, by in-flight key, for slots whose
+ * args_spec is on; taken at the RET.  LRU: a call that never returns cannot
+ * keep a place for ever. */
+struct retop_args_spec args_spec[RETOP_MAX_FUNCS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct retop_inflight_key);
+	__type(value, struct retop_args);
+} inflight_args SEC(".maps");
+
+/* Room to build an args record: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_args);
+} args_scratch SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
@@ -200,6 +220,57 @@ static __always_inline void undo_drop(struct retop_func_stats *st,
 	__sync_fetch_and_add(&st->reentries, 1);
 }
 
+static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 i)
+{
+	switch (i) {
+	case 0: return ctx->rax;
+	case 1: return ctx->rbx;
+	case 2: return ctx->rcx;
+	case 3: return ctx->rdi;
+	case 4: return ctx->rsi;
+	case 5: return ctx->r8;
+	case 6: return ctx->r9;
+	case 7: return ctx->r10;
+	default: return ctx->r11;
+	}
+}
+
+/* The first bytes of the string whose pointer is in register r. */
+static __always_inline void args_read_str(struct retop_args *a, __u32 k, __u32 r)
+{
+	__u64 n;
+
+	if (r >= RETOP_ARG_REGS - 1 || k >= RETOP_ARG_STRS)
+		return;
+	n = a->regs[r + 1];
+	if (n > RETOP_ARG_STR_LEN)
+		n = RETOP_ARG_STR_LEN;
+	asm volatile("" : "+r"(n));
+	if (n == 0 || n > RETOP_ARG_STR_LEN)
+		return;
+	if (bpf_probe_read_user(a->str[k], n, (void *)a->regs[r]) == 0)
+		a->str_len[k] = (__u32)n;
+}
+
+/* Capture the arguments of this call, if the operator asked for them. */
+static __always_inline void note_args(struct pt_regs *ctx, const struct retop_inflight_key *key)
+{
+	__u32 slot = key->func_id, zero = 0;
+	struct retop_args *a;
+
+	if (slot >= RETOP_MAX_FUNCS || !args_spec[slot].on)
+		return;
+	a = bpf_map_lookup_elem(&args_scratch, &zero);
+	if (!a)
+		return;
+	for (__u32 i = 0; i < RETOP_ARG_REGS; i++)
+		a->regs[i] = arg_reg(ctx, i);
+	a->str_len[0] = a->str_len[1] = 0;
+	args_read_str(a, 0, args_spec[slot].str_reg[0]);
+	args_read_str(a, 1, args_spec[slot].str_reg[1]);
+	bpf_map_update_elem(&inflight_args, key, a, BPF_ANY);
+}
+
 SEC("uprobe")
 int retop_entry(struct pt_regs *ctx)
 {
@@ -240,6 +311,7 @@ int retop_entry(struct pt_regs *ctx)
 			__sync_fetch_and_add(&st->reentries, 1);
 		old->start_ns = now;
 		old->stack_hi = hi;
+		note_args(ctx, &key);
 		return 0;
 	}
 	note_first_entry(&key);
@@ -252,6 +324,7 @@ int retop_entry(struct pt_regs *ctx)
 	}
 	if (st->dropped)
 		undo_drop(st, &key);
+	note_args(ctx, &key);
 	return 0;
 }
 
@@ -360,14 +433,19 @@ static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u64 d
  * can only leave the row lower than the truth: more calls shipped, never
  * one of the N slowest missed. */
 static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur, __u64 now,
-				      __u64 g)
+				      const struct retop_inflight_key *key)
 {
 	struct retop_slow_event *e;
-	__u64 *top, mv;
+	struct retop_args *args = NULL;
+	__u64 *top, mv, g = key->g;
 	__u32 mi = 0;
 
 	if (!slow_enabled || slot >= RETOP_MAX_FUNCS)
 		return;
+	if (args_spec[slot].on) {
+		/* Taken whether or not the call is shipped: its place is free. */
+		args = bpf_map_lookup_elem(&inflight_args, key);
+	}
 	top = slow_top[slot];
 	mv = top[0];
 	for (__u32 i = 1; i < RETOP_SLOW_N; i++)
@@ -376,12 +454,12 @@ static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur
 			mi = i;
 		}
 	if (dur <= mv || mi >= RETOP_SLOW_N)
-		return;
+		goto out;
 	top[mi] = dur;
 	e = bpf_ringbuf_reserve(&slow_events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&slow_lost[slot], 1);
-		return;
+		goto out;
 	}
 	e->func_id = slot;
 	e->gen = slot_gen[slot];
@@ -395,7 +473,15 @@ static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur
 		e->goid = 0;
 	if (bpf_probe_read_user(&e->ret_addr, sizeof(e->ret_addr), (void *)PT_REGS_SP(ctx)) != 0)
 		e->ret_addr = 0;
+	e->has_args = 0;
+	if (args) {
+		__builtin_memcpy(&e->args, args, sizeof(e->args));
+		e->has_args = 1;
+	}
 	bpf_ringbuf_submit(e, 0);
+out:
+	if (args)
+		bpf_map_delete_elem(&inflight_args, key);
 }
 
 static __always_inline void stats_update_minmax(struct retop_func_stats *st, __u64 dur)
@@ -456,7 +542,7 @@ int retop_return(struct pt_regs *ctx)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
 	note_caller(ctx, func_id, dur, b);
-	note_slow(ctx, func_id, dur, now, key.g);
+	note_slow(ctx, func_id, dur, now, &key);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(&key, now);

@@ -148,6 +148,28 @@ struct retop_caller_stats {
  * work for the other calls. */
 #define RETOP_SLOW_N 10
 
+/* Arguments, for the functions the operator asked for: the register ABI's
+ * nine integer argument registers at the entry, and the first bytes of up
+ * to RETOP_ARG_STRS strings (pointer in a register, length in the next). */
+#define RETOP_ARG_REGS 9
+#define RETOP_ARG_STRS 2
+#define RETOP_ARG_STR_LEN 64
+#define RETOP_ARG_NONE 0xFFu
+
+struct retop_args {
+	__u64 regs[RETOP_ARG_REGS]; /* RAX, RBX, RCX, RDI, RSI, R8, R9, R10, R11 */
+	__u32 str_len[RETOP_ARG_STRS]; /* bytes read into str */
+	char str[RETOP_ARG_STRS][RETOP_ARG_STR_LEN];
+};
+
+/* Per slot, set by user space before the attach: whether arguments are
+ * captured, and which registers hold a string's pointer. */
+struct retop_args_spec {
+	__u8 on;
+	__u8 str_reg[RETOP_ARG_STRS]; /* RETOP_ARG_NONE: none */
+	__u8 pad;
+};
+
 struct retop_slow_event {
 	__u32 func_id;
 	__u32 gen;
@@ -157,6 +179,9 @@ struct retop_slow_event {
 	__u64 dur_ns;
 	__u64 goid;	/* 0 when the offset of runtime.g's goid is unknown */
 	__u64 ret_addr; /* the caller */
+	__u32 has_args;
+	__u32 pad;
+	struct retop_args args;
 };
 
 #endif

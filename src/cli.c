@@ -14,7 +14,7 @@
 #include "tracer.h"
 
 enum { OPT_ORPHAN_TIMEOUT = 256, OPT_MAX_FUNCTIONS, OPT_MAX_IN_FLIGHT, OPT_SERVE, OPT_NO_DWARF,
-       OPT_LATENCY_ONLY };
+       OPT_LATENCY_ONLY, OPT_ARGS };
 
 static const struct option long_options[] = {
 	{"pid", required_argument, NULL, 'p'},
@@ -32,6 +32,7 @@ static const struct option long_options[] = {
 	{"serve", required_argument, NULL, OPT_SERVE},
 	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
 	{"latency-only", no_argument, NULL, OPT_LATENCY_ONLY},
+	{"args", required_argument, NULL, OPT_ARGS},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -65,6 +66,8 @@ void cli_usage(FILE *out)
 		"      --no-dwarf             do not read DWARF (faster start on huge binaries)\n"
 		"      --latency-only         no latency by caller, no slowest calls: the least\n"
 		"                             BPF work per call\n"
+		"      --args GLOB            capture the arguments of the traced functions\n"
+		"                             matching GLOB, shown with their slowest calls\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              version\n"
@@ -196,6 +199,9 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case OPT_LATENCY_ONLY:
 		o->latency_only = true;
+		return 0;
+	case OPT_ARGS:
+		o->args_pattern = optarg;
 		return 0;
 	case 'v':
 		o->verbose++;

@@ -47,6 +47,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 	*so = (struct session_opts){
 		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
 		.latency_only = o->latency_only,
+		.args_pattern = o->args_pattern,
 		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
 		.max_in_flight = (uint32_t)o->max_in_flight,
 		.sdk_url = o->sdk_url,
@@ -178,6 +179,21 @@ static int session_check_go_version(const struct session *s, char *why)
 	return 0;
 }
 
+/* --args: capture the arguments of the matching functions, reported with
+ * their slowest calls. */
+static void session_args(struct session *s, struct session_func *sf)
+{
+	struct args_plan plan;
+
+	slowest_set_plan(s->slow, sf->slot, NULL);
+	if (!s->opts.args_pattern || sf->entry_only || s->opts.latency_only ||
+	    fnmatch(s->opts.args_pattern, sf->f->name, 0) != 0)
+		return;
+	args_plan_make(sf->f, &plan);
+	slowest_set_plan(s->slow, sf->slot, &plan);
+	tracer_args_set(s->tracer, sf->slot, &plan.spec);
+}
+
 int session_trace(struct session *s, struct func_info *f, char *err)
 {
 	struct session_func *sf = session_find(s, f);
@@ -213,6 +229,7 @@ int session_trace(struct session *s, struct func_info *f, char *err)
 	}
 	sf->slot = ret;
 	sf->entry_only = entry_only;
+	session_args(s, sf);
 	if (entry_only)
 		snprintf(sf->status, sizeof(sf->status), "entry-only: %s", why);
 	else

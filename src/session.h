@@ -19,6 +19,7 @@ struct session_opts {
 	const char *exe;  /* -x, or NULL */
 	bool no_dwarf;
 	bool latency_only; /* no callers, no slowest calls */
+	const char *args_pattern; /* --args: functions whose arguments are captured */
 	size_t max_functions;
 	uint32_t max_in_flight;
 	double orphan_timeout_s;

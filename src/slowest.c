@@ -14,6 +14,8 @@ struct slowest {
 	const uint32_t *gens;
 	double wall_minus_mono; /* wall clock minus bpf_ktime_get_ns(), seconds */
 	struct slowest_list pending[RETOP_MAX_FUNCS];
+	bool has_plan[RETOP_MAX_FUNCS];
+	struct args_plan plans[RETOP_MAX_FUNCS];
 };
 
 /* Insert c into l (longest first) if it is among the N longest. */
@@ -53,6 +55,10 @@ static int slowest_event(void *ctx, void *data, size_t size)
 	    .pid = e->tgid,
 	    .caller = f ? f->name : "?",
 	};
+	if (e->has_args && sl->has_plan[e->func_id]) {
+		c.has_args = true;
+		args_decode(&sl->plans[e->func_id], &e->args, &c.args);
+	}
 	slowest_insert(&sl->pending[e->func_id], &c);
 	return 0;
 }
@@ -103,6 +109,15 @@ void slowest_take(struct slowest *sl, int slot, struct slowest_list *out)
 		return;
 	*out = sl->pending[slot];
 	memset(&sl->pending[slot], 0, sizeof(sl->pending[slot]));
+}
+
+void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return;
+	sl->has_plan[slot] = plan != NULL;
+	if (plan)
+		sl->plans[slot] = *plan;
 }
 
 void slowest_merge(struct slowest_list *into, const struct slowest_list *from)

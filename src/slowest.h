@@ -5,10 +5,12 @@
 #ifndef RETOP_SLOWEST_H
 #define RETOP_SLOWEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../bpf/retop.h"
+#include "args.h"
 #include "funcs.h"
 
 #define SLOWEST_N RETOP_SLOW_N
@@ -19,6 +21,8 @@ struct slowest_call {
 	uint64_t goid; /* 0: unknown */
 	uint32_t tid, pid;
 	const char *caller; /* the calling function, or "?" */
+	bool has_args;	    /* captured at the entry (--args) */
+	struct args_values args;
 };
 
 struct slowest_list {
@@ -37,6 +41,8 @@ void slowest_close(struct slowest *sl);
 int slowest_poll(struct slowest *sl, const uint32_t *gens);
 /* The slowest of slot since the last take, and forget them. */
 void slowest_take(struct slowest *sl, int slot, struct slowest_list *out);
+/* Decode the arguments of slot's calls with plan (NULL: no arguments). */
+void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan);
 /* Keep into the N longest of into and from. */
 void slowest_merge(struct slowest_list *into, const struct slowest_list *from);
 

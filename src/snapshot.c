@@ -30,6 +30,48 @@ static struct json_object *snapshot_callers_json(const struct callers_view *c)
 	return a;
 }
 
+/* Arguments by name (arg<i> when unnamed): numbers as numbers, strings
+ * as strings, pointers and raw registers as hex text, null when they
+ * could not be read (floats, spilled, a layout not decoded). */
+static struct json_object *snapshot_args_json(const struct args_values *a)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < a->n; i++) {
+		const struct args_value *v = &a->v[i];
+		struct json_object *j = NULL;
+		char key[32], buf[RETOP_ARG_STR_LEN + 8];
+
+		if (!v->name)
+			snprintf(key, sizeof(key), "arg%zu", i);
+		switch (v->kind) {
+		case ARGS_INT:
+			j = json_object_new_int64(v->i);
+			break;
+		case ARGS_UINT:
+			j = json_object_new_uint64(v->u);
+			break;
+		case ARGS_BOOL:
+			j = json_object_new_boolean(v->u != 0);
+			break;
+		case ARGS_STRING:
+			/* Only the first bytes are read; "..." says there is more. */
+			snprintf(buf, sizeof(buf), "%s%s", v->s, v->truncated ? "..." : "");
+			j = json_object_new_string(buf);
+			break;
+		case ARGS_POINTER:
+		case ARGS_RAW:
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v->u);
+			j = json_object_new_string(buf);
+			break;
+		case ARGS_UNAVAILABLE:
+			break;
+		}
+		json_object_object_add(o, v->name ? v->name : key, j);
+	}
+	return o;
+}
+
 /* The slowest calls, longest first. */
 static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 {
@@ -44,6 +86,8 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 		json_object_object_add(o, "tid", json_object_new_int64(c->tid));
 		json_object_object_add(o, "pid", json_object_new_int64(c->pid));
 		json_object_object_add(o, "caller", json_object_new_string(c->caller));
+		if (c->has_args)
+			json_object_object_add(o, "args", snapshot_args_json(&c->args));
 		json_object_array_add(a, o);
 	}
 	return a;

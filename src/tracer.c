@@ -353,6 +353,7 @@ int tracer_reset(struct tracer *t, int slot)
 		return -errno;
 	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
 	tracer_slow_rearm(t, slot);
+	tracer_args_set(t, slot, NULL);
 	t->skel->bss->caller_sites[slot] = 0;
 	return 0;
 }
@@ -371,6 +372,14 @@ void tracer_slow_rearm(struct tracer *t, int slot)
 {
 	if (slot >= 0 && slot < RETOP_MAX_FUNCS)
 		memset(t->skel->bss->slow_top[slot], 0, sizeof(t->skel->bss->slow_top[slot]));
+}
+
+void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec)
+{
+	static const struct retop_args_spec off;
+
+	if (slot >= 0 && slot < RETOP_MAX_FUNCS)
+		t->skel->bss->args_spec[slot] = spec ? *spec : off;
 }
 
 int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,

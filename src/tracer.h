@@ -74,6 +74,9 @@ int tracer_reset(struct tracer *t, int slot);
 int tracer_slow_fd(struct tracer *t);
 const uint32_t *tracer_slot_gens(struct tracer *t);
 void tracer_slow_rearm(struct tracer *t, int slot);
+/* Capture the arguments of slot's calls at the entry as spec says (NULL:
+ * stop).  Cleared by tracer_reset(). */
+void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec);
 /* The slot's latency by caller since it was attached or reset. */
 int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
 			struct callers_view *out);

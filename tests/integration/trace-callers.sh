@@ -4,7 +4,8 @@
 # program's own exactly, and its per-caller means be within 5% of the
 # durations each caller measured around its call with the Go clock.  Then a
 # planted outlier: the top of `slowest`, with its caller, the goroutine id
-# the program read from runtime.Stack, its duration and its start time.
+# the program read from runtime.Stack, its duration, its start time and its
+# arguments (--args): an int and a string (its first 64 bytes, then "...").
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -16,7 +17,7 @@ sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 snap=$T/snap out=$T/out calls=90
 start_fixture callers-default -calls $calls -workers 2 -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Work -d 0.2 -o json >"$snap" 2>"$T/err" &
+"$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' -d 0.2 -o json >"$snap" 2>"$T/err" &
 rp=$!
 track_pid "$rp"
 sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
@@ -83,10 +84,14 @@ err = abs(top["duration_ns"] - own["duration_ns"]) / own["duration_ns"]
 if err > 0.05 or top["duration_ns"] < own["spin"]:
     print("slowest[0] lasted %d ns, the program measured %d ns" % (top["duration_ns"], own["duration_ns"]))
     bad = True
+want_args = {"us": own["us"], "tag": own["tag"][:64] + ("..." if len(own["tag"]) > 64 else "")}
+if top.get("args") != want_args:
+    print("slowest[0].args = %r, the program passed %r" % (top.get("args"), want_args))
+    bad = True
 if abs(top["time"] - own["start"]) > 0.05:
     print("slowest[0] started at %.6f, the program's clock says %.6f" % (top["time"], own["start"]))
     bad = True
-print("slowest[0]: %s, goroutine %d (program %d), %d ns (program %d ns), started %.3f s from the program's clock"
-      % (top["caller"], top["goid"], own["goid"], top["duration_ns"], own["duration_ns"], top["time"] - own["start"]))
+print("slowest[0]: %s, goroutine %d (program %d), %d ns (program %d ns), started %.3f s from the program's clock, args %s"
+      % (top["caller"], top["goid"], own["goid"], top["duration_ns"], own["duration_ns"], top["time"] - own["start"], json.dumps(top.get("args"))))
 sys.exit(1 if bad else 0)
 PY

@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	fastSpin = 2 * time.Millisecond
-	slowSpin = 6 * time.Millisecond
+	fastSpin = 2000 // us
+	slowSpin = 6000
 )
 
 var (
@@ -28,8 +28,8 @@ var (
 )
 
 //go:noinline
-func Work(spin time.Duration, tag string) int {
-	n := 0
+func Work(us int, tag string) int {
+	n, spin := 0, time.Duration(us)*time.Microsecond
 	for start := time.Now(); time.Since(start) < spin; n++ {
 	}
 	return n + len(tag)
@@ -74,13 +74,13 @@ func goid() int64 {
 
 //go:noinline
 func Planted() map[string]interface{} {
-	const spin, tag = 500 * time.Millisecond, "planted-outlier"
+	const spin, tag = 500000, "planted-outlier: a string longer than the 64 bytes retop reads of it"
 	id := goid()
 	start := time.Now()
 	sink += Work(spin, tag) & 1
 	d := time.Since(start)
 	return map[string]interface{}{"goid": id, "caller": "main.Planted", "duration_ns": int64(d),
-		"start": float64(start.UnixNano()) / 1e9, "spin": int64(spin), "tag": tag}
+		"start": float64(start.UnixNano()) / 1e9, "spin": int64(spin) * 1000, "us": spin, "tag": tag}
 }
 
 func summary(name string) map[string]int64 {
