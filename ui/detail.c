@@ -349,8 +349,9 @@ static void detail_draw(struct ui *ui)
 	detail_summary(ui, sf, &pg);
 	detail_sites(ui, sf, &pg);
 	detail_callers(sf, &pg);
-	detail_slowest(sf, &pg);
 	detail_histogram(d, &pg);
+	/* After the histogram: its header and p50/p99 stay on an 80x24 page. */
+	detail_slowest(sf, &pg);
 	detail_disasm(ui, sf, &pg);
 	d->lines = pg.v;
 }
