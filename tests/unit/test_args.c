@@ -77,7 +77,10 @@ static void test_string_cut_utf8(void **state)
 	/* An invalid byte becomes '?'. */
 	a.regs[1] = 3;
 	a.str_len[0] = 3;
-	memcpy(a.str[0], "a\xFF" "b", 3);
+	memcpy(a.str[0],
+	       "a\xFF"
+	       "b",
+	       3);
 	args_decode(&plan, &a, &v);
 	assert_string_equal(v.v[0].s, "a?b");
 	assert_false(v.v[0].truncated);
@@ -123,10 +126,10 @@ static void test_slowest_merge_keeps_longest(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_plan_and_decode),
-		cmocka_unit_test(test_string_cut_utf8),
-		cmocka_unit_test(test_no_dwarf_raw),
-		cmocka_unit_test(test_slowest_merge_keeps_longest),
+	    cmocka_unit_test(test_plan_and_decode),
+	    cmocka_unit_test(test_string_cut_utf8),
+	    cmocka_unit_test(test_no_dwarf_raw),
+	    cmocka_unit_test(test_slowest_merge_keeps_longest),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
