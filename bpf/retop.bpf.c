@@ -113,7 +113,7 @@ struct retop_args_spec args_spec[RETOP_MAX_FUNCS];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 4096); /* preallocated: about 1.2 MiB */
 	__type(key, struct retop_inflight_key);
 	__type(value, struct retop_args);
 } inflight_args SEC(".maps");
