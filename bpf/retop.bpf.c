@@ -75,6 +75,62 @@ struct {
 __u32 slot_gen[RETOP_MAX_FUNCS];
 __u32 slot_closing[RETOP_MAX_FUNCS];
 
+/* Latency by caller (retop.h).  Entries are allocated on first use
+ * (BPF_F_NO_PREALLOC): a function has at most RETOP_CALLER_SITES + 1. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RETOP_MAX_FUNCS * (RETOP_CALLER_SITES + 1));
+	__type(key, struct retop_caller_key);
+	__type(value, struct retop_caller_stats);
+} caller_stats SEC(".maps");
+
+/* A zeroed value to create entries from: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_caller_stats);
+} caller_zero SEC(".maps");
+
+/* Per slot: call sites given their own entry since the attach (user space
+ * zeroes it with the slot), and whether callers are tracked at all. */
+__u32 caller_sites[RETOP_MAX_FUNCS];
+const volatile __u32 callers_enabled = 1;
+
+/* The slowest calls (retop.h): per slot, the longest durations of this
+ * interval; user space zeroes a slot's row at every refresh. */
+__u64 slow_top[RETOP_MAX_FUNCS][RETOP_SLOW_N];
+__u64 slow_lost[RETOP_MAX_FUNCS]; /* the ring buffer was full */
+/* Offset of goid in runtime.g (DWARF, else a per-release table); 0: unknown. */
+const volatile __u64 g_goid_offset = 0;
+const volatile __u32 slow_enabled = 1;
+
+/* Arguments captured at the entry, by in-flight key, for slots whose
+ * args_spec is on; taken at the RET.  LRU: a call that never returns cannot
+ * keep a place for ever. */
+struct retop_args_spec args_spec[RETOP_MAX_FUNCS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096); /* preallocated: about 1.2 MiB */
+	__type(key, struct retop_inflight_key);
+	__type(value, struct retop_args);
+} inflight_args SEC(".maps");
+
+/* Room to build an args record: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_args);
+} args_scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} slow_events SEC(".maps");
+
 /* The key for this goroutine frame: identical at the entry instruction and
  * at a RET, because SP then points at the same return address and a stack
  * copy preserves its distance to stack.hi. */
@@ -164,6 +220,57 @@ static __always_inline void undo_drop(struct retop_func_stats *st,
 	__sync_fetch_and_add(&st->reentries, 1);
 }
 
+static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 i)
+{
+	switch (i) {
+	case 0: return ctx->rax;
+	case 1: return ctx->rbx;
+	case 2: return ctx->rcx;
+	case 3: return ctx->rdi;
+	case 4: return ctx->rsi;
+	case 5: return ctx->r8;
+	case 6: return ctx->r9;
+	case 7: return ctx->r10;
+	default: return ctx->r11;
+	}
+}
+
+/* The first bytes of the string whose pointer is in register r. */
+static __always_inline void args_read_str(struct retop_args *a, __u32 k, __u32 r)
+{
+	__u64 n;
+
+	if (r >= RETOP_ARG_REGS - 1 || k >= RETOP_ARG_STRS)
+		return;
+	n = a->regs[r + 1];
+	if (n > RETOP_ARG_STR_LEN)
+		n = RETOP_ARG_STR_LEN;
+	asm volatile("" : "+r"(n));
+	if (n == 0 || n > RETOP_ARG_STR_LEN)
+		return;
+	if (bpf_probe_read_user(a->str[k], n, (void *)a->regs[r]) == 0)
+		a->str_len[k] = (__u32)n;
+}
+
+/* Capture the arguments of this call, if the operator asked for them. */
+static __always_inline void note_args(struct pt_regs *ctx, const struct retop_inflight_key *key)
+{
+	__u32 slot = key->func_id, zero = 0;
+	struct retop_args *a;
+
+	if (slot >= RETOP_MAX_FUNCS || !args_spec[slot].on)
+		return;
+	a = bpf_map_lookup_elem(&args_scratch, &zero);
+	if (!a)
+		return;
+	for (__u32 i = 0; i < RETOP_ARG_REGS; i++)
+		a->regs[i] = arg_reg(ctx, i);
+	a->str_len[0] = a->str_len[1] = 0;
+	args_read_str(a, 0, args_spec[slot].str_reg[0]);
+	args_read_str(a, 1, args_spec[slot].str_reg[1]);
+	bpf_map_update_elem(&inflight_args, key, a, BPF_ANY);
+}
+
 SEC("uprobe")
 int retop_entry(struct pt_regs *ctx)
 {
@@ -204,6 +311,7 @@ int retop_entry(struct pt_regs *ctx)
 			__sync_fetch_and_add(&st->reentries, 1);
 		old->start_ns = now;
 		old->stack_hi = hi;
+		note_args(ctx, &key);
 		return 0;
 	}
 	note_first_entry(&key);
@@ -216,6 +324,7 @@ int retop_entry(struct pt_regs *ctx)
 	}
 	if (st->dropped)
 		undo_drop(st, &key);
+	note_args(ctx, &key);
 	return 0;
 }
 
@@ -266,6 +375,113 @@ static __always_inline void note_unpaired(struct retop_func_stats *st,
 		__sync_fetch_and_add(&st->before_attach, 1);
 	else
 		__sync_fetch_and_add(&st->unmatched, 1);
+}
+
+/* The entry for this call's caller: its own while the function has fewer
+ * than RETOP_CALLER_SITES call sites, "other" after that. */
+static __always_inline struct retop_caller_stats *caller_entry(struct retop_caller_key *ck,
+								__u32 slot)
+{
+	struct retop_caller_stats *cs = bpf_map_lookup_elem(&caller_stats, ck);
+	__u32 zero = 0;
+	void *z;
+
+	if (cs)
+		return cs;
+	/* Read, then add: a race lets a function take a few more sites than
+	 * the bound (one per CPU at most), never an unbounded number. */
+	if (caller_sites[slot] >= RETOP_CALLER_SITES) {
+		ck->ret_addr = RETOP_CALLER_OTHER;
+		cs = bpf_map_lookup_elem(&caller_stats, ck);
+		if (cs)
+			return cs;
+	}
+	else
+		__sync_fetch_and_add(&caller_sites[slot], 1);
+	z = bpf_map_lookup_elem(&caller_zero, &zero);
+	if (!z)
+		return NULL;
+	/* Losing a race to create it is fine: the winner's entry is used. */
+	bpf_map_update_elem(&caller_stats, ck, z, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&caller_stats, ck);
+}
+
+/* At a RET, [SP] holds the return address the entry saw: the caller.  No
+ * per-call state is needed in the in-flight record for it. */
+static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u64 dur, __u64 b)
+{
+	struct retop_caller_key ck = {.func_id = slot};
+	struct retop_caller_stats *cs;
+
+	if (!callers_enabled || slot >= RETOP_MAX_FUNCS)
+		return;
+	if (bpf_probe_read_user(&ck.ret_addr, sizeof(ck.ret_addr), (void *)PT_REGS_SP(ctx)) != 0)
+		ck.ret_addr = RETOP_CALLER_OTHER;
+	ck.gen = slot_gen[slot];
+	cs = caller_entry(&ck, slot);
+	if (!cs)
+		return;
+	__sync_fetch_and_add(&cs->calls, 1);
+	__sync_fetch_and_add(&cs->sum_ns, dur);
+	asm volatile("" : "+r"(b));
+	if (b < RETOP_HIST_BUCKETS)
+		__sync_fetch_and_add(&cs->hist[b], 1);
+}
+
+/* Ship the call if it is longer than the shortest of the slot's slowest
+ * this interval, and take that one's place.  Two CPUs racing for a place
+ * can only leave the row lower than the truth: more calls shipped, never
+ * one of the N slowest missed. */
+static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur, __u64 now,
+				      const struct retop_inflight_key *key)
+{
+	struct retop_slow_event *e;
+	struct retop_args *args = NULL;
+	__u64 *top, mv, g = key->g;
+	__u32 mi = 0;
+
+	if (!slow_enabled || slot >= RETOP_MAX_FUNCS)
+		return;
+	if (args_spec[slot].on) {
+		/* Taken whether or not the call is shipped: its place is free. */
+		args = bpf_map_lookup_elem(&inflight_args, key);
+	}
+	top = slow_top[slot];
+	mv = top[0];
+	for (__u32 i = 1; i < RETOP_SLOW_N; i++)
+		if (top[i] < mv) {
+			mv = top[i];
+			mi = i;
+		}
+	if (dur <= mv || mi >= RETOP_SLOW_N)
+		goto out;
+	top[mi] = dur;
+	e = bpf_ringbuf_reserve(&slow_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&slow_lost[slot], 1);
+		goto out;
+	}
+	e->func_id = slot;
+	e->gen = slot_gen[slot];
+	e->tgid = bpf_get_current_pid_tgid() >> 32;
+	e->tid = (__u32)bpf_get_current_pid_tgid();
+	e->start_ns = now - dur;
+	e->dur_ns = dur;
+	e->goid = 0;
+	if (g_goid_offset && bpf_probe_read_user(&e->goid, sizeof(e->goid),
+						 (void *)(g + g_goid_offset)) != 0)
+		e->goid = 0;
+	if (bpf_probe_read_user(&e->ret_addr, sizeof(e->ret_addr), (void *)PT_REGS_SP(ctx)) != 0)
+		e->ret_addr = 0;
+	e->has_args = 0;
+	if (args) {
+		__builtin_memcpy(&e->args, args, sizeof(e->args));
+		e->has_args = 1;
+	}
+	bpf_ringbuf_submit(e, 0);
+out:
+	if (args)
+		bpf_map_delete_elem(&inflight_args, key);
 }
 
 static __always_inline void stats_update_minmax(struct retop_func_stats *st, __u64 dur)
@@ -325,6 +541,8 @@ int retop_return(struct pt_regs *ctx)
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
+	note_caller(ctx, func_id, dur, b);
+	note_slow(ctx, func_id, dur, now, &key);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(&key, now);

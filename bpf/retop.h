@@ -121,4 +121,67 @@ struct retop_func_stats {
 	__u64 hist[RETOP_HIST_BUCKETS];
 };
 
+/* Latency by caller.  A caller is the return address at [SP] (the same at
+ * the entry and at every RET of a frame); user space resolves it to the
+ * calling function.  Each function keeps its own histogram for its first
+ * RETOP_CALLER_SITES call sites; calls from any later site are counted
+ * under return address 0, "other", so the map stays bounded. */
+#define RETOP_CALLER_SITES 24
+#define RETOP_CALLER_OTHER 0
+
+struct retop_caller_key {
+	__u32 func_id;
+	__u32 gen; /* slot_gen at the attach: entries of an earlier function are stale */
+	__u64 ret_addr;
+};
+
+struct retop_caller_stats {
+	__u64 calls;
+	__u64 sum_ns;
+	__u64 hist[RETOP_HIST_BUCKETS];
+};
+
+/* The slowest calls.  Per function, the RETOP_SLOW_N longest durations of
+ * the current interval are kept in BPF (user space zeroes them at every
+ * refresh); a call longer than the shortest of them is shipped through a
+ * ring buffer, so user space sees a superset of the N slowest without any
+ * work for the other calls. */
+#define RETOP_SLOW_N 10
+
+/* Arguments, for the functions the operator asked for: the register ABI's
+ * nine integer argument registers at the entry, and the first bytes of up
+ * to RETOP_ARG_STRS strings (pointer in a register, length in the next). */
+#define RETOP_ARG_REGS 9
+#define RETOP_ARG_STRS 2
+#define RETOP_ARG_STR_LEN 64
+#define RETOP_ARG_NONE 0xFFu
+
+struct retop_args {
+	__u64 regs[RETOP_ARG_REGS]; /* RAX, RBX, RCX, RDI, RSI, R8, R9, R10, R11 */
+	__u32 str_len[RETOP_ARG_STRS]; /* bytes read into str */
+	char str[RETOP_ARG_STRS][RETOP_ARG_STR_LEN];
+};
+
+/* Per slot, set by user space before the attach: whether arguments are
+ * captured, and which registers hold a string's pointer. */
+struct retop_args_spec {
+	__u8 on;
+	__u8 str_reg[RETOP_ARG_STRS]; /* RETOP_ARG_NONE: none */
+	__u8 pad;
+};
+
+struct retop_slow_event {
+	__u32 func_id;
+	__u32 gen;
+	__u32 tgid;
+	__u32 tid; /* the thread the call returned on */
+	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
+	__u64 dur_ns;
+	__u64 goid;	/* 0 when the offset of runtime.g's goid is unknown */
+	__u64 ret_addr; /* the caller */
+	__u32 has_args;
+	__u32 pad;
+	struct retop_args args;
+};
+
 #endif

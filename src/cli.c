@@ -24,7 +24,9 @@ enum {
 	OPT_NO_PID_LABEL,
 	OPT_MAX_DURATION,
 	OPT_MAX_MEMORY,
-	OPT_BUDGET
+	OPT_BUDGET,
+	OPT_LATENCY_ONLY,
+	OPT_ARGS
 };
 
 static const struct option long_options[] = {
@@ -46,6 +48,8 @@ static const struct option long_options[] = {
 	{"serve", required_argument, NULL, OPT_SERVE},
 	{"no-dwarf", no_argument, NULL, OPT_NO_DWARF},
 	{"no-pid-label", no_argument, NULL, OPT_NO_PID_LABEL},
+	{"latency-only", no_argument, NULL, OPT_LATENCY_ONLY},
+	{"args", required_argument, NULL, OPT_ARGS},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -87,6 +91,10 @@ void cli_usage(FILE *out)
 		"      --max-memory SIZE      refuse to attach if retop's BPF maps plus its own\n"
 		"                             resident memory exceed SIZE (e.g. 64M, 1G)\n"
 		"      --no-dwarf             do not read DWARF (faster start on huge binaries)\n"
+		"      --latency-only         no latency by caller, no slowest calls: the least\n"
+		"                             BPF work per call\n"
+		"      --args GLOB            capture the arguments of the traced functions\n"
+		"                             matching GLOB, shown with their slowest calls\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              version\n"
@@ -257,6 +265,12 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case OPT_NO_PID_LABEL:
 		o->no_pid_label = true;
+		return 0;
+	case OPT_LATENCY_ONLY:
+		o->latency_only = true;
+		return 0;
+	case OPT_ARGS:
+		o->args_pattern = optarg;
 		return 0;
 	case 'v':
 		o->verbose++;

@@ -33,6 +33,8 @@ struct cli_options {
 	const char *serve_addr;
 	bool no_pid_label; /* --serve: leave the pid label out */
 	bool no_dwarf;
+	bool latency_only; /* --latency-only: no callers, no slowest calls */
+	const char *args_pattern; /* --args GLOB */
 	int verbose;
 };
 

@@ -378,6 +378,43 @@ static void serve_render_sites(struct render *r)
 	}
 }
 
+/* Latency by caller, as counters that aggregate and window: calls, and
+ * their summed duration (rate(sum) / rate(calls) is the mean over any
+ * window).  The caller label is bounded: the CALLERS_MAX busiest calling
+ * functions of each traced function, then caller="other". */
+static void serve_render_callers_fam(struct render *r, const char *name, bool sum)
+{
+	for (size_t i = 0; i < r->s->nfuncs; i++) {
+		const struct callers_view *c = &r->snap->funcs[i].callers;
+
+		if (!serve_has_data(&r->s->funcs[i]))
+			continue;
+		for (size_t k = 0; k < c->n; k++) {
+			fprintf(r->f, "%s{", name);
+			serve_func_labels(r, i);
+			fputs(",caller=\"", r->f);
+			prom_text_put_label(r->f, c->rows[k].name);
+			fputs("\"} ", r->f);
+			if (sum)
+				prom_text_put_seconds(r->f, c->rows[k].mean_ns * c->rows[k].calls);
+			else
+				fprintf(r->f, "%" PRIu64, c->rows[k].calls);
+			fputc('\n', r->f);
+		}
+	}
+}
+
+static void serve_render_callers(struct render *r)
+{
+	serve_family(r, "retop_caller_calls_total", "counter",
+		     "Paired calls by calling function: the 16 busiest, then caller=\"other\".");
+	serve_render_callers_fam(r, "retop_caller_calls_total", false);
+	serve_family(r, "retop_caller_duration_seconds_sum", "counter",
+		     "Summed duration of those calls (to the mean's rounding): divide its rate by "
+		     "retop_caller_calls_total's for the mean over a window.");
+	serve_render_callers_fam(r, "retop_caller_duration_seconds_sum", true);
+}
+
 int serve_page_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
 		      bool pid_label, char **page, size_t *len)
 {
@@ -403,6 +440,7 @@ int serve_page_render(const struct session *s, const struct snapshot *snap, uint
 		serve_render_fam(&r, &serve_fams[k]);
 	serve_render_hist(&r);
 	serve_render_sites(&r);
+	serve_render_callers(&r);
 	free(r.labels);
 	if (ferror(r.f)) {
 		fclose(r.f);

@@ -10,6 +10,7 @@
 #include <sys/time.h>
 
 #include "elf_image.h"
+#include "goid.h"
 #include "log.h"
 #include "procs.h"
 #include "sdk_facts.h"
@@ -45,6 +46,8 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 {
 	*so = (struct session_opts){
 		.pid = o->pid, .exe = o->exe, .no_dwarf = o->no_dwarf,
+		.latency_only = o->latency_only,
+		.args_pattern = o->args_pattern,
 		.max_functions = (size_t)o->max_functions, .orphan_timeout_s = o->orphan_timeout_s,
 		.max_in_flight = (uint32_t)o->max_in_flight,
 		.sdk_url = o->sdk_url, .max_duration_s = o->max_duration_s,
@@ -116,12 +119,22 @@ static int session_open_tracer(struct session *s, char *err)
 		.max_functions = s->opts.max_functions,
 		.inflight_max = s->opts.max_in_flight,
 		.orphan_timeout_ns = (uint64_t)(s->opts.orphan_timeout_s * 1e9),
+		.latency_only = s->opts.latency_only,
 	};
+	if (goid_offset(s->binary, elf_image_go_version(s->idx->img), &to.goid_offset) != 0)
+		log_info("session", "offset of goid in runtime.g unknown (no DWARF, release not in "
+				    "the table): the slowest calls show goroutine 0");
 	int ret = tracer_open(&to, &s->tracer, err);
 
 	if (ret)
 		return ret;
 	ret = session_check_memory(s, err);
+	if (!ret) {
+		ret = slowest_open(tracer_slow_fd(s->tracer), s->idx, &s->slow);
+		if (ret)
+			ret = err_set(err, -ret, "cannot read the slowest calls' ring buffer: %s",
+				      strerror(-ret));
+	}
 	if (ret) {
 		tracer_close(s->tracer);
 		s->tracer = NULL;
@@ -181,6 +194,7 @@ void session_close(struct session *s)
 {
 	if (!s)
 		return;
+	slowest_close(s->slow);
 	tracer_close(s->tracer);
 	sdk_facts_close(s->sdk);
 	funcs_free(s->idx);
@@ -226,6 +240,21 @@ static int session_check_go_version(const struct session *s, char *why)
 }
 
 static int session_attach(struct session *s, struct func_info *f, char *err);
+
+/* --args: capture the arguments of the matching functions, reported with
+ * their slowest calls. */
+static void session_args(struct session *s, struct session_func *sf)
+{
+	struct args_plan plan;
+
+	slowest_set_plan(s->slow, sf->slot, NULL);
+	if (!s->opts.args_pattern || sf->entry_only || s->opts.latency_only ||
+	    fnmatch(s->opts.args_pattern, sf->f->name, 0) != 0)
+		return;
+	args_plan_make(sf->f, &plan);
+	slowest_set_plan(s->slow, sf->slot, &plan);
+	tracer_args_set(s->tracer, sf->slot, &plan.spec);
+}
 
 int session_trace(struct session *s, struct func_info *f, char *err)
 {
@@ -274,6 +303,7 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	sf->slot = ret;
 	sf->entry_only = entry_only;
 	budget_func_start(&sf->bf, tracer_now_ns());
+	session_args(s, sf);
 	if (entry_only)
 		snprintf(sf->status, sizeof(sf->status), "entry-only: %s", why);
 	else
@@ -443,10 +473,17 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		 * (a new call in the same frame after a panic). */
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
 		out->before_attach = sf->cur.before_attach;
+		tracer_read_callers(s->tracer, sf->slot, s->idx, &sf->callers);
+		slowest_take(s->slow, sf->slot, &out->slowest_interval);
+		tracer_slow_rearm(s->tracer, sf->slot);
+		slowest_merge(&sf->slowest, &out->slowest_interval);
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
 	}
+	/* Detached: the last callers read stay shown, like the counters. */
+	out->callers = sf->callers;
+	out->slowest = sf->slowest;
 	out->entries = sf->cur.entries;
 	if (sf->entry_only) {
 		/* No RET to count: what an operator can still see is entries. */
@@ -501,6 +538,8 @@ static void session_sample_guard(struct session *s, uint64_t now)
 		session_detach_all(s, why);
 		/* Every probe, the runtime watchers too, and the maps: nothing of
 		 * retop stays in the kernel once time is up. */
+		slowest_close(s->slow);
+		s->slow = NULL;
 		tracer_close(s->tracer);
 		s->tracer = NULL;
 		log_warn("session", "tracing stopped after --max-duration %g s: %zu functions "
@@ -523,6 +562,8 @@ const struct snapshot *session_sample(struct session *s)
 
 	if (s->tracer)
 		tracer_sweep(s->tracer, s->inflight);
+	if (s->slow)
+		slowest_poll(s->slow, tracer_slot_gens(s->tracer));
 	gettimeofday(&tv, NULL);
 	s->snap.time = (double)tv.tv_sec + tv.tv_usec / 1e6;
 	s->snap.interval_s = interval;
@@ -551,6 +592,8 @@ void session_reset(struct session *s)
 		if (s->funcs[i].slot >= 0)
 			tracer_reset(s->tracer, s->funcs[i].slot);
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
+		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
+		memset(&s->funcs[i].slowest, 0, sizeof(s->funcs[i].slowest));
 		s->funcs[i].have_prev = false;
 	}
 }

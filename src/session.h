@@ -12,6 +12,7 @@
 #include "budget.h"
 #include "funcs.h"
 #include "guard.h"
+#include "slowest.h"
 #include "snapshot.h"
 #include "tracer.h"
 
@@ -19,6 +20,8 @@ struct session_opts {
 	int pid;	  /* -p, or 0 */
 	const char *exe;  /* -x, or NULL */
 	bool no_dwarf;
+	bool latency_only; /* no callers, no slowest calls */
+	const char *args_pattern; /* --args: functions whose arguments are captured */
 	size_t max_functions;
 	uint32_t max_in_flight;
 	double orphan_timeout_s;
@@ -34,6 +37,8 @@ struct session_func {
 	bool entry_only;
 	char status[SNAPSHOT_STATUS_LEN];
 	struct retop_func_stats prev, cur;
+	struct callers_view callers; /* the last read */
+	struct slowest_list slowest; /* since tracing began */
 	bool have_prev;
 	struct budget_func bf; /* the overhead budget's duty cycle */
 };
@@ -43,6 +48,7 @@ struct session {
 	struct func_index *idx;
 	struct tracer *tracer;
 	struct sdk_facts *sdk; /* NULL without an SDK */
+	struct slowest *slow;  /* the slowest calls' ring buffer; NULL until tracing */
 	char binary[600];  /* what uprobes attach to: PATH or /proc/PID/exe */
 	char display[600]; /* what the operator sees as the target */
 	int attach_pid;	   /* PID, or -1 for every process running the binary */

@@ -14,6 +14,87 @@ static struct json_object *json_fixed(double v, int decimals)
 	return json_object_new_double_s(v, buf);
 }
 
+/* Latency by caller, busiest first, "other" last. */
+static struct json_object *snapshot_callers_json(const struct callers_view *c)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct callers_row *r = &c->rows[i];
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "name", json_object_new_string(r->name));
+		json_object_object_add(o, "calls", json_object_new_uint64(r->calls));
+		json_object_object_add(o, "mean_ns", json_object_new_uint64(r->mean_ns));
+		json_object_object_add(o, "p50_ns", json_object_new_uint64(r->p50_ns));
+		json_object_object_add(o, "p99_ns", json_object_new_uint64(r->p99_ns));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
+/* Arguments by name (arg<i> when unnamed): numbers as numbers, strings
+ * as strings, pointers and raw registers as hex text, null when they
+ * could not be read (floats, spilled, a layout not decoded). */
+static struct json_object *snapshot_args_json(const struct args_values *a)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; i < a->n; i++) {
+		const struct args_value *v = &a->v[i];
+		struct json_object *j = NULL;
+		char key[32], buf[RETOP_ARG_STR_LEN + 8];
+
+		if (!v->name)
+			snprintf(key, sizeof(key), "arg%zu", i);
+		switch (v->kind) {
+		case ARGS_INT:
+			j = json_object_new_int64(v->i);
+			break;
+		case ARGS_UINT:
+			j = json_object_new_uint64(v->u);
+			break;
+		case ARGS_BOOL:
+			j = json_object_new_boolean(v->u != 0);
+			break;
+		case ARGS_STRING:
+			/* Only the first bytes are read; "..." says there is more. */
+			snprintf(buf, sizeof(buf), "%s%s", v->s, v->truncated ? "..." : "");
+			j = json_object_new_string(buf);
+			break;
+		case ARGS_POINTER:
+		case ARGS_RAW:
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v->u);
+			j = json_object_new_string(buf);
+			break;
+		case ARGS_UNAVAILABLE:
+			break;
+		}
+		json_object_object_add(o, v->name ? v->name : key, j);
+	}
+	return o;
+}
+
+/* The slowest calls, longest first. */
+static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; i < l->n; i++) {
+		const struct slowest_call *c = &l->calls[i];
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "time", json_fixed(c->time, 6));
+		json_object_object_add(o, "duration_ns", json_object_new_uint64(c->dur_ns));
+		json_object_object_add(o, "goid", json_object_new_uint64(c->goid));
+		json_object_object_add(o, "tid", json_object_new_int64(c->tid));
+		json_object_object_add(o, "pid", json_object_new_int64(c->pid));
+		json_object_object_add(o, "caller", json_object_new_string(c->caller));
+		if (c->has_args)
+			json_object_object_add(o, "args", snapshot_args_json(&c->args));
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 {
 	struct json_object *o = json_object_new_object(), *sites = json_object_new_array();
@@ -47,6 +128,9 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "ret_sites", sites);
 	json_object_object_add(o, "sampled", json_fixed(f->sampled, 4));
 	json_object_object_add(o, "estimated", json_object_new_boolean(f->estimated));
+	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
+	json_object_object_add(o, "slowest", snapshot_slowest_json(&f->slowest));
+	json_object_object_add(o, "slowest_interval", snapshot_slowest_json(&f->slowest_interval));
 	return o;
 }
 

@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "../bpf/retop.h"
+#include "callers.h"
+#include "slowest.h"
 #include "stats.h"
 
 #define SNAPSHOT_MAX_PIDS 64
@@ -35,6 +37,9 @@ struct snapshot_func {
 	bool estimated;	 /* counts and rates scaled from a sample */
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
+	struct callers_view callers; /* since tracing began */
+	struct slowest_list slowest;	      /* since tracing began */
+	struct slowest_list slowest_interval; /* in the last interval */
 };
 
 struct snapshot {

@@ -93,6 +93,9 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		return ret;
 	}
 	bpf_map__set_max_entries(t->skel->maps.inflight, t->opts.inflight_max);
+	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
+	t->skel->rodata->callers_enabled = !t->opts.latency_only;
+	t->skel->rodata->slow_enabled = !t->opts.latency_only;
 	t->init_pidns = tracer_in_init_pidns();
 	t->multi = probes_multi_supported();
 	probes_prepare(t->skel->progs.retop_entry, t->multi);
@@ -353,7 +356,44 @@ int tracer_reset(struct tracer *t, int slot)
 	if (bpf_map__update_elem(t->skel->maps.func_stats, &key, sizeof(key), &t->zero,
 				 sizeof(t->zero), BPF_ANY))
 		return -errno;
+	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
+	tracer_slow_rearm(t, slot);
+	tracer_args_set(t, slot, NULL);
+	t->skel->bss->caller_sites[slot] = 0;
 	return 0;
+}
+
+int tracer_slow_fd(struct tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.slow_events);
+}
+
+const uint32_t *tracer_slot_gens(struct tracer *t)
+{
+	return t->skel->bss->slot_gen;
+}
+
+void tracer_slow_rearm(struct tracer *t, int slot)
+{
+	if (slot >= 0 && slot < RETOP_MAX_FUNCS)
+		memset(t->skel->bss->slow_top[slot], 0, sizeof(t->skel->bss->slow_top[slot]));
+}
+
+void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec)
+{
+	static const struct retop_args_spec off;
+
+	if (slot >= 0 && slot < RETOP_MAX_FUNCS)
+		t->skel->bss->args_spec[slot] = spec ? *spec : off;
+}
+
+int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
+			struct callers_view *out)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return -EINVAL;
+	return callers_read(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot,
+			    t->skel->bss->slot_gen[slot], idx, out);
 }
 
 /* One in-flight call, as the sweep reads it. */

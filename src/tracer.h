@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../bpf/retop.h"
+#include "callers.h"
 #include "funcs.h"
 #include "interlock.h"
 
@@ -32,6 +33,8 @@ struct tracer_opts {
 	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */
 	uint32_t inflight_max;	  /* in-flight map entries */
 	uint64_t orphan_timeout_ns;
+	uint64_t goid_offset; /* of goid in runtime.g; 0: goroutine ids unknown */
+	bool latency_only;    /* no callers, no slowest calls: less BPF work a call */
 };
 
 /* Per-slot in-flight view, filled by tracer_sweep(). */
@@ -75,6 +78,18 @@ size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
+/* The slowest calls: the ring buffer's fd, each slot's attach generation
+ * (RETOP_MAX_FUNCS of them), and the start of a new interval for a slot
+ * (its N slowest so far forgotten in BPF, so every call competes again). */
+int tracer_slow_fd(struct tracer *t);
+const uint32_t *tracer_slot_gens(struct tracer *t);
+void tracer_slow_rearm(struct tracer *t, int slot);
+/* Capture the arguments of slot's calls at the entry as spec says (NULL:
+ * stop).  Cleared by tracer_reset(). */
+void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec);
+/* The slot's latency by caller since it was attached or reset. */
+int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
+			struct callers_view *out);
 
 /* Walk the in-flight map once: count in-flight calls per slot and the age of
  * the oldest; delete as orphans (each counted once) the calls proven dead

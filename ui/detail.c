@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/elf_image.h"
 #include "../src/retsites.h"
@@ -219,6 +220,70 @@ static void detail_sites(struct ui *ui, const struct snapshot_func *sf, struct d
 	detail_row(pg);
 }
 
+/* Latency by caller since start: which caller makes the function slow. */
+static void detail_callers(const struct snapshot_func *sf, struct detail_page *pg)
+{
+	const struct callers_view *c = &sf->callers;
+	uint64_t total = 0;
+	int y;
+
+	for (size_t i = 0; i < c->n; i++)
+		total += c->rows[i].calls;
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 0, COLS, DR_TITLE, true,
+			  "  CALLER                                 CALLS  SHARE    MEAN     P50     P99");
+	if (c->n == 0 && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_DIM, false,
+			  sf->entry_only ? "no caller: durations unavailable (entry-only)"
+					 : "no call has returned yet");
+	for (size_t i = 0; i < c->n; i++) {
+		const struct callers_row *r = &c->rows[i];
+		char calls[16], mean[16], p50[16], p99[16];
+		if ((y = detail_row(pg)) < 0)
+			continue;
+		fmt_count((double)r->calls, calls, sizeof(calls));
+		fmt_duration(r->mean_ns, mean, sizeof(mean));
+		fmt_duration(r->p50_ns, p50, sizeof(p50));
+		fmt_duration(r->p99_ns, p99, sizeof(p99));
+		draw_textf(y, 0, COLS, DR_NORMAL, "  %-36.36s %7s %5.1f%% %7s %7s %7s", r->name, calls,
+			   total ? 100.0 * (double)r->calls / (double)total : 0, mean, p50, p99);
+	}
+	detail_row(pg);
+}
+
+/* The slowest calls since start: the outlier, which goroutine, from where. */
+static void detail_slowest(const struct snapshot_func *sf, struct detail_page *pg)
+{
+	const struct slowest_list *l = &sf->slowest;
+	int y;
+
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 0, COLS, DR_TITLE, true,
+			  "  SLOWEST   STARTED          GOROUTINE      TID  CALLER");
+	if (l->n == 0 && (y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_DIM, false, "no call has returned yet");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct slowest_call *c = &l->calls[i];
+		char dur[16], when[32], gid[24];
+		time_t sec = (time_t)c->time;
+		struct tm tm;
+		if ((y = detail_row(pg)) < 0)
+			continue;
+		fmt_duration(c->dur_ns, dur, sizeof(dur));
+		localtime_r(&sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03d",
+			 (int)((c->time - (double)sec) * 1000));
+		if (c->goid)
+			snprintf(gid, sizeof(gid), "%llu", (unsigned long long)c->goid);
+		else
+			snprintf(gid, sizeof(gid), "?");
+		draw_textf(y, 0, COLS, i == 0 ? DR_MARK : DR_NORMAL, "  %7s   %-14s %10s %8u  %s", dur,
+			   when, gid, c->tid, c->caller);
+	}
+	detail_row(pg);
+}
+
 static void detail_disasm_site(struct detail *d, const struct snapshot_site *s, size_t n,
 			       struct detail_page *pg)
 {
@@ -283,7 +348,10 @@ static void detail_draw(struct ui *ui)
 	/* RET sites first: a few lines that fit even at 24 rows. */
 	detail_summary(ui, sf, &pg);
 	detail_sites(ui, sf, &pg);
+	detail_callers(sf, &pg);
 	detail_histogram(d, &pg);
+	/* After the histogram: its header and p50/p99 stay on an 80x24 page. */
+	detail_slowest(sf, &pg);
 	detail_disasm(ui, sf, &pg);
 	d->lines = pg.v;
 }

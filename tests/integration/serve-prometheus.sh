@@ -106,6 +106,11 @@ python3 -c 'import sys; q, p, w = map(float, sys.argv[1:]); sys.exit(abs(q - p) 
     "$q50" "$p50" "$width" ||
     fail "histogram_quantile(0.5) = $q50 s, the fixture's p50 = $p50 s: more than one le bucket ($width s) apart"
 pq get "$retop_url/metrics" | grep -q '_p50_\|_p99_' && fail "percentile gauges are exported"
+# ---- latency by caller: every ValidateCard call comes from one closure
+cc=$(pq query "$prom" 'retop_caller_calls_total{function="main.ValidateCard",caller="main.ProcessPayment.func1"}' "$t_end") ||
+    fail "no retop_caller_calls_total for main.ValidateCard's caller main.ProcessPayment.func1"
+vc=$(pq query "$prom" 'retop_function_calls_total{function="main.ValidateCard"}' "$t_end")
+[ "$cc" = "$vc" ] || fail "main.ValidateCard: calls by caller $cc != calls_total $vc"
 errors=$(pq query "$prom" 'retop_probe_attach_errors_total' "$t_end")
 [ "$errors" = 0 ] || fail "retop_probe_attach_errors_total = $errors"
 

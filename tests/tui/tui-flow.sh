@@ -118,6 +118,9 @@ check_detail() {
         sleep 0.1
     done
     grep -q 'p50/p99 within' "$SCREEN" || fail "detail view does not state the error bound"
+    # Latency by caller: every call comes from the closure in ProcessPayment.
+    expect_screen '^  main\.ProcessPayment\.func1 +[0-9.]+[kM]? +100\.0% ' 5 \
+        "callers table with main.ProcessPayment.func1 making every call"
     # The instructions before each RET, decoded off the draw loop: at the
     # bottom of the page, both RETs marked.
     keys G

@@ -1,0 +1,60 @@
+/* Arguments of a call under Go's register ABI (Go >= 1.17, amd64): which
+ * integer register holds which parameter, from DWARF's parameter names and
+ * types, and their decoding from the registers captured at the entry. */
+#ifndef RETOP_ARGS_H
+#define RETOP_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/retop.h"
+#include "funcs.h"
+
+#define ARGS_MAX RETOP_ARG_REGS
+
+enum args_kind {
+	ARGS_INT,
+	ARGS_UINT,
+	ARGS_BOOL,
+	ARGS_STRING,
+	ARGS_POINTER,
+	ARGS_RAW,	  /* no type known: the register as is */
+	ARGS_UNAVAILABLE, /* floats (XMM registers), spilled or unknown layout */
+};
+
+struct args_slot {
+	const char *name; /* the parameter's, or NULL: arg0... */
+	enum args_kind kind;
+	uint8_t reg;   /* first register */
+	uint8_t width; /* bytes of an int/uint */
+	uint8_t str;   /* string: which captured string */
+};
+
+struct args_plan {
+	size_t n;
+	struct args_slot slots[ARGS_MAX];
+	struct retop_args_spec spec; /* what BPF captures */
+};
+
+/* The plan for f: from DWARF when f has it, else every register raw. */
+void args_plan_make(const struct func_info *f, struct args_plan *out);
+
+struct args_value {
+	const char *name; /* NULL: arg<index> */
+	enum args_kind kind;
+	int64_t i;
+	uint64_t u;
+	bool truncated;	/* a string longer than the bytes read */
+	char s[RETOP_ARG_STR_LEN + 1];
+};
+
+struct args_values {
+	size_t n;
+	struct args_value v[ARGS_MAX];
+};
+
+void args_decode(const struct args_plan *plan, const struct retop_args *a,
+		 struct args_values *out);
+
+#endif

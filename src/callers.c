@@ -1,0 +1,147 @@
+#include "callers.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bpf/retop.h"
+#include "stats.h"
+
+/* One calling function, summed over its call sites. */
+struct callers_acc {
+	const char *name;
+	struct retop_caller_stats s;
+};
+
+/* Call sites per function are bounded in BPF (a race may add one per CPU);
+ * this many distinct callers is more than a slot can hold. */
+#define CALLERS_ACC_MAX (RETOP_CALLER_SITES + 64)
+
+static const char *callers_name(const struct func_index *idx, uint64_t ret_addr)
+{
+	const struct func_info *f;
+
+	if (ret_addr == RETOP_CALLER_OTHER)
+		return "other";
+	/* The return address follows the CALL: when the CALL is the
+	 * function's last instruction it is already past the end. */
+	f = funcs_by_addr(idx, ret_addr - 1);
+	return f ? f->name : "?";
+}
+
+static void callers_add(struct retop_caller_stats *to, const struct retop_caller_stats *from)
+{
+	to->calls += from->calls;
+	to->sum_ns += from->sum_ns;
+	for (size_t b = 0; b < RETOP_HIST_BUCKETS; b++)
+		to->hist[b] += from->hist[b];
+}
+
+static struct callers_acc *callers_find(struct callers_acc *acc, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(acc[i].name, name) == 0)
+			return &acc[i];
+	/* The last place is kept for "other". */
+	if (*n >= CALLERS_ACC_MAX - 1 && strcmp(name, "other") != 0)
+		return callers_find(acc, n, "other");
+	acc[*n].name = name;
+	return &acc[(*n)++];
+}
+
+static int callers_cmp(const void *a, const void *b)
+{
+	const struct callers_acc *x = a, *y = b;
+	bool ox = strcmp(x->name, "other") == 0, oy = strcmp(y->name, "other") == 0;
+
+	if (ox != oy)
+		return ox ? 1 : -1;
+	if (x->s.calls != y->s.calls)
+		return x->s.calls > y->s.calls ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void callers_row_fill(struct callers_row *r, const struct callers_acc *a)
+{
+	r->name = a->name;
+	r->calls = a->s.calls;
+	r->mean_ns = a->s.calls ? a->s.sum_ns / a->s.calls : 0;
+	r->p50_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.50, 0, 0);
+	r->p99_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.99, 0, 0);
+}
+
+/* The busiest CALLERS_MAX rows, then everything else folded into "other". */
+static void callers_fold(struct callers_acc *acc, size_t n, struct callers_view *out)
+{
+	struct callers_acc *other = NULL;
+
+	qsort(acc, n, sizeof(*acc), callers_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (out->n < CALLERS_MAX && strcmp(acc[i].name, "other") != 0) {
+			callers_row_fill(&out->rows[out->n++], &acc[i]);
+			continue;
+		}
+		if (!other) {
+			other = &acc[i];
+			other->name = "other";
+			continue;
+		}
+		callers_add(&other->s, &acc[i].s);
+	}
+	if (other && other->s.calls)
+		callers_row_fill(&out->rows[out->n++], other);
+}
+
+int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_index *idx,
+		 struct callers_view *out)
+{
+	struct retop_caller_key key, next, *prev = NULL;
+	struct retop_caller_stats *val = malloc(sizeof(*val));
+	struct callers_acc *acc = calloc(CALLERS_ACC_MAX, sizeof(*acc));
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!val || !acc) {
+		free(val);
+		free(acc);
+		return -ENOMEM;
+	}
+	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (key.func_id != slot || key.gen != gen)
+			continue;
+		if (bpf_map_lookup_elem(map_fd, &key, val) != 0 || !val->calls)
+			continue;
+		callers_add(&callers_find(acc, &n, callers_name(idx, key.ret_addr))->s, val);
+	}
+	callers_fold(acc, n, out);
+	free(val);
+	free(acc);
+	return 0;
+}
+
+void callers_purge(int map_fd, uint32_t slot)
+{
+	struct retop_caller_key key, next, *prev = NULL;
+
+	/* Deleting while walking can restart the walk: collect the keys of
+	 * the slot a batch at a time, then delete them. */
+	for (;;) {
+		struct retop_caller_key del[64];
+		size_t nd = 0;
+
+		prev = NULL;
+		while (nd < 64 && bpf_map_get_next_key(map_fd, prev, &next) == 0) {
+			key = next;
+			prev = &key;
+			if (key.func_id == slot)
+				del[nd++] = key;
+		}
+		for (size_t i = 0; i < nd; i++)
+			bpf_map_delete_elem(map_fd, &del[i]);
+		if (nd < 64)
+			return;
+	}
+}

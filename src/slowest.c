@@ -1,0 +1,127 @@
+#include "slowest.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "tracer.h"
+
+struct slowest {
+	struct ring_buffer *rb;
+	const struct func_index *idx;
+	const uint32_t *gens;
+	double wall_minus_mono; /* wall clock minus bpf_ktime_get_ns(), seconds */
+	struct slowest_list pending[RETOP_MAX_FUNCS];
+	bool has_plan[RETOP_MAX_FUNCS];
+	struct args_plan plans[RETOP_MAX_FUNCS];
+};
+
+/* Insert c into l (longest first) if it is among the N longest. */
+static void slowest_insert(struct slowest_list *l, const struct slowest_call *c)
+{
+	size_t i = l->n;
+
+	if (l->n == SLOWEST_N && c->dur_ns <= l->calls[SLOWEST_N - 1].dur_ns)
+		return;
+	if (l->n < SLOWEST_N)
+		l->n++;
+	else
+		i = SLOWEST_N - 1;
+	while (i > 0 && l->calls[i - 1].dur_ns < c->dur_ns) {
+		l->calls[i] = l->calls[i - 1];
+		i--;
+	}
+	l->calls[i] = *c;
+}
+
+static int slowest_event(void *ctx, void *data, size_t size)
+{
+	struct slowest *sl = ctx;
+	const struct retop_slow_event *e = data;
+	const struct func_info *f;
+	struct slowest_call c;
+
+	if (size < sizeof(*e) || e->func_id >= RETOP_MAX_FUNCS || e->gen != sl->gens[e->func_id])
+		return 0;
+	/* The return address follows the CALL (see callers.c). */
+	f = e->ret_addr ? funcs_by_addr(sl->idx, e->ret_addr - 1) : NULL;
+	c = (struct slowest_call){
+	    .time = sl->wall_minus_mono + (double)e->start_ns / 1e9,
+	    .dur_ns = e->dur_ns,
+	    .goid = e->goid,
+	    .tid = e->tid,
+	    .pid = e->tgid,
+	    .caller = f ? f->name : "?",
+	};
+	if (e->has_args && sl->has_plan[e->func_id]) {
+		c.has_args = true;
+		args_decode(&sl->plans[e->func_id], &e->args, &c.args);
+	}
+	slowest_insert(&sl->pending[e->func_id], &c);
+	return 0;
+}
+
+int slowest_open(int ringbuf_fd, const struct func_index *idx, struct slowest **out)
+{
+	struct slowest *sl = calloc(1, sizeof(*sl));
+
+	*out = NULL;
+	if (!sl)
+		return -ENOMEM;
+	sl->idx = idx;
+	sl->rb = ring_buffer__new(ringbuf_fd, slowest_event, sl, NULL);
+	if (!sl->rb) {
+		int e = -errno;
+		free(sl);
+		return e ? e : -ENOMEM;
+	}
+	*out = sl;
+	return 0;
+}
+
+void slowest_close(struct slowest *sl)
+{
+	if (!sl)
+		return;
+	ring_buffer__free(sl->rb);
+	free(sl);
+}
+
+int slowest_poll(struct slowest *sl, const uint32_t *gens)
+{
+	struct timeval tv;
+	int n;
+
+	gettimeofday(&tv, NULL);
+	sl->wall_minus_mono =
+	    (double)tv.tv_sec + (double)tv.tv_usec / 1e6 - (double)tracer_now_ns() / 1e9;
+	sl->gens = gens;
+	n = ring_buffer__consume(sl->rb);
+	return n < 0 ? n : 0;
+}
+
+void slowest_take(struct slowest *sl, int slot, struct slowest_list *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return;
+	*out = sl->pending[slot];
+	memset(&sl->pending[slot], 0, sizeof(sl->pending[slot]));
+}
+
+void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return;
+	sl->has_plan[slot] = plan != NULL;
+	if (plan)
+		sl->plans[slot] = *plan;
+}
+
+void slowest_merge(struct slowest_list *into, const struct slowest_list *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		slowest_insert(into, &from->calls[i]);
+}

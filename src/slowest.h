@@ -1,0 +1,49 @@
+/* The slowest calls: events the BPF side ships through a ring buffer only
+ * for calls longer than the current N-th slowest of their function (no
+ * user-space work for the others), kept here as the N slowest per function
+ * of the last interval and since tracing began. */
+#ifndef RETOP_SLOWEST_H
+#define RETOP_SLOWEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/retop.h"
+#include "args.h"
+#include "funcs.h"
+
+#define SLOWEST_N RETOP_SLOW_N
+
+struct slowest_call {
+	double time; /* wall clock at the call's start, seconds since the epoch */
+	uint64_t dur_ns;
+	uint64_t goid; /* 0: unknown */
+	uint32_t tid, pid;
+	const char *caller; /* the calling function, or "?" */
+	bool has_args;	    /* captured at the entry (--args) */
+	struct args_values args;
+};
+
+struct slowest_list {
+	size_t n; /* longest first */
+	struct slowest_call calls[SLOWEST_N];
+};
+
+struct slowest;
+
+/* ringbuf_fd: the BPF ring buffer; idx resolves callers. */
+int slowest_open(int ringbuf_fd, const struct func_index *idx, struct slowest **out);
+void slowest_close(struct slowest *sl);
+/* Take every event shipped so far (never waits).  gens: the current attach
+ * generation of each slot, RETOP_MAX_FUNCS of them: events of an earlier
+ * function in the slot are dropped. */
+int slowest_poll(struct slowest *sl, const uint32_t *gens);
+/* The slowest of slot since the last take, and forget them. */
+void slowest_take(struct slowest *sl, int slot, struct slowest_list *out);
+/* Decode the arguments of slot's calls with plan (NULL: no arguments). */
+void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan);
+/* Keep into the N longest of into and from. */
+void slowest_merge(struct slowest_list *into, const struct slowest_list *from);
+
+#endif

@@ -1,0 +1,97 @@
+#!/bin/sh
+# Latency by caller: main.Work is called from main.FastPath (2 ms of spin)
+# and main.SlowPath (6 ms). retop's per-caller counts must equal the
+# program's own exactly, and its per-caller means be within 5% of the
+# durations each caller measured around its call with the Go clock.  Then a
+# planted outlier: the top of `slowest`, with its caller, the goroutine id
+# the program read from runtime.Stack, its duration, its start time and its
+# arguments (--args): an int and a string (its first 64 bytes, then "...").
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_cmd python3
+need_retop
+need_fixture callers-default
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+
+snap=$T/snap out=$T/out calls=90
+start_fixture callers-default -calls $calls -workers 2 -out "$out"
+fixture=$FIXTURE_PID
+"$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' -d 0.2 -o json >"$snap" 2>"$T/err" &
+rp=$!
+track_pid "$rp"
+sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+kill -USR1 "$fixture"
+wait_file "$out" 30 || fail "no result from the fixture in 30 s (did it crash?)"
+sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+kill -INT "$rp"
+if wait "$rp"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+
+sc exact "$snap" "$out" main.Work || fail "main.Work: total counts differ from the fixture's"
+python3 - "$snap" "$out" <<'PY' || fail "latency by caller differs from the fixture's own clock"
+import json, sys
+snap = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+fx = json.load(open(sys.argv[2]))
+work = [f for f in snap["functions"] if f["name"] == "main.Work"][0]
+rows = {r["name"]: r for r in work["callers"]}
+bad = False
+if set(rows) != {"main.FastPath", "main.SlowPath", "main.Planted"}:
+    print("callers: %s, expected main.FastPath, main.SlowPath and main.Planted" % sorted(rows))
+    sys.exit(1)
+if rows["main.Planted"]["calls"] != 1:
+    print("main.Planted: %d calls, expected 1" % rows["main.Planted"]["calls"])
+    bad = True
+for name, own in fx["callers"].items():
+    r = rows[name]
+    if r["calls"] != own["calls"]:
+        print("%s: retop counts %d calls, the program %d" % (name, r["calls"], own["calls"]))
+        bad = True
+    err = abs(r["mean_ns"] - own["mean_ns"]) / own["mean_ns"]
+    if err > 0.05:
+        print("%s: retop mean %d ns, the program's %d ns (%.1f%% off)" % (name, r["mean_ns"], own["mean_ns"], 100 * err))
+        bad = True
+    if not r["p50_ns"] <= r["p99_ns"]:
+        print("%s: p50 %d > p99 %d" % (name, r["p50_ns"], r["p99_ns"]))
+        bad = True
+    print("%s: %d calls (program %d), mean %d ns (program %d ns, %.2f%% off), p50 %d ns, p99 %d ns"
+          % (name, r["calls"], own["calls"], r["mean_ns"], own["mean_ns"], 100 * err, r["p50_ns"], r["p99_ns"]))
+if work["callers"][0]["name"] != "main.FastPath":
+    print("callers not sorted busiest first: %s" % [r["name"] for r in work["callers"]])
+    bad = True
+sys.exit(1 if bad else 0)
+PY
+python3 - "$snap" "$out" <<'PY' || fail "the planted outlier is not the top of slowest, or differs from what the program saw"
+import json, sys
+snap = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
+fx = json.load(open(sys.argv[2]))
+own = fx["outlier"]
+work = [f for f in snap["functions"] if f["name"] == "main.Work"][0]
+if not work["slowest"]:
+    print("main.Work: no slowest call")
+    sys.exit(1)
+top = work["slowest"][0]
+bad = False
+durs = [c["duration_ns"] for c in work["slowest"]]
+if durs != sorted(durs, reverse=True) or len(durs) != 10:
+    print("slowest: %d calls, not longest first: %s" % (len(durs), durs))
+    bad = True
+for k, want in (("caller", own["caller"]), ("goid", own["goid"])):
+    if top[k] != want:
+        print("slowest[0].%s = %r, the program saw %r" % (k, top[k], want))
+        bad = True
+err = abs(top["duration_ns"] - own["duration_ns"]) / own["duration_ns"]
+if err > 0.05 or top["duration_ns"] < own["spin"]:
+    print("slowest[0] lasted %d ns, the program measured %d ns" % (top["duration_ns"], own["duration_ns"]))
+    bad = True
+want_args = {"us": own["us"], "tag": own["tag"][:64] + ("..." if len(own["tag"]) > 64 else "")}
+if top.get("args") != want_args:
+    print("slowest[0].args = %r, the program passed %r" % (top.get("args"), want_args))
+    bad = True
+if abs(top["time"] - own["start"]) > 0.05:
+    print("slowest[0] started at %.6f, the program's clock says %.6f" % (top["time"], own["start"]))
+    bad = True
+print("slowest[0]: %s, goroutine %d (program %d), %d ns (program %d ns), started %.3f s from the program's clock, args %s"
+      % (top["caller"], top["goid"], own["goid"], top["duration_ns"], own["duration_ns"], top["time"] - own["start"], json.dumps(top.get("args"))))
+sys.exit(1 if bad else 0)
+PY

@@ -1,0 +1,136 @@
+/* Unit tests for src/args.c (registers to parameters under Go's register
+ * ABI, and their decoding) and src/slowest.c's ordering of the slowest. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "args.h"
+#include "dwarf_info.h"
+#include "slowest.h"
+
+static struct dwarf_param params[] = {
+    {.name = "n", .type = "int32", .size = 4},
+    {.name = "s", .type = "string", .size = 16},
+    {.name = "ok", .type = "bool", .size = 1},
+    {.name = "p", .type = "*main.Card", .size = 8},
+    {.name = "f", .type = "float64", .size = 8},
+    {.name = "after", .type = "int", .size = 8},
+    {.name = "~r0", .type = "int", .size = 8, .is_return = true},
+};
+
+static void test_plan_and_decode(void **state)
+{
+	struct dwarf_func df = {.name = "main.F", .params = params, .nparams = 7};
+	struct func_info f = {.name = "main.F", .dwarf = &df};
+	struct retop_args a = {.regs = {0xFFFFFFFFu, 0x1000, 5, 1, 0xc000012345, 7}};
+	struct args_plan plan;
+	struct args_values v;
+
+	(void)state;
+	args_plan_make(&f, &plan);
+	/* The result is not an argument; the float ends what can be decoded. */
+	assert_int_equal(plan.n, 6);
+	assert_int_equal(plan.spec.str_reg[0], 1);
+	assert_int_equal(plan.spec.str_reg[1], RETOP_ARG_NONE);
+	a.str_len[0] = 5;
+	memcpy(a.str[0], "hello", 5);
+	args_decode(&plan, &a, &v);
+	assert_int_equal(v.n, 6);
+	assert_string_equal(v.v[0].name, "n");
+	assert_int_equal(v.v[0].kind, ARGS_INT);
+	assert_int_equal(v.v[0].i, -1); /* int32 0xFFFFFFFF, sign-extended */
+	assert_int_equal(v.v[1].kind, ARGS_STRING);
+	assert_string_equal(v.v[1].s, "hello");
+	assert_false(v.v[1].truncated);
+	assert_int_equal(v.v[2].kind, ARGS_BOOL);
+	assert_int_equal(v.v[2].u, 1);
+	assert_int_equal(v.v[3].kind, ARGS_POINTER);
+	assert_int_equal(v.v[3].u, 0xc000012345);
+	assert_int_equal(v.v[4].kind, ARGS_UNAVAILABLE);
+	assert_int_equal(v.v[5].kind, ARGS_UNAVAILABLE);
+}
+
+static void test_string_cut_utf8(void **state)
+{
+	static struct dwarf_param sp[] = {{.name = "s", .type = "string", .size = 16}};
+	struct dwarf_func df = {.name = "main.G", .params = sp, .nparams = 1};
+	struct func_info f = {.name = "main.G", .dwarf = &df};
+	struct retop_args a = {.regs = {0x1000, 100}};
+	struct args_plan plan;
+	struct args_values v;
+
+	(void)state;
+	args_plan_make(&f, &plan);
+	/* 63 ASCII bytes, then the lead byte of a 2-byte character that the
+	 * 64-byte read cut: dropped, and the string says it is cut. */
+	memset(a.str[0], 'x', 63);
+	a.str[0][63] = (char)0xC3;
+	a.str_len[0] = 64;
+	args_decode(&plan, &a, &v);
+	assert_int_equal(strlen(v.v[0].s), 63);
+	assert_true(v.v[0].truncated);
+	/* An invalid byte becomes '?'. */
+	a.regs[1] = 3;
+	a.str_len[0] = 3;
+	memcpy(a.str[0],
+	       "a\xFF"
+	       "b",
+	       3);
+	args_decode(&plan, &a, &v);
+	assert_string_equal(v.v[0].s, "a?b");
+	assert_false(v.v[0].truncated);
+}
+
+static void test_no_dwarf_raw(void **state)
+{
+	struct func_info f = {.name = "main.H"};
+	struct retop_args a = {.regs = {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+	struct args_plan plan;
+	struct args_values v;
+
+	(void)state;
+	args_plan_make(&f, &plan);
+	args_decode(&plan, &a, &v);
+	assert_int_equal(v.n, RETOP_ARG_REGS);
+	for (size_t i = 0; i < v.n; i++) {
+		assert_null(v.v[i].name);
+		assert_int_equal(v.v[i].kind, ARGS_RAW);
+		assert_int_equal(v.v[i].u, i + 1);
+	}
+}
+
+static void test_slowest_merge_keeps_longest(void **state)
+{
+	struct slowest_list into = {0}, from = {0};
+
+	(void)state;
+	for (size_t i = 0; i < SLOWEST_N; i++)
+		into.calls[into.n++].dur_ns = 100 - i * 5; /* 100 .. 55 */
+	from.calls[from.n++].dur_ns = 77;
+	from.calls[from.n++].dur_ns = 1000;
+	from.calls[from.n++].dur_ns = 10;
+	slowest_merge(&into, &from);
+	assert_int_equal(into.n, SLOWEST_N);
+	assert_int_equal(into.calls[0].dur_ns, 1000);
+	assert_int_equal(into.calls[1].dur_ns, 100);
+	for (size_t i = 1; i < into.n; i++)
+		assert_true(into.calls[i - 1].dur_ns >= into.calls[i].dur_ns);
+	assert_int_equal(into.calls[SLOWEST_N - 1].dur_ns, 65);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_plan_and_decode),
+	    cmocka_unit_test(test_string_cut_utf8),
+	    cmocka_unit_test(test_no_dwarf_raw),
+	    cmocka_unit_test(test_slowest_merge_keeps_longest),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
