@@ -13,8 +13,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 /* Offset of stack.hi in runtime.g: `stack` is g's first field in every Go
- * release ({lo, hi}). */
-const volatile __u64 g_stack_hi_offset = 8;
+ * release ({lo, hi}), so this is a constant, not a setting. */
+#define G_STACK_HI_OFFSET 8
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -139,7 +139,7 @@ static __always_inline int inflight_key(struct pt_regs *ctx, __u32 func_id,
 {
 	__u64 g = ctx->r14, hi = 0;
 
-	if (!g || bpf_probe_read_user(&hi, sizeof(hi), (void *)(g + g_stack_hi_offset)) != 0)
+	if (!g || bpf_probe_read_user(&hi, sizeof(hi), (void *)(g + G_STACK_HI_OFFSET)) != 0)
 		return -1;
 	key->tgid = bpf_get_current_pid_tgid() >> 32;
 	key->func_id = func_id;

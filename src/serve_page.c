@@ -409,10 +409,10 @@ static void serve_render_callers(struct render *r)
 	serve_family(r, "retop_caller_calls_total", "counter",
 		     "Paired calls by calling function: the 16 busiest, then caller=\"other\".");
 	serve_render_callers_fam(r, "retop_caller_calls_total", false);
-	serve_family(r, "retop_caller_duration_seconds_sum", "counter",
+	serve_family(r, "retop_caller_duration_seconds_total", "counter",
 		     "Summed duration of those calls (to the mean's rounding): divide its rate by "
 		     "retop_caller_calls_total's for the mean over a window.");
-	serve_render_callers_fam(r, "retop_caller_duration_seconds_sum", true);
+	serve_render_callers_fam(r, "retop_caller_duration_seconds_total", true);
 }
 
 int serve_page_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
