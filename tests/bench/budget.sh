@@ -30,12 +30,6 @@ need_retop
 need_cmd python3
 need_fixture "$FIX"
 
-stop_pid() {
-    kill "$1" 2>/dev/null
-    if wait "$1"; then stop_rc=0; else stop_rc=$?; fi
-    PIDS=$(echo " $PIDS " | sed "s/ $1 / /")
-}
-
 result_ns() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["elapsed_ns"])' "$1"
 }

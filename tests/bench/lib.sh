@@ -51,3 +51,45 @@ print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))' "$1"
 
 # now: wall-clock seconds, for the length of a measured window.
 now() { python3 -c 'import time; print("%.3f" % time.time())'; }
+
+# ---- runs of a fixture that waits for SIGUSR1 (the benchmarks set FIX,
+# CALLS and RUN_TIMEOUT)
+
+# wait_lines FILE N SECONDS: until FILE has at least N lines; 1 on timeout.
+wait_lines() {
+    n=$(($3 * 20))
+    while [ "$( (cat "$1" 2>/dev/null || :) | wc -l)" -lt "$2" ]; do
+        [ "$n" -gt 0 ] || return 1
+        n=$((n - 1))
+        sleep 0.05
+    done
+}
+
+# stop_pid PID: SIGTERM it, reap it and forget it (so the cleanup never
+# signals a reused PID); its exit status is in $stop_rc.
+stop_pid() {
+    kill "$1" 2>/dev/null
+    if wait "$1"; then stop_rc=0; else stop_rc=$?; fi
+    PIDS=$(echo " $PIDS " | sed "s/ $1 / /")
+}
+
+# result_fields RESULT.json: "calls elapsed_ns"
+result_fields() {
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["calls"], d["elapsed_ns"])' "$1"
+}
+
+# work OUT: start the fixture's work and wait for its result in OUT.
+work() {
+    kill -USR1 "$FIXTURE_PID"
+    wait_file "$1" "$RUN_TIMEOUT" || fail "$FIX made no result in $RUN_TIMEOUT s"
+}
+
+# run_none REP: the fixture with no probes; appends "none REP calls elapsed_ns"
+# to $T/results.
+run_none() {
+    out=$T/none.$1.json
+    start_fixture "$FIX" -calls "$CALLS" -out "$out"
+    work "$out"
+    stop_pid "$FIXTURE_PID"
+    echo "none $1 $(result_fields "$out")" >>"$T/results"
+}

@@ -28,45 +28,7 @@ need_retop
 need_cmd python3
 need_fixture "$FIX"
 
-# ---- helpers
-# wait_lines FILE N SECONDS: until FILE has at least N lines; 1 on timeout.
-wait_lines() {
-    n=$(($3 * 20))
-    while [ "$( (cat "$1" 2>/dev/null || :) | wc -l)" -lt "$2" ]; do
-        [ "$n" -gt 0 ] || return 1
-        n=$((n - 1))
-        sleep 0.05
-    done
-}
-
-# stop_pid PID: SIGTERM it, reap it and forget it (so the cleanup never
-# signals a reused PID); its exit status is in $stop_rc.
-stop_pid() {
-    kill "$1" 2>/dev/null
-    if wait "$1"; then stop_rc=0; else stop_rc=$?; fi
-    PIDS=$(echo " $PIDS " | sed "s/ $1 / /")
-}
-
-# ns_per_call RESULT.json: "calls elapsed_ns"
-result_fields() {
-    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["calls"], d["elapsed_ns"])' "$1"
-}
-
-# work OUT: start the fixture's work and wait for its result in OUT.
-work() {
-    kill -USR1 "$FIXTURE_PID"
-    wait_file "$1" "$RUN_TIMEOUT" || fail "$FIX made no result in $RUN_TIMEOUT s"
-}
-
-# run_none / run_plain / run_why REP: append "MODE REP calls elapsed_ns [retop_calls]"
-run_none() {
-    out=$T/none.$1.json
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
-    work "$out"
-    stop_pid "$FIXTURE_PID"
-    echo "none $1 $(result_fields "$out")" >>"$T/results"
-}
-
+# run_retop / run_plain / run_why / run_args REP: append "MODE REP calls elapsed_ns retop_calls"
 run_retop() {
     mode=$1
     shift
