@@ -75,37 +75,7 @@ run_floor() {
 }
 
 run_retop() {
-    out=$T/retop.$1.json
-    snaps=$T/retop.$1.snap
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
-    "$RETOP" -b -p "$FIXTURE_PID" -t "$FUNC" -d 1 -o json >"$snaps" 2>"$T/retop.err" &
-    rt=$!
-    track_pid "$rt"
-    wait_lines "$snaps" 1 30 ||
-        fail "retop -b -p $FIXTURE_PID -t $FUNC printed no snapshot in 30 s: $(head -n 3 "$T/retop.err")"
-    work "$out"
-    # The fixture stays alive: wait for two more snapshots, so the last one
-    # was certainly taken after the last call returned.
-    have=$(wc -l <"$snaps")
-    wait_lines "$snaps" $((have + 2)) 10 ||
-        fail "retop stopped printing snapshots: $(head -n 3 "$T/retop.err")"
-    stop_pid "$rt"
-    [ "$stop_rc" -eq 0 ] || fail "retop exited $stop_rc on SIGTERM: $(head -n 3 "$T/retop.err")"
-    stop_pid "$FIXTURE_PID"
-    got=$(python3 - "$snaps" "$FUNC" <<'EOF'
-import json, sys
-last = None
-for line in open(sys.argv[1]):
-    last = json.loads(line)
-for f in last["functions"]:
-    if f["name"] == sys.argv[2]:
-        print(f["calls"], f["status"].replace(" ", "_"))
-        break
-else:
-    print("missing none")
-EOF
-) || fail "cannot parse retop's snapshots in $snaps"
-    echo "retop $1 $(result_fields "$out") $got" >>"$T/results"
+    RETOP_FLAGS= run_traced retop "$1"
 }
 
 echo "overhead: $FIX, $FUNC, $CALLS calls per run, $R rounds interleaved"

@@ -28,54 +28,17 @@ need_retop
 need_cmd python3
 need_fixture "$FIX"
 
-# run_retop / run_plain / run_why / run_args REP: append "MODE REP calls elapsed_ns retop_calls"
-run_retop() {
-    mode=$1
-    shift
-    out=$T/$mode.$1.json
-    snaps=$T/$mode.$1.snap
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
-    # shellcheck disable=SC2086 # $RETOP_FLAGS is a list
-    "$RETOP" -b -p "$FIXTURE_PID" -t "$FUNC" -d 1 -o json $RETOP_FLAGS >"$snaps" 2>"$T/retop.err" &
-    rt=$!
-    track_pid "$rt"
-    wait_lines "$snaps" 1 30 ||
-        fail "retop -b -p $FIXTURE_PID -t $FUNC printed no snapshot in 30 s: $(head -n 3 "$T/retop.err")"
-    work "$out"
-    # The fixture stays alive: wait for two more snapshots, so the last one
-    # was certainly taken after the last call returned.
-    have=$(wc -l <"$snaps")
-    wait_lines "$snaps" $((have + 2)) 10 ||
-        fail "retop stopped printing snapshots: $(head -n 3 "$T/retop.err")"
-    stop_pid "$rt"
-    [ "$stop_rc" -eq 0 ] || fail "retop exited $stop_rc on SIGTERM: $(head -n 3 "$T/retop.err")"
-    stop_pid "$FIXTURE_PID"
-    got=$(python3 - "$snaps" "$FUNC" <<'EOF'
-import json, sys
-last = None
-for line in open(sys.argv[1]):
-    last = json.loads(line)
-for f in last["functions"]:
-    if f["name"] == sys.argv[2]:
-        print(f["calls"], f["status"].replace(" ", "_"))
-        break
-else:
-    print("missing none")
-EOF
-) || fail "cannot parse retop's snapshots in $snaps"
-    echo "$mode $1 $(result_fields "$out") $got" >>"$T/results"
-}
-
+# run_plain / run_why / run_args REP: run_traced with their flags (lib.sh)
 run_plain() {
-    RETOP_FLAGS=--latency-only run_retop plain "$1"
+    RETOP_FLAGS=--latency-only run_traced plain "$1"
 }
 
 run_why() {
-    RETOP_FLAGS= run_retop why "$1"
+    RETOP_FLAGS= run_traced why "$1"
 }
 
 run_args() {
-    RETOP_FLAGS="--args $FUNC" run_retop args "$1"
+    RETOP_FLAGS="--args $FUNC" run_traced args "$1"
 }
 
 echo "why-cost: $FIX, $FUNC, $CALLS calls per run, $R rounds interleaved"
