@@ -304,32 +304,31 @@ int tracer_resume(struct tracer *t, int slot, const struct interlock_verdict *v,
 	return tracer_attach_sites(t, slot, v, binary, pid, err);
 }
 
+/* One probe at an approved runtime function's entry, once per tracer. */
+static int tracer_watch(struct tracer *t, struct bpf_program *prog,
+			const struct interlock_verdict *v, const char *binary, int pid,
+			struct probe_set **set)
+{
+	uint64_t off = v->entry_offset, cookie = 0;
+	size_t failed;
+
+	if (!interlock_sealed(v))
+		return -EPERM;
+	if (*set || !off)
+		return 0;
+	return probe_set_attach(prog, t->multi, binary, pid, &off, &cookie, 1, set, &failed);
+}
+
 int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
 			  const char *binary, int pid)
 {
-	uint64_t off = recovery->entry_offset, cookie = 0;
-	size_t failed;
-
-	if (!interlock_sealed(recovery))
-		return -EPERM;
-	if (t->recovery || !off)
-		return 0;
-	return probe_set_attach(t->skel->progs.retop_recovery, t->multi, binary, pid, &off, &cookie,
-				1, &t->recovery, &failed);
+	return tracer_watch(t, t->skel->progs.retop_recovery, recovery, binary, pid, &t->recovery);
 }
 
 int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit,
 			const char *binary, int pid)
 {
-	uint64_t off = goexit->entry_offset, cookie = 0;
-	size_t failed;
-
-	if (!interlock_sealed(goexit))
-		return -EPERM;
-	if (t->goexit || !off)
-		return 0;
-	return probe_set_attach(t->skel->progs.retop_goexit, t->multi, binary, pid, &off, &cookie,
-				1, &t->goexit, &failed);
+	return tracer_watch(t, t->skel->progs.retop_goexit, goexit, binary, pid, &t->goexit);
 }
 
 size_t tracer_probe_count(const struct tracer *t, int slot)
