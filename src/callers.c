@@ -66,6 +66,7 @@ static void callers_row_fill(struct callers_row *r, const struct callers_acc *a)
 {
 	r->name = a->name;
 	r->calls = a->s.calls;
+	r->sum_ns = a->s.sum_ns;
 	r->mean_ns = a->s.calls ? a->s.sum_ns / a->s.calls : 0;
 	r->p50_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.50, 0, 0);
 	r->p99_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.99, 0, 0);

@@ -13,7 +13,7 @@
 
 struct callers_row {
 	const char *name; /* the calling function, "other", or "?" (unknown address) */
-	uint64_t calls, mean_ns, p50_ns, p99_ns;
+	uint64_t calls, sum_ns, mean_ns, p50_ns, p99_ns;
 };
 
 struct callers_view {

@@ -396,7 +396,7 @@ static void serve_render_callers_fam(struct render *r, const char *name, bool su
 			prom_text_put_label(r->f, c->rows[k].name);
 			fputs("\"} ", r->f);
 			if (sum)
-				prom_text_put_seconds(r->f, c->rows[k].mean_ns * c->rows[k].calls);
+				prom_text_put_seconds(r->f, c->rows[k].sum_ns);
 			else
 				fprintf(r->f, "%" PRIu64, c->rows[k].calls);
 			fputc('\n', r->f);
@@ -410,7 +410,7 @@ static void serve_render_callers(struct render *r)
 		     "Paired calls by calling function: the 16 busiest, then caller=\"other\".");
 	serve_render_callers_fam(r, "retop_caller_calls_total", false);
 	serve_family(r, "retop_caller_duration_seconds_total", "counter",
-		     "Summed duration of those calls (to the mean's rounding): divide its rate by "
+		     "Summed duration of those calls: divide its rate by "
 		     "retop_caller_calls_total's for the mean over a window.");
 	serve_render_callers_fam(r, "retop_caller_duration_seconds_total", true);
 }
