@@ -14,6 +14,9 @@
 #include "elf_image.h"
 #include "log.h"
 
+/* The task flag of a process being torn down (include/linux/sched.h). */
+#define PF_EXITING 0x00000004
+
 static void read_small_file(const char *path, char *buf, size_t len, bool nul_to_space);
 
 /* Alive means running code: a zombie still has /proc/PID but no memory,
@@ -28,7 +31,17 @@ bool procs_alive(int pid)
 	if (!buf[0])
 		return false;
 	paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+	if (!paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X')
+		return false;
+	/* Killed but not yet a zombie: the kernel is tearing it down (its
+	 * memory and /proc/PID/exe already gone), still in state R or D.
+	 * flags is the 9th field, the 6th after the state. */
+	const char *p = paren + 2;
+	for (int i = 0; i < 6 && p; i++) {
+		p = strchr(p, ' ');
+		p = p ? p + 1 : NULL;
+	}
+	return !p || !(strtoul(p, NULL, 10) & PF_EXITING);
 }
 
 int procs_exe_path(int pid, char *buf, size_t len, char *err)
