@@ -252,3 +252,72 @@ void procs_explain_not_go(int pid, char *err)
 	err_set(err, ENOEXEC, "PID %d (%s, %s) is not a Go program: %s", pid, p.comm,
 		p.exe[0] ? p.exe : "?", reason);
 }
+
+/* Inodes of the LISTEN sockets on port in one /proc/PID/net/tcp{,6} table
+ * whose local address is the loopback or any address. */
+static size_t listen_inodes(const char *path, unsigned port, unsigned long *ino, size_t max,
+			    size_t n)
+{
+	char line[512], addr[64];
+	unsigned lport, state;
+	unsigned long inode;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return n;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+		if (sscanf(line, " %*d: %63[0-9A-Fa-f]:%x %*s %x %*s %*s %*s %*u %*u %lu", addr,
+			   &lport, &state, &inode) != 4 ||
+		    lport != port || state != 0x0A /* TCP_LISTEN */)
+			continue;
+		/* 127.0.0.1 and 0.0.0.0 as the kernel prints them (host byte
+		 * order); ::, ::1 and ::ffff:127.0.0.1 in four such words. */
+		if (strcmp(addr, "0100007F") && strcmp(addr, "00000000") &&
+		    strcmp(addr, "00000000000000000000000000000000") &&
+		    strcmp(addr, "00000000000000000000000001000000") &&
+		    strcmp(addr, "0000000000000000FFFF00000100007F"))
+			continue;
+		ino[n++] = inode;
+	}
+	fclose(f);
+	return n;
+}
+
+int procs_listens_on(int pid, unsigned port)
+{
+	unsigned long ino[64];
+	char path[64], link[64];
+	size_t n = 0;
+	struct dirent *de;
+	DIR *d;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/tcp", pid);
+	n = listen_inodes(path, port, ino, 64, n);
+	snprintf(path, sizeof(path), "/proc/%d/net/tcp6", pid);
+	n = listen_inodes(path, port, ino, 64, n);
+	if (n == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while (!found && (de = readdir(d))) {
+		char fd[320];
+		ssize_t len;
+		unsigned long inode;
+
+		snprintf(fd, sizeof(fd), "%s/%s", path, de->d_name);
+		len = readlink(fd, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = 0;
+		if (sscanf(link, "socket:[%lu]", &inode) != 1)
+			continue;
+		for (size_t i = 0; i < n && !found; i++)
+			found = ino[i] == inode;
+	}
+	closedir(d);
+	return found;
+}

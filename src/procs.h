@@ -39,6 +39,10 @@ size_t procs_running(const char *path, int *pids, size_t max);
 void procs_explain_not_go(int pid, char *err);
 /* CPU time and resident memory of pid into out (0 when unreadable). */
 void procs_usage(int pid, struct proc_info *out);
+/* Whether pid itself holds a TCP socket listening on port of the loopback
+ * (or any) address, in its own network namespace: 1 yes, 0 no, -errno when
+ * that cannot be read. */
+int procs_listens_on(int pid, unsigned port);
 /* Every Go process (the picker); *out is malloc'd. */
 int procs_scan_go(struct proc_info **out, size_t *n);
 

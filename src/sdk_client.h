@@ -21,6 +21,7 @@
 
 #include "funcs.h"
 
+#define SDK_DEFAULT_PORT 9002
 #define SDK_DEFAULT_URL "http://127.0.0.1:9002"
 #define SDK_TOKEN_ENV "RETOP_SDK_TOKEN"
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "procs.h"
 #include "sdk_client.h"
 
 static void sdk_facts_merge(struct sdk_facts *sf, struct func_index *idx,
@@ -48,6 +49,14 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 	*out = sf;
 	if (!sf)
 		return -ENOMEM;
+	/* The default address is shared by every process of the machine (or
+	 * of the target's network namespace): an SDK there that the target
+	 * does not hold belongs to another process, and its facts would be
+	 * about another binary. */
+	if (!url && pid > 0 && procs_listens_on(pid, SDK_DEFAULT_PORT) == 0) {
+		log_info("sdk", "PID %d does not listen on %s: no SDK", pid, SDK_DEFAULT_URL);
+		return 0;
+	}
 	ret = sdk_client_open(url, url ? NULL : &quiet, &sf->client, err);
 	if (!ret) {
 		if (pid > 0)
