@@ -1,17 +1,20 @@
 #!/bin/sh
 # The overhead budget against a target far over it: the tightloop fixture
-# calls main.Tiny (~7 ns a call) CALLS times; traced in full, each call costs
-# two probe hits (tens of microseconds).  In one run, interleaved, R times:
+# calls main.Tiny (~2 ns a call) CALLS times; traced in full, each call costs
+# two probe hits (tens of microseconds).  Each round runs two fixtures at
+# the same time, each pinned to its own CPU (swapped every round), so that
+# both see the same machine:
 #   none    no retop
 #   budget  retop -b -p PID -t main.Tiny --budget PCT (duty-cycled)
-# Each run is a fresh fixture; its own clock gives elapsed_ns, and its CPU
-# time (user + system: the traps are charged to it) is read from /proc when
-# it is done.  Prints the medians and the slowdowns budget/none - 1 of both,
-# which must stay within PCT % (the budget is PCT % of one CPU, and the
-# fixture keeps one CPU busy).  On a loaded machine the wall clock is noisy;
-# the CPU time is the steadier figure.
+# What a fixture costs is its CPU time for the same work (the traps are
+# charged to it): the sum of its threads' run time from
+# /proc/PID/task/*/schedstat, in ns.  Prints per round and as the median of
+# the per-round ratios the slowdown budget/none - 1, of the CPU time and of
+# the fixture's own wall clock, against PCT % (the budget is PCT % of one
+# CPU, and the fixture keeps one CPU busy).  PCT may be a list (PCTS="1 5
+# 20"): each is a round of its own, interleaved.
 #
-# Environment: R (3), CALLS (800000000: ~6 s unprobed), PCT (1),
+# Environment: R (3), CALLS (3000000000: ~6 s unprobed), PCTS (1 5 20),
 # abs_top_builddir (the build tree, default SRCDIR/build).
 # A benchmark, not a test: exits 0 unless something is broken.
 
@@ -20,77 +23,93 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 R=${R:-3}
-CALLS=${CALLS:-800000000}
-PCT=${PCT:-1}
+CALLS=${CALLS:-3000000000}
+PCTS=${PCTS:-1 5 20}
 FIX=tightloop-default
-RUN_TIMEOUT=120
+RUN_TIMEOUT=180
 
 need_root
 need_retop
 need_cmd python3
+need_cmd taskset
 need_fixture "$FIX"
+[ "$(nproc)" -ge 2 ] || fail "needs two CPUs: one per fixture"
 
-result_ns() {
-    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["elapsed_ns"])' "$1"
+# run_ns PID: the CPU time of every thread of PID, in ns.
+run_ns() {
+    cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'
 }
 
-run_none() {
-    out=$T/none.$1.json
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
-    kill -USR1 "$FIXTURE_PID"
-    wait_file "$out" "$RUN_TIMEOUT" || fail "$FIX made no result in $RUN_TIMEOUT s"
-    cpu=$(cpu_s "$FIXTURE_PID")
-    stop_pid "$FIXTURE_PID"
-    echo "none $1 $(result_ns "$out") $cpu" >>"$T/results"
+# start_pinned NAME CPU: a fixture on one CPU, waiting for SIGUSR1; its PID
+# in $pinned.
+start_pinned() {
+    rm -f "$T/$1.ready" "$T/$1.json"
+    taskset -c "$2" "$FIXTURES/$FIX" -ready "$T/$1.ready" -calls "$CALLS" -out "$T/$1.json" &
+    pinned=$!
+    track_pid "$pinned"
+    wait_file "$T/$1.ready" 10 || fail "$FIX did not become ready in 10 s"
 }
 
-run_budget() {
-    out=$T/budget.$1.json
-    snaps=$T/budget.$1.snap
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
-    "$RETOP" -b -p "$FIXTURE_PID" -t main.Tiny -d 1 -o json --budget "$PCT" >"$snaps" 2>"$T/retop.err" &
+# round REP PCT CPU_NONE CPU_BUDGET: one side-by-side pair; appends
+# "REP PCT none_cpu_ns budget_cpu_ns none_wall_ns budget_wall_ns status
+# sampled hit_ns" to $T/results.
+round() {
+    start_pinned none "$3"
+    none=$pinned
+    start_pinned budget "$4"
+    budget=$pinned
+    snaps=$T/budget.$1.$2.snap
+    "$RETOP" -b -p "$budget" -t main.Tiny -d 1 -o json --budget "$2" >"$snaps" 2>"$T/retop.err" &
     rt=$!
     track_pid "$rt"
-    # Attached once the first snapshot is out.
-    n=600
-    while [ ! -s "$snaps" ] && [ $n -gt 0 ]; do n=$((n - 1)); sleep 0.05; done
-    [ -s "$snaps" ] || fail "retop printed no snapshot: $(head -n 3 "$T/retop.err")"
-    kill -USR1 "$FIXTURE_PID"
-    wait_file "$out" "$RUN_TIMEOUT" || fail "$FIX made no result in $RUN_TIMEOUT s"
-    cpu=$(cpu_s "$FIXTURE_PID")
+    wait_lines "$snaps" 1 30 || fail "retop printed no snapshot: $(head -n 3 "$T/retop.err")"
+    c0n=$(run_ns "$none")
+    c0b=$(run_ns "$budget")
+    kill -USR1 "$none" "$budget"
+    wait_file "$T/none.json" "$RUN_TIMEOUT" || fail "$FIX (none) made no result"
+    wait_file "$T/budget.json" "$RUN_TIMEOUT" || fail "$FIX (budget) made no result"
+    c1n=$(run_ns "$none")
+    c1b=$(run_ns "$budget")
+    have=$(wc -l <"$snaps")
+    wait_lines "$snaps" $((have + 1)) 10 || fail "retop stopped printing snapshots"
     stop_pid "$rt"
-    stop_pid "$FIXTURE_PID"
+    stop_pid "$none"
+    stop_pid "$budget"
     st=$(python3 -c 'import json,sys
-l = [json.loads(x) for x in open(sys.argv[1])][-1]
+# The snapshot that sampled the least: one taken during the work (once the
+# work is done, the duty cycle opens up again).
+l = min((json.loads(x) for x in open(sys.argv[1])), key=lambda s: s["functions"][0]["sampled"])
 f = l["functions"][0]
 print("%s %s %s" % (f["status"].replace(" ", "_"), f["sampled"], l["probe_hit_ns"]))' "$snaps")
-    echo "budget $1 $(result_ns "$out") $cpu $st" >>"$T/results"
+    wn=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["elapsed_ns"])' "$T/none.json")
+    wb=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["elapsed_ns"])' "$T/budget.json")
+    echo "$1 $2 $((c1n - c0n)) $((c1b - c0b)) $wn $wb $st" >>"$T/results"
 }
 
-echo "budget: $FIX, main.Tiny, $CALLS calls per run, --budget $PCT, $R rounds interleaved"
+echo "budget: $FIX, main.Tiny, $CALLS calls per run, --budget $PCTS, $R rounds, side by side on two CPUs"
 : >"$T/results"
 i=1
 while [ "$i" -le "$R" ]; do
-    if [ $((i % 2)) -eq 1 ]; then order="none budget"; else order="budget none"; fi
-    for m in $order; do "run_$m" "$i"; done
+    for pct in $PCTS; do
+        if [ $((i % 2)) -eq 1 ]; then round "$i" "$pct" 0 1; else round "$i" "$pct" 1 0; fi
+    done
     i=$((i + 1))
 done
 
-python3 - "$T/results" "$PCT" <<'PY'
+python3 - "$T/results" <<'PY'
 import sys, statistics as st
 rows = [l.split() for l in open(sys.argv[1])]
-pct = float(sys.argv[2])
-per = {}
+print("\n  round  budget   none cpu s  budget cpu s  cpu slowdown  wall slowdown   status, sampled, a hit")
+by = {}
 for r in rows:
-    per.setdefault(int(r[1]), {})[r[0]] = r
-print("\n  round   none s  budget s  wall slowdown   none cpu  budget cpu  cpu slowdown   status, sampled, a hit")
-for rep in sorted(per):
-    n, b = per[rep]["none"], per[rep]["budget"]
-    print("  %5d %8.3f %9.3f %13.2f%% %10.2f %11.2f %12.2f%%   %s %s %s ns" % (
-        rep, int(n[2]) / 1e9, int(b[2]) / 1e9, (int(b[2]) / int(n[2]) - 1) * 100,
-        float(n[3]), float(b[3]), (float(b[3]) / float(n[3]) - 1) * 100, b[4], b[5], b[6]))
-mw = st.median(int(p["budget"][2]) / int(p["none"][2]) for p in per.values())
-mc = st.median(float(p["budget"][3]) / float(p["none"][3]) for p in per.values())
-print("\n  median per-round slowdown: wall %.2f%%, cpu %.2f%% (budget %g%%: cpu %s)"
-      % ((mw - 1) * 100, (mc - 1) * 100, pct, "within" if mc - 1 <= pct / 100 else "NOT within"))
+    rep, pct, cn, cb, wn, wb = int(r[0]), float(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5])
+    by.setdefault(pct, []).append((cb / cn, wb / wn))
+    print("  %5d %6g%% %12.3f %13.3f %12.2f%% %13.2f%%   %s %s %s ns" % (
+        rep, pct, cn / 1e9, cb / 1e9, (cb / cn - 1) * 100, (wb / wn - 1) * 100, r[6], r[7], r[8]))
+print()
+for pct in sorted(by):
+    mc = st.median(c for c, _ in by[pct])
+    mw = st.median(w for _, w in by[pct])
+    print("  --budget %g%%: median slowdown cpu %.2f%%, wall %.2f%%: cpu %s the budget"
+          % (pct, (mc - 1) * 100, (mw - 1) * 100, "within" if mc - 1 <= pct / 100 else "NOT within"))
 PY
