@@ -136,6 +136,7 @@ void budget_func_start(struct budget_func *bf, uint64_t now_ns)
 {
 	*bf = (struct budget_func){.attached_ns = now_ns,
 				   .on_since_ns = now_ns,
+				   .rate_since_ns = now_ns,
 				   .switch_ns = now_ns + BUDGET_MEASURE_NS,
 				   .fraction = 1.0};
 }
@@ -158,10 +159,13 @@ static uint64_t budget_hits(struct session *s, const struct session_func *sf)
 }
 
 /* The duty cycle every function gets: the allowed hits a second over what
- * all of them would make with every probe in. */
+ * all of them would make with every probe in.  A target busy on a CPU that
+ * spends a share c of its time in traps does the same work 1/(1-c) times
+ * slower: for a slowdown of at most p, c = p/(1+p). */
 static double budget_fraction(struct session *s)
 {
-	double allowed = s->budget.pct / 100.0 * 1e9 / s->budget.hit_ns, total = 0;
+	double p = s->budget.pct / 100.0;
+	double allowed = p / (1 + p) * 1e9 / s->budget.hit_ns, total = 0;
 
 	if (allowed > BUDGET_MAX_HITS_PER_S)
 		allowed = BUDGET_MAX_HITS_PER_S;
@@ -175,26 +179,33 @@ static double budget_fraction(struct session *s)
 static void budget_end_window(struct session *s, struct session_func *sf, uint64_t now)
 {
 	struct budget_func *bf = &sf->bf;
-	uint64_t hits = budget_hits(s, sf), window = now - bf->on_since_ns;
+	uint64_t hits = budget_hits(s, sf), window = now - bf->rate_since_ns;
 	double r = window ? (double)(hits - bf->hits_on) * 1e9 / (double)window : 0;
 
-	/* Up at once, down slowly: the budget errs on the target's side. */
+	/* Up at once, down slowly: the budget errs on the target's side.  A
+	 * load that rose (or started inside the window) is measured again in
+	 * the shortest window before a long one. */
+	bf->remeasure = r > 1.5 * bf->rate;
 	bf->rate = r > bf->rate ? r : (bf->rate + r) / 2;
 	s->budget.fraction = budget_fraction(s);
-	bf->on_ns += window;
 	bf->fraction = s->budget.fraction;
 	if (s->budget.fraction >= 1.0) {
-		bf->on_since_ns = now;
+		bf->on_ns += now - bf->on_since_ns;
+		bf->on_since_ns = bf->rate_since_ns = now;
 		bf->hits_on = hits;
 		bf->switch_ns = now + BUDGET_RECHECK_NS;
 		return;
 	}
 	double frac = s->budget.fraction;
-	uint64_t on = frac * BUDGET_CYCLE_NS > BUDGET_MIN_ON_NS ? (uint64_t)(frac * BUDGET_CYCLE_NS)
-								: BUDGET_MIN_ON_NS;
 	tracer_pause(s->tracer, sf->slot);
+	/* The probes were in until the kernel had removed them, which takes
+	 * tens of milliseconds on a busy machine: that time is on-time too,
+	 * for the cost (the pause that follows is sized on it) and for the
+	 * estimates (scaled by it). */
+	uint64_t off_at = tracer_now_ns(), on = off_at - bf->on_since_ns;
+	bf->on_ns += on;
 	bf->paused = true;
-	bf->switch_ns = tracer_now_ns() + (uint64_t)((double)on * (1 - frac) / frac);
+	bf->switch_ns = off_at + (uint64_t)((double)on * (1 - frac) / frac);
 }
 
 static void budget_start_window(struct session *s, struct session_func *sf)
@@ -203,6 +214,8 @@ static void budget_start_window(struct session *s, struct session_func *sf)
 	double frac = s->budget.fraction;
 	struct interlock_verdict v;
 	char err[ERR_LEN];
+	/* Some probes are in before the attach returns: on-time from here. */
+	uint64_t start = tracer_now_ns();
 
 	/* Approved again: the file on disk may have changed since. */
 	if (interlock_approve(s->idx, sf->f, s->binary, &v, err) != 0 ||
@@ -213,10 +226,12 @@ static void budget_start_window(struct session *s, struct session_func *sf)
 		return;
 	}
 	bf->paused = false;
-	bf->on_since_ns = tracer_now_ns();
+	bf->on_since_ns = start;
+	bf->rate_since_ns = tracer_now_ns();
 	bf->hits_on = budget_hits(s, sf);
-	uint64_t on = frac * BUDGET_CYCLE_NS > BUDGET_MIN_ON_NS ? (uint64_t)(frac * BUDGET_CYCLE_NS)
-								: BUDGET_MIN_ON_NS;
+	uint64_t on = frac * BUDGET_CYCLE_NS > BUDGET_MIN_ON_NS && !bf->remeasure
+			  ? (uint64_t)(frac * BUDGET_CYCLE_NS)
+			  : BUDGET_MIN_ON_NS;
 	bf->switch_ns = bf->on_since_ns + (frac >= 1.0 ? BUDGET_RECHECK_NS : on);
 }
 

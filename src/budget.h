@@ -1,5 +1,6 @@
-/* The overhead budget: retop's probes may cost the target at most PCT % of
- * one CPU (--budget), and at most RFD 061's 10,000 probe hits a second.
+/* The overhead budget: retop's probes may slow the target down by at most
+ * PCT % (--budget): their traps take at most PCT/(100+PCT) of one CPU; and
+ * they make at most RFD 061's 10,000 probe hits a second.
  * The cost is estimated as probe hits x the calibrated cost of one hit.
  * Over budget, whole functions are duty-cycled: all their probes (entry
  * and every RET) are removed for part of each cycle and put back together,
@@ -34,7 +35,9 @@ struct budget_func {
 	uint64_t on_ns;	       /* probe time since tracing began */
 	uint64_t on_ns_sample; /* on_ns at the last snapshot */
 	uint64_t hits_on;      /* probe hits when they last came back */
+	uint64_t rate_since_ns; /* when the attach that brought them back returned */
 	double rate;	       /* probe hits a second with every probe in */
+	bool remeasure;	       /* the rate rose: the next window is the shortest */
 	double fraction;       /* its duty cycle now (1: every probe in) */
 };
 
