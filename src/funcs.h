@@ -30,6 +30,9 @@ struct func_info {
 	enum func_source source; /* where the entry address came from */
 	bool rets_resolved;
 	uint8_t interlock; /* INTERLOCK_* bits (interlock.h) */
+	/* Where the entry probe sits, from the entry: 0, or the conditional
+	 * jump of the stack-check prologue (interlock_check). */
+	uint8_t entry_probe_off;
 	/* SDK cross-check. */
 	bool sdk_mismatch;
 	bool sdk_inlined;

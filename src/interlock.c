@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -284,7 +285,8 @@ static int refuse(struct func_info *f, const char *why)
 
 /* What the pc-to-SP table says, checked against the decode. */
 struct pcsp_facts {
-	uint64_t end; /* the table's span: the end of the last instruction */
+	uint64_t end;	   /* the table's span: the end of the last instruction */
+	uint64_t flat_end; /* the end of the first range, SP delta 0 */
 	char why[160];
 };
 
@@ -297,7 +299,7 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 	int n = gopclntab_pcsp(idx->pcln, f->pcln_index, &it);
 	size_t ri = 0;
 
-	out->end = 0;
+	out->end = out->flat_end = 0;
 	out->why[0] = '\0';
 	if (n) {
 		snprintf(out->why, sizeof(out->why), "%s",
@@ -310,6 +312,8 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 				 "pc-to-SP table: SP delta %d at the entry", v);
 			return;
 		}
+		if (first)
+			out->flat_end = e;
 		if (e > stop) {
 			snprintf(out->why, sizeof(out->why),
 				 "pc-to-SP table runs to +0x%llx, past the decoded code (+0x%zx)",
@@ -336,6 +340,73 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 	else if (ri < f->rets.count)
 		snprintf(out->why, sizeof(out->why), "RET at +0x%x past the pc-to-SP table",
 			 retsites_get(&f->rets, ri)->offset);
+}
+
+/* ---- where the entry probe sits */
+
+/* Go's stack-check prologue before its conditional jump: each form writes
+ * only R12 or the flags, never SP or R14 (so the pairing key at the jump
+ * is the entry's), and never branches.  Returns the form's length if
+ * code[0..n) starts with one, else 0. */
+static size_t prologue_insn(const uint8_t *c, size_t n)
+{
+	static const struct {
+		uint8_t len, cmp_len; /* cmp_len: the fixed bytes; the rest is an immediate */
+		uint8_t bytes[5];
+	} forms[] = {
+	    {4, 4, {0x49, 0x3b, 0x66, 0x10}}, /* cmp rsp, [r14+0x10] (stackguard0) */
+	    {4, 4, {0x49, 0x3b, 0x66, 0x18}}, /* cmp rsp, [r14+0x18] (stackguard1) */
+	    {4, 4, {0x4d, 0x3b, 0x66, 0x10}}, /* cmp r12, [r14+0x10] */
+	    {4, 4, {0x4d, 0x3b, 0x66, 0x18}}, /* cmp r12, [r14+0x18] */
+	    {5, 4, {0x4c, 0x8d, 0x64, 0x24}}, /* lea r12, [rsp+disp8] */
+	    {8, 4, {0x4c, 0x8d, 0xa4, 0x24}}, /* lea r12, [rsp+disp32] */
+	    {3, 3, {0x49, 0x89, 0xe4}},	      /* mov r12, rsp */
+	    {7, 3, {0x49, 0x81, 0xec}},	      /* sub r12, imm32 */
+	    {4, 3, {0x49, 0x83, 0xec}},	      /* sub r12, imm8 */
+	};
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		if (n >= forms[i].len && !memcmp(c, forms[i].bytes, forms[i].cmp_len))
+			return forms[i].len;
+	return 0;
+}
+
+/* jcc rel8 or jcc rel32, no prefix: emulated by the kernel in one trap. */
+static size_t cond_jump_len(const uint8_t *c, size_t n)
+{
+	if (n >= 2 && c[0] >= 0x70 && c[0] <= 0x7f)
+		return 2;
+	if (n >= 6 && c[0] == 0x0f && c[1] >= 0x80 && c[1] <= 0x8f)
+		return 6;
+	return 0;
+}
+
+/* A hit on the entry instruction (a compare or a lea) is single-stepped out
+ * of line: two traps.  The prologue's conditional jump, a straight line of
+ * at most three such instructions further, is emulated: one trap, at the
+ * same SP and g, so the same key (docs/UPROBES.md).  Every path into the
+ * function starts at the entry and runs that line, and the morestack path
+ * jumps back to the entry.  The offset of that jump when the decode, the
+ * pc-to-SP table and the kernel's rules all agree; else 0, the entry. */
+uint8_t interlock_entry_probe(const uint8_t *code, const uint8_t *bits, size_t stop,
+			      uint64_t flat_end)
+{
+	size_t off = 0, len;
+
+	if (getenv("RETOP_ENTRY_PROBE") && !strcmp(getenv("RETOP_ENTRY_PROBE"), "first"))
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		if (!(len = prologue_insn(code + off, stop - off)) || off + len >= stop ||
+		    !bit_at(bits, off + len))
+			return 0;
+		off += len;
+		if ((len = cond_jump_len(code + off, stop - off)))
+			break;
+	}
+	if (!len || off + len > stop || (off + len < stop && !bit_at(bits, off + len)) ||
+	    off + len > flat_end || interlock_kernel_check(code + off, len) || off > UINT8_MAX)
+		return 0;
+	return (uint8_t)off;
 }
 
 /* .symtab and DWARF, each on its own, against the table's code size. */
@@ -463,6 +534,7 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 		return refuse(f, why);
 	if ((flags & GOPCLNTAB_FLAG_ASM) && (why = check_r14(eng, f, code, bits, buf, sizeof(buf))))
 		return refuse(f, why);
+	f->entry_probe_off = interlock_entry_probe(code, bits, stop, pcsp.flat_end);
 	/* The BPF side counts hits per RET site in a fixed array. */
 	if (f->rets.count > RETOP_MAX_RET_SITES) {
 		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
@@ -557,7 +629,7 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f, c
 	if (ret)
 		return ret;
 	v->f = f;
-	v->entry_offset = f->file_offset;
+	v->entry_offset = f->file_offset + f->entry_probe_off;
 	v->entry_only =
 	    f->rets.traceable == TRACEABLE_ENTRY_ONLY || f->rets.count > RETOP_MAX_RET_SITES;
 	if (v->entry_only && f->rets.count > RETOP_MAX_RET_SITES)

@@ -75,6 +75,12 @@ bool interlock_sealed(const struct interlock_verdict *v);
 const char *interlock_kernel_check(const uint8_t *insn, size_t len);
 /* Why a runtime function must not be probed, or NULL. */
 const char *interlock_runtime_check(const char *name, uint8_t flags);
+/* Where the entry probe goes in code[0..stop) (boundaries in bits, the
+ * pc-to-SP table's first range, delta 0, ends at flat_end): the offset of
+ * the stack-check prologue's conditional jump, or 0.  RETOP_ENTRY_PROBE=first
+ * keeps it at the entry (for comparisons). */
+uint8_t interlock_entry_probe(const uint8_t *code, const uint8_t *bits, size_t stop,
+			      uint64_t flat_end);
 /* True when the Intel-syntax instruction text writes R14 (the g register). */
 bool interlock_writes_r14(const char *text);
 

@@ -134,7 +134,9 @@ static int listing_func_json(struct line_buf *b, struct func_index *idx, struct 
 		line_int(b, retsites_get(&f->rets, i)->line);
 		line_lit(b, "}");
 	}
-	line_lit(b, "],\"traceable\":");
+	line_lit(b, "],\"entry_probe\":");
+	line_u64(b, ok ? f->entry_probe_off : 0);
+	line_lit(b, ",\"traceable\":");
 	line_str(b, ok ? traceable_name(f->rets.traceable) : "no");
 	line_lit(b, ",\"reason\":");
 	line_str(b, ok ? retsites_reason(&f->rets) : err);

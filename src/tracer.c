@@ -264,9 +264,9 @@ int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const cha
 		return ret;
 	s->used = true;
 	s->orphans = 0;
-	log_info("tracer", "%s: %zu probes at %s:0x%llx (slot %d)", f->name,
-		 tracer_probe_count(t, slot), binary,
-		 (unsigned long long)f->file_offset, slot);
+	log_info("tracer", "%s: %zu probes at %s:0x%llx, the entry's at +0x%x (slot %d)",
+		 f->name, tracer_probe_count(t, slot), binary,
+		 (unsigned long long)f->file_offset, f->entry_probe_off, slot);
 	return slot;
 }
 
