@@ -33,7 +33,7 @@ if len(pick) < n:
 pick = pick[:n]
 offs = []
 for f in pick:
-    offs.append(f["file_offset"])
+    offs.append(f["file_offset"] + f.get("entry_probe", 0))
     offs += [f["file_offset"] + r["offset"] for r in f["ret_sites"]]
 open(sys.argv[3], "w").write("\n".join(f["name"] for f in pick) + "\n")
 open(sys.argv[4], "w").write(" ".join(map(str, offs)) + "\n")
@@ -88,7 +88,8 @@ work() {
 # to $T/results.
 run_none() {
     out=$T/none.$1.json
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
+    # shellcheck disable=SC2086 # $FIX_FLAGS is a list
+    start_fixture "$FIX" -calls "$CALLS" -out "$out" $FIX_FLAGS
     work "$out"
     stop_pid "$FIXTURE_PID"
     echo "none $1 $(result_fields "$out")" >>"$T/results"
@@ -102,7 +103,8 @@ run_traced() {
     shift
     out=$T/$mode.$1.json
     snaps=$T/$mode.$1.snap
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
+    # shellcheck disable=SC2086 # $FIX_FLAGS is a list
+    start_fixture "$FIX" -calls "$CALLS" -out "$out" $FIX_FLAGS
     # shellcheck disable=SC2086 # $RETOP_FLAGS is a list
     "$RETOP" -b -p "$FIXTURE_PID" -t "$FUNC" -d 1 -o json $RETOP_FLAGS >"$snaps" 2>"$T/retop.err" &
     rt=$!
@@ -132,4 +134,58 @@ else:
 EOF
 ) || fail "cannot parse retop's snapshots in $snaps"
     echo "$mode $1 $(result_fields "$out") $got" >>"$T/results"
+}
+
+# ---- no-op uprobes: the floor a tracer cannot go below
+
+# func_offsets BIN FUNC [first]: the file offsets of FUNC's probes as retop
+# places them (its entry probe, then every RET site), one line; with
+# "first", the entry probe on the function's first instruction instead.
+func_offsets() {
+    "$RETOP" -l -x "$1" -o json "$2" >"$T/list.json" 2>"$T/list.err" ||
+        fail "retop -l -x $1 -o json $2 failed: $(head -n 3 "$T/list.err")"
+    python3 - "$T/list.json" "$2" "${3:-}" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    f = json.loads(line)
+    if f["name"] == sys.argv[2]:
+        if f["traceable"] != "full":
+            sys.exit("%s is not fully traceable: %s" % (f["name"], f["reason"]))
+        entry = f["file_offset"] + (0 if sys.argv[3] == "first" else f["entry_probe"])
+        offs = [entry] + [f["file_offset"] + r["offset"] for r in f["ret_sites"]]
+        print(" ".join(str(o) for o in offs))
+        break
+else:
+    sys.exit("%s not in the listing" % sys.argv[2])
+EOF
+}
+
+# need_noop: build the no-op loader into $BENCH_BUILD; sets NOOP.
+need_noop() {
+    need_cmd clang
+    need_cmd bpftool
+    BENCH_BUILD=${BENCH_BUILD:-$abs_top_builddir/tests/bench}
+    NOOP=$BENCH_BUILD/noop_probe
+    "$abs_top_srcdir/tests/bench/build-noop.sh" "$BENCH_BUILD" || fail "cannot build $NOOP (see above)"
+}
+
+# run_floor MODE REP OFFSETS...: the fixture with no-op uprobes at OFFSETS
+# of $FIXTURES/$FIX; appends "MODE REP calls elapsed_ns" to $T/results.
+run_floor() {
+    mode=$1 rep=$2
+    shift 2
+    out=$T/$mode.$rep.json
+    # shellcheck disable=SC2086 # $FIX_FLAGS is a list
+    start_fixture "$FIX" -calls "$CALLS" -out "$out" $FIX_FLAGS
+    # A file per round: a "ready" left by the previous round must not count.
+    "$NOOP" "$FIXTURES/$FIX" "$FIXTURE_PID" "$@" >"$T/noop.$mode.$rep.out" 2>"$T/noop.err" &
+    noop=$!
+    track_pid "$noop"
+    wait_lines "$T/noop.$mode.$rep.out" 1 30 ||
+        fail "noop_probe did not attach: $(head -n 3 "$T/noop.err")"
+    work "$out"
+    stop_pid "$noop"
+    [ "$stop_rc" -eq 0 ] || fail "noop_probe exited $stop_rc: $(head -n 3 "$T/noop.err")"
+    stop_pid "$FIXTURE_PID"
+    echo "$mode $rep $(result_fields "$out")" >>"$T/results"
 }

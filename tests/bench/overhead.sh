@@ -21,58 +21,22 @@ R=${R:-5}
 CALLS=${CALLS:-150000}
 FIX=tightloop-${VARIANT:-default}
 FUNC=main.Tiny
-BENCH_BUILD=${BENCH_BUILD:-$abs_top_builddir/tests/bench}
 # Generous: a probed call costs tens of microseconds at most.
 RUN_TIMEOUT=$((CALLS / 10000 + 60))
 
 need_root
 need_retop
 need_cmd python3
-need_cmd clang
-need_cmd bpftool
 need_fixture "$FIX"
 BIN=$FIXTURES/$FIX
 
-# ---- the no-op loader
-NOOP=$BENCH_BUILD/noop_probe
-"$here/build-noop.sh" "$BENCH_BUILD" || fail "cannot build $NOOP (see above)"
-
-# ---- the offsets retop uses: entry and every RET site
-"$RETOP" -l -x "$BIN" -o json "$FUNC" >"$T/list.json" 2>"$T/list.err" ||
-    fail "retop -l -x $BIN -o json $FUNC failed: $(head -n 3 "$T/list.err")"
-OFFSETS=$(python3 - "$T/list.json" "$FUNC" <<'EOF'
-import json, sys
-for line in open(sys.argv[1]):
-    f = json.loads(line)
-    if f["name"] == sys.argv[2]:
-        if f["traceable"] != "full":
-            sys.exit("%s is not fully traceable: %s" % (f["name"], f["reason"]))
-        offs = [f["file_offset"]] + [f["file_offset"] + r["offset"] for r in f["ret_sites"]]
-        print(" ".join(str(o) for o in offs))
-        break
-else:
-    sys.exit("%s not in the listing" % sys.argv[2])
-EOF
-) || fail "no offsets for $FUNC"
+need_noop
+# ---- the offsets retop uses: its entry probe and every RET site
+OFFSETS=$(func_offsets "$BIN" "$FUNC") || fail "no offsets for $FUNC"
 nprobes=$(echo "$OFFSETS" | wc -w)
 
-# run_floor / run_retop REP: append "MODE REP calls elapsed_ns [retop_calls]"
-run_floor() {
-    out=$T/floor.$1.json
-    start_fixture "$FIX" -calls "$CALLS" -out "$out"
-    # shellcheck disable=SC2086 # $OFFSETS is a list
-    # A file per round: a "ready" left by the previous round must not count.
-    "$NOOP" "$BIN" "$FIXTURE_PID" $OFFSETS >"$T/noop.$1.out" 2>"$T/noop.err" &
-    noop=$!
-    track_pid "$noop"
-    wait_lines "$T/noop.$1.out" 1 30 ||
-        fail "noop_probe did not attach: $(head -n 3 "$T/noop.err")"
-    work "$out"
-    stop_pid "$noop"
-    [ "$stop_rc" -eq 0 ] || fail "noop_probe exited $stop_rc: $(head -n 3 "$T/noop.err")"
-    stop_pid "$FIXTURE_PID"
-    echo "floor $1 $(result_fields "$out")" >>"$T/results"
-}
+# shellcheck disable=SC2086 # $OFFSETS is a list
+run_floor_here() { run_floor floor "$1" $OFFSETS; }
 
 run_retop() {
     RETOP_FLAGS= run_traced retop "$1"
@@ -90,7 +54,7 @@ while [ "$i" -le "$R" ]; do
     0) order="retop none floor" ;;
     esac
     for m in $order; do
-        "run_$m" "$i"
+        case $m in floor) run_floor_here "$i" ;; *) "run_$m" "$i" ;; esac
     done
     i=$((i + 1))
 done

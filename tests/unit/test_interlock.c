@@ -19,6 +19,7 @@
 #include "retsites.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ADDR 0x401000u
@@ -260,6 +261,75 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The entry probe's place: the conditional jump of each form of Go's
+ * stack-check prologue (bytes from Go 1.19-1.27 binaries), else the entry. */
+static uint8_t place(void **state, const uint8_t *code, size_t n, uint64_t flat_end)
+{
+	uint8_t bits[16];
+
+	memset(bits, 0, sizeof(bits));
+	size_t stop = retsites_boundaries(*state, code, n, ADDR, bits);
+	return interlock_entry_probe(code, bits, stop, flat_end);
+}
+
+static void test_entry_probe_place(void **state)
+{
+	static const uint8_t small[] = {
+	    0x49, 0x3b, 0x66, 0x10, /* 0x0: cmp rsp, [r14+0x10] */
+	    0x76, 0x1d,		    /* 0x4: jbe +0x1d */
+	    0x55,		    /* 0x6: push rbp */
+	    0xc3,		    /* 0x7: ret */
+	};
+	static const uint8_t framed[] = {
+	    0x4c, 0x8d, 0x64, 0x24, 0xf8,	/* 0x0: lea r12, [rsp-8] */
+	    0x4d, 0x3b, 0x66, 0x10,		/* 0x5: cmp r12, [r14+0x10] */
+	    0x0f, 0x86, 0x10, 0x00, 0x00, 0x00, /* 0x9: jbe rel32 */
+	    0xc3,				/* 0xf: ret */
+	};
+	static const uint8_t far[] = {
+	    0x4c, 0x8d, 0xa4, 0x24, 0x78, 0xff, 0xff, 0xff, /* 0x0: lea r12, [rsp-0x88] */
+	    0x4d, 0x3b, 0x66, 0x10,			    /* 0x8: cmp r12, [r14+0x10] */
+	    0x76, 0x02,					    /* 0xc: jbe +2 */
+	    0xc3,					    /* 0xe: ret */
+	};
+	static const uint8_t huge[] = {
+	    0x49, 0x89, 0xe4,			/* 0x0: mov r12, rsp */
+	    0x49, 0x81, 0xec, 0xa8, 0x1f, 0x00, 0x00, /* 0x3: sub r12, 0x1fa8 */
+	    0x0f, 0x82, 0xdd, 0x00, 0x00, 0x00, /* 0xa: jb rel32 */
+	    0xc3,				/* 0x10: ret */
+	};
+	static const uint8_t leaf[] = {
+	    0x48, 0x8d, 0x0c, 0x40, /* 0x0: lea rcx, [rax+rax*2] */
+	    0xc3,		    /* 0x4: ret */
+	};
+	static const uint8_t push_first[] = {
+	    0x55,		    /* 0x0: push rbp (SP moves: never past it) */
+	    0x49, 0x3b, 0x66, 0x10, /* 0x1: cmp rsp, [r14+0x10] */
+	    0x76, 0x02,		    /* 0x5: jbe +2 */
+	    0xc3,		    /* 0x7: ret */
+	};
+	static const uint8_t prefixed[] = {
+	    0x49, 0x3b, 0x66, 0x10, /* 0x0: cmp rsp, [r14+0x10] */
+	    0x66, 0x76, 0x02,	    /* 0x4: jbe with 0x66: the kernel refuses it */
+	    0xc3,		    /* 0x7: ret */
+	};
+
+	assert_int_equal(place(state, small, sizeof(small), 6), 4);
+	assert_int_equal(place(state, framed, sizeof(framed), 15), 9);
+	assert_int_equal(place(state, far, sizeof(far), 14), 0xc);
+	assert_int_equal(place(state, huge, sizeof(huge), 16), 0xa);
+	assert_int_equal(place(state, leaf, sizeof(leaf), 4), 0);
+	assert_int_equal(place(state, push_first, sizeof(push_first), 1), 0);
+	assert_int_equal(place(state, prefixed, sizeof(prefixed), 7), 0);
+	/* The pc-to-SP table says SP moved before the jump: the entry. */
+	assert_int_equal(place(state, small, sizeof(small), 4), 0);
+	/* Cut short before the jump ends: the entry. */
+	assert_int_equal(place(state, small, 5, 6), 0);
+	setenv("RETOP_ENTRY_PROBE", "first", 1);
+	assert_int_equal(place(state, small, sizeof(small), 6), 0);
+	unsetenv("RETOP_ENTRY_PROBE");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +338,7 @@ int main(void)
 	    cmocka_unit_test(test_kernel_refused),
 	    cmocka_unit_test(test_boundaries),
 	    cmocka_unit_test(test_boundaries_after_find),
+	    cmocka_unit_test(test_entry_probe_place),
 	    cmocka_unit_test(test_pcsp_walk),
 	    cmocka_unit_test(test_writes_r14),
 	    cmocka_unit_test(test_runtime_rules),
