@@ -9,6 +9,7 @@
 #include "budget.h"
 #include "log.h"
 #include "session.h"
+#include "tracer.h"
 
 static volatile sig_atomic_t batch_stop;
 
@@ -45,22 +46,10 @@ static void batch_print(const struct cli_options *o, const struct snapshot *snap
 
 int batch_run(const struct cli_options *o)
 {
-	struct session_opts so;
 	struct session *s;
-	char err[ERR_LEN];
-	int ret;
 
-	session_opts_from_cli(o, &so);
-	ret = session_open(&so, &s, err);
-	if (!ret)
-		ret = session_start_tracing(s, err);
-	if (!ret)
-		ret = session_trace_patterns(s, o->patterns, o->npatterns, err);
-	if (ret) {
-		fprintf(stderr, "retop: %s\n", err);
-		session_close(s);
-		return 1;
-	}
+	if (session_launch(o, LAUNCH_ATTACH, &s, NULL) != EXIT_OK)
+		return EXIT_RUNTIME;
 	batch_install_signals();
 	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period;
 	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations); n++) {

@@ -11,7 +11,7 @@
 
 #include "interlock.h"
 #include "log.h"
-#include "session.h"
+#include "session_internal.h"
 #include "snapshot.h"
 #include "tracer.h"
 
@@ -281,7 +281,6 @@ void budget_scale(struct session_func *sf, uint64_t now_ns, uint64_t interval_ns
 		v->ret_hits[i] = (uint64_t)((double)v->ret_hits[i] * k + 0.5);
 		v->ret_hits_delta[i] = (uint64_t)((double)v->ret_hits_delta[i] * ki + 0.5);
 	}
-	if (!strncmp(out->status, "tracing", 7))
-		snprintf(out->status, sizeof(out->status), "sampled %.*f%%",
-			 out->sampled < 0.1 ? 1 : 0, out->sampled * 100);
+	if (out->state == FUNC_TRACING)
+		out->state = FUNC_SAMPLED;
 }

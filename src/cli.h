@@ -2,6 +2,9 @@
 #ifndef RETOP_CLI_H
 #define RETOP_CLI_H
 
+/* retop's exit status (man retop, EXIT STATUS). */
+enum retop_exit { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -364,7 +364,7 @@ int elf_image_find_pclntab(const struct elf_image *img, const uint8_t **data, si
 			}
 		}
 	}
-	return err_set(err, ENOEXEC, "%s: no .gopclntab section: not a Go program", img->path);
+	return err_set(err, ENODATA, "%s: no .gopclntab section: not a Go program", img->path);
 }
 
 uint64_t elf_image_symbol_value(const struct elf_image *img, const char *name)

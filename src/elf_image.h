@@ -44,7 +44,8 @@ const char *elf_image_go_version(const struct elf_image *img);
 const uint8_t *elf_image_section(const struct elf_image *img, const char *name, uint64_t *addr,
 				 size_t *size);
 /* The Go function table: the .gopclntab section (any ".*gopclntab" name, as in
- * PIE builds), else a validated magic found in a read-only PT_LOAD segment. */
+ * PIE builds), else a validated magic found in a read-only PT_LOAD segment.
+ * -ENODATA when there is none: an ELF file, but not a Go program. */
 int elf_image_find_pclntab(const struct elf_image *img, const uint8_t **data, size_t *size,
 			   char *err);
 /* Link-time start of Go text, proven: runtime.text (symbols), the runtime's

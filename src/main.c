@@ -16,7 +16,6 @@
 #include "../ui/ui.h"
 
 /* Exit codes (man retop, EXIT STATUS): 0 ok, 1 runtime failure, 2 usage error. */
-enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 /* The binary to index: -x PATH as given, or /proc/PID/exe. */
 static int main_target_binary(const struct cli_options *o, char *path, size_t len, char *err)
@@ -43,8 +42,8 @@ static int main_load_index(const struct cli_options *o, struct func_index **idx,
 	if (ret)
 		return ret;
 	ret = funcs_load(path, o->no_dwarf ? FUNCS_NO_DWARF : 0, idx, err);
-	if (ret == -ENOEXEC && o->pid)
-		procs_explain_not_go(o->pid, err);
+	if ((ret == -ENOEXEC || ret == -ENODATA) && o->pid)
+		procs_explain_not_go(o->pid, ret, err);
 	return ret;
 }
 

@@ -232,7 +232,7 @@ int procs_scan_go(struct proc_info **out, size_t *n)
 	return 0;
 }
 
-void procs_explain_not_go(int pid, char *err)
+void procs_explain_not_go(int pid, int ret, char *err)
 {
 	struct proc_info p;
 	char exe[64];
@@ -247,7 +247,7 @@ void procs_explain_not_go(int pid, char *err)
 	procs_describe(pid, &p);
 	char reason[ERR_LEN];
 	snprintf(reason, sizeof(reason), "%s", why);
-	if (strstr(reason, "no .gopclntab"))
+	if (ret == -ENODATA)
 		snprintf(reason, sizeof(reason), "its binary has no .gopclntab section");
 	err_set(err, ENOEXEC, "PID %d (%s, %s) is not a Go program: %s", pid, p.comm,
 		p.exe[0] ? p.exe : "?", reason);

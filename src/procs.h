@@ -36,7 +36,8 @@ int procs_describe(int pid, struct proc_info *out);
 /* PIDs whose /proc/PID/exe is the same file (device and inode) as path. */
 size_t procs_running(const char *path, int *pids, size_t max);
 /* Rewrite an index error about /proc/PID/exe as one about the process. */
-void procs_explain_not_go(int pid, char *err);
+/* ret is the index's error: -ENODATA (no Go function table) or -ENOEXEC. */
+void procs_explain_not_go(int pid, int ret, char *err);
 /* CPU time and resident memory of pid into out (0 when unreadable). */
 void procs_usage(int pid, struct proc_info *out);
 /* Whether pid itself holds a TCP socket listening on port of the loopback

@@ -652,7 +652,10 @@ static int xfer_result(struct sdk_client *c, struct xfer *x, char *err)
 
 	if (!ret && x->status != 404)
 		ret = xfer_http_status(x, err);
-	c->last = (struct sdk_client_stats){x->bytes, x->attempts, x->status};
+	c->last = (struct sdk_client_stats){
+	    x->bytes, x->attempts, x->status,
+	    x->rc == CURLE_COULDNT_CONNECT || x->rc == CURLE_COULDNT_RESOLVE_HOST ||
+		(x->rc == CURLE_OPERATION_TIMEDOUT && !x->connected && !x->out_of_time)};
 	if (ret) {
 		free(x->buf);
 		x->buf = NULL;

@@ -76,6 +76,7 @@ struct sdk_client_stats {
 	uint64_t bytes;	   /* body bytes delivered to the write callback */
 	unsigned attempts; /* HTTP requests made */
 	long http_status;  /* of the last attempt; 0 when none answered */
+	bool unreachable;  /* no SDK at the address: nothing listening, no host */
 };
 
 /* url NULL or "" means SDK_DEFAULT_URL; only http:// and https:// URLs.

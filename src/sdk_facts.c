@@ -64,7 +64,11 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 		ret = sdk_client_export(sf->client, &recs, &n, err);
 	}
 	if (ret < 0) {
-		if (url || !strstr(err, "unreachable")) {
+		struct sdk_client_stats st = {0};
+		if (sf->client)
+			sdk_client_last_stats(sf->client, &st);
+		/* The default address is a guess: no one there is no news. */
+		if (url || !st.unreachable) {
 			snprintf(sf->status, sizeof(sf->status), "%s", err);
 			sf->warn = true;
 		}

@@ -456,8 +456,10 @@ void sdk_validation_free(struct sdk_validation *v)
 	memset(v, 0, sizeof(*v));
 }
 
-static struct json_object *parse_one(const char *buf, size_t len, char *err)
+/* NULL with *code -ENOMEM or -EBADMSG and the reason in err (may be NULL). */
+static struct json_object *parse_one(const char *buf, size_t len, int *code, char *err)
 {
+	*code = -EBADMSG;
 	if (len > INT32_MAX || memchr(buf, '\0', len)) {
 		err_set(err, EBADMSG, "SDK sent malformed JSON: %s",
 			len > INT32_MAX ? "over 2 GiB" : "a NUL byte");
@@ -465,7 +467,7 @@ static struct json_object *parse_one(const char *buf, size_t len, char *err)
 	}
 	struct json_tokener *tok = tokener_new();
 	if (!tok) {
-		err_set(err, ENOMEM, "out of memory parsing the SDK response");
+		*code = err_set(err, ENOMEM, "out of memory parsing the SDK response");
 		return NULL;
 	}
 	struct json_object *o = json_tokener_parse_ex(tok, buf, (int)len);
@@ -491,9 +493,10 @@ int sdk_client_parse_validate(const char *buf, size_t len, struct sdk_validation
 	bool ok;
 
 	memset(out, 0, sizeof(*out));
-	struct json_object *o = parse_one(buf, len, err);
+	int code;
+	struct json_object *o = parse_one(buf, len, &code, err);
 	if (!o)
-		return err && strstr(err, "out of memory") ? -ENOMEM : -EBADMSG;
+		return code;
 	if (json_object_get_type(o) != json_type_object) {
 		snprintf(reason, sizeof(reason), "not a JSON object");
 		ok = false;
@@ -621,7 +624,8 @@ bool sdk_client_check(const struct func_index *idx, const struct sdk_func *rec,
 /* The SDK's own words from a 404 body, screened: "function not found". */
 void sdk_parse_not_found(const char *buf, size_t len, char *out, size_t out_len)
 {
-	struct json_object *o = buf ? parse_one(buf, len, NULL) : NULL, *e;
+	int code;
+	struct json_object *o = buf ? parse_one(buf, len, &code, NULL) : NULL, *e;
 
 	snprintf(out, out_len, "not found");
 	if (o && json_object_get_type(o) == json_type_object &&

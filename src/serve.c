@@ -35,8 +35,8 @@
 #include "log.h"
 #include "serve_page.h"
 #include "session.h"
+#include "tracer.h"
 
-enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 #define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
@@ -258,7 +258,7 @@ static int serve_publish_starting(struct serve_state *st)
 	char *page = NULL;
 	size_t len = 0;
 
-	if (serve_page_render_starting(&page, &len) != 0)
+	if (serve_page_render_starting(session_cpu_seconds(), &page, &len) != 0)
 		return -ENOMEM;
 	serve_publish(st, page, len);
 	return 0;
@@ -273,7 +273,7 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 	char *page = NULL;
 	size_t len = 0;
 
-	if (serve_page_render(s, snap, took, st->pid_label, &page, &len) != 0) {
+	if (serve_page_render(snap, took, st->pid_label, &page, &len) != 0) {
 		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
 		return snap->target_exited;
 	}
@@ -374,20 +374,6 @@ static struct MHD_Daemon *serve_start_http(struct serve_state *st, int fd)
 				MHD_OPTION_END);
 }
 
-static int serve_open_session(const struct cli_options *o, struct session **s, char *err)
-{
-	struct session_opts so;
-	int ret;
-
-	session_opts_from_cli(o, &so);
-	ret = session_open(&so, s, err);
-	if (!ret)
-		ret = session_start_tracing(*s, err);
-	if (!ret)
-		ret = session_trace_patterns(*s, o->patterns, o->npatterns, err);
-	return ret;
-}
-
 int serve_run(const struct cli_options *o)
 {
 	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER, .pid_label = !o->no_pid_label};
@@ -423,12 +409,10 @@ int serve_run(const struct cli_options *o)
 	if (!d) {
 		fprintf(stderr, "retop: cannot start the HTTP server on %s\n", o->serve_addr);
 		close(fd);
-	} else if (serve_open_session(o, &s, err) != 0) {
-		fprintf(stderr, "retop: %s\n", err);
-	} else {
+	} else if (session_launch(o, LAUNCH_ATTACH, &s, NULL) == EXIT_OK) {
 		serve_sample(&st, s); /* the first scrape sees every series, at 0 */
 		fprintf(stderr, "retop: serving /metrics on %s (%zu functions; SIGTERM stops)\n",
-			o->serve_addr, s->nfuncs);
+			o->serve_addr, session_count(s));
 		ret = serve_loop(&st, s, o, &sigs);
 	}
 	if (d)

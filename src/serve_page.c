@@ -69,7 +69,6 @@ size_t serve_page_le_bounds(const uint64_t **out)
 
 struct render {
 	FILE *f;
-	const struct session *s;
 	const struct snapshot *snap;
 	char pid[24];	    /* the pid label: "1234", "all" for -x, "" for none */
 	uint64_t sample_ns; /* how long session_sample() took */
@@ -90,7 +89,7 @@ static void serve_family(struct render *r, const char *name, const char *type, c
 static void serve_put_target_labels(struct render *r, FILE *f)
 {
 	fputs("binary=\"", f);
-	prom_text_put_label(f, r->snap->exe ? r->snap->exe : r->s->display);
+	prom_text_put_label(f, r->snap->exe ? r->snap->exe : "");
 	fputc('"', f);
 	if (r->pid[0])
 		fprintf(f, ",pid=\"%s\"", r->pid);
@@ -100,7 +99,7 @@ static void serve_put_target_labels(struct render *r, FILE *f)
 static int serve_make_labels(struct render *r)
 {
 	FILE *f = open_memstream(&r->labels, &r->labels_len);
-	size_t n = r->s->nfuncs < RETOP_MAX_FUNCS ? r->s->nfuncs : RETOP_MAX_FUNCS;
+	size_t n = r->snap->nfuncs < RETOP_MAX_FUNCS ? r->snap->nfuncs : RETOP_MAX_FUNCS;
 
 	if (!f)
 		return -ENOMEM;
@@ -111,7 +110,7 @@ static int serve_make_labels(struct render *r)
 		fflush(f);
 		r->off[i + 1] = r->labels_len;
 		fputs("function=\"", f);
-		prom_text_put_label(f, r->s->funcs[i].f->name);
+		prom_text_put_label(f, r->snap->funcs[i].name);
 		fputs("\",", f);
 		serve_put_target_labels(r, f);
 		fputc('\0', f);
@@ -137,21 +136,6 @@ static void serve_func_labels(struct render *r, size_t i)
 
 /* A function has numbers once it was attached; one that failed to attach
  * only shows up in retop_function_status. */
-static bool serve_has_data(const struct session_func *sf)
-{
-	return sf->slot >= 0 || sf->have_prev;
-}
-
-/* "tracing", "entry-only", "detached" or "error": the status string's kind. */
-static const char *serve_status_kind(const char *status)
-{
-	static const char *const kinds[] = {"tracing", "entry-only", "detached"};
-
-	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-		if (!strncmp(status, kinds[k], strlen(kinds[k])))
-			return kinds[k];
-	return "error";
-}
 
 /* What every page has, the first one too: the build, and whether the
  * probes are in yet (indexing, SDK requests and attaching come first). */
@@ -170,11 +154,10 @@ static void serve_render_up(FILE *f, bool ready)
 /* retop's own families: build, target, attach errors, its own cost. */
 static void serve_render_self(struct render *r)
 {
-	const struct session *s = r->s;
 	unsigned errors = 0;
 
-	for (size_t i = 0; i < s->nfuncs; i++)
-		errors += !strcmp(serve_status_kind(s->funcs[i].status), "error");
+	for (size_t i = 0; i < r->snap->nfuncs; i++)
+		errors += r->snap->funcs[i].state == FUNC_ERROR;
 	serve_render_up(r->f, true);
 	serve_family(r, "retop_target_processes", "gauge",
 		     "Processes of the target that retop sees running.");
@@ -195,18 +178,18 @@ static void serve_render_self(struct render *r)
 	fputc('\n', r->f);
 	serve_family(r, "process_cpu_seconds_total", "counter",
 		     "User and system CPU time retop itself spent, in seconds.");
-	fprintf(r->f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
+	fprintf(r->f, "process_cpu_seconds_total %.6f\n", r->snap->self_cpu_s);
 }
 
 static void serve_render_status(struct render *r)
 {
 	serve_family(r, "retop_function_status", "gauge",
-		     "1 for the function's state: tracing, entry-only (no RET to probe), detached "
-		     "or error.");
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
+		     "1 for the function's state: tracing, sampled (--budget), entry-only (no RET "
+		     "to probe), detached or error.");
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
 		fputs("retop_function_status{", r->f);
 		serve_func_labels(r, i);
-		fprintf(r->f, ",status=\"%s\"} 1\n", serve_status_kind(r->s->funcs[i].status));
+		fprintf(r->f, ",status=\"%s\"} 1\n", func_state_name(r->snap->funcs[i].state));
 	}
 }
 
@@ -214,52 +197,43 @@ static void serve_render_status(struct render *r)
 struct serve_fam {
 	const char *name, *type, *help;
 	bool seconds; /* the value is ns, printed as seconds */
-	uint64_t (*get)(const struct session_func *sf, const struct snapshot_func *sn);
+	uint64_t (*get)(const struct snapshot_func *sn);
 };
 
-static uint64_t get_calls(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_calls(const struct snapshot_func *sn)
 {
-	(void)sn;
-	return sf->cur.calls;
+	return sn->raw->calls;
 }
-static uint64_t get_entries(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_entries(const struct snapshot_func *sn)
 {
-	(void)sn;
-	return sf->cur.entries;
+	return sn->raw->entries;
 }
-static uint64_t get_unmatched(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_unmatched(const struct snapshot_func *sn)
 {
-	(void)sn;
-	return sf->cur.unmatched;
+	return sn->raw->unmatched;
 }
-static uint64_t get_reentries(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_reentries(const struct snapshot_func *sn)
 {
-	(void)sn;
-	return sf->cur.reentries;
+	return sn->raw->reentries;
 }
-static uint64_t get_dropped(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_dropped(const struct snapshot_func *sn)
 {
-	(void)sn;
-	return sf->cur.dropped;
+	return sn->raw->dropped;
 }
-static uint64_t get_in_flight(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_in_flight(const struct snapshot_func *sn)
 {
-	(void)sf;
 	return sn->in_flight;
 }
-static uint64_t get_oldest(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_oldest(const struct snapshot_func *sn)
 {
-	(void)sf;
 	return sn->oldest_in_flight_ns;
 }
-static uint64_t get_orphans(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_orphans(const struct snapshot_func *sn)
 {
-	(void)sf;
 	return sn->orphans;
 }
-static uint64_t get_max(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_max(const struct snapshot_func *sn)
 {
-	(void)sf;
 	return sn->v.max_ns;
 }
 
@@ -267,9 +241,8 @@ static uint64_t get_max(const struct session_func *sf, const struct snapshot_fun
  * across processes nor narrowed to a window, and hides a recent change;
  * histogram_quantile() over rate() of the histogram below gives either. */
 /* A ratio, in billionths so that it prints like a duration in seconds. */
-static uint64_t get_sampled(const struct session_func *sf, const struct snapshot_func *sn)
+static uint64_t get_sampled(const struct snapshot_func *sn)
 {
-	(void)sf;
 	return (uint64_t)(sn->sampled * 1e9 + 0.5);
 }
 
@@ -305,13 +278,12 @@ static const struct serve_fam serve_fams[] = {
 static void serve_render_fam(struct render *r, const struct serve_fam *fam)
 {
 	serve_family(r, fam->name, fam->type, fam->help);
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
-		const struct session_func *sf = &r->s->funcs[i];
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
 		uint64_t v;
 
-		if (!serve_has_data(sf))
+		if (!r->snap->funcs[i].raw)
 			continue;
-		v = fam->get(sf, &r->snap->funcs[i]);
+		v = fam->get(&r->snap->funcs[i]);
 		fprintf(r->f, "%s{", fam->name);
 		serve_func_labels(r, i);
 		fputs("} ", r->f);
@@ -326,7 +298,7 @@ static void serve_render_fam(struct render *r, const struct serve_fam *fam)
 /* Cumulative counts at each `le`: exact sums of log-linear buckets. */
 static void serve_render_hist_one(struct render *r, size_t i)
 {
-	const __u64 *h = r->s->funcs[i].cur.hist;
+	const __u64 *h = r->snap->funcs[i].raw->hist;
 	uint64_t acc = 0;
 	uint32_t b = 0;
 
@@ -343,7 +315,7 @@ static void serve_render_hist_one(struct render *r, size_t i)
 	fprintf(r->f, ",le=\"+Inf\"} %" PRIu64 "\nretop_function_duration_seconds_sum{", acc);
 	serve_func_labels(r, i);
 	fputs("} ", r->f);
-	prom_text_put_seconds(r->f, r->s->funcs[i].cur.sum_ns);
+	prom_text_put_seconds(r->f, r->snap->funcs[i].raw->sum_ns);
 	fputs("\nretop_function_duration_seconds_count{", r->f);
 	serve_func_labels(r, i);
 	/* From the buckets, not cur.calls: the format wants _count == +Inf,
@@ -355,8 +327,8 @@ static void serve_render_hist(struct render *r)
 {
 	serve_family(r, "retop_function_duration_seconds", "histogram",
 		     "Duration of paired calls; each le is exact (a sum of log-linear buckets).");
-	for (size_t i = 0; i < r->s->nfuncs; i++)
-		if (serve_has_data(&r->s->funcs[i]))
+	for (size_t i = 0; i < r->snap->nfuncs; i++)
+		if (r->snap->funcs[i].raw)
 			serve_render_hist_one(r, i);
 }
 
@@ -364,10 +336,10 @@ static void serve_render_sites(struct render *r)
 {
 	serve_family(r, "retop_ret_site_hits_total", "counter",
 		     "Hits of each RET instruction (offset from the entry; line 0 when unknown).");
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
 		const struct snapshot_func *sn = &r->snap->funcs[i];
 
-		if (!serve_has_data(&r->s->funcs[i]))
+		if (!sn->raw)
 			continue;
 		for (size_t k = 0; k < sn->nsites; k++) {
 			fputs("retop_ret_site_hits_total{", r->f);
@@ -384,10 +356,10 @@ static void serve_render_sites(struct render *r)
  * functions of each traced function, then caller="other". */
 static void serve_render_callers_fam(struct render *r, const char *name, bool sum)
 {
-	for (size_t i = 0; i < r->s->nfuncs; i++) {
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
 		const struct callers_view *c = &r->snap->funcs[i].callers;
 
-		if (!serve_has_data(&r->s->funcs[i]))
+		if (!r->snap->funcs[i].raw)
 			continue;
 		for (size_t k = 0; k < c->n; k++) {
 			fprintf(r->f, "%s{", name);
@@ -415,16 +387,16 @@ static void serve_render_callers(struct render *r)
 	serve_render_callers_fam(r, "retop_caller_duration_seconds_total", true);
 }
 
-int serve_page_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
-		      bool pid_label, char **page, size_t *len)
+int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_label, char **page,
+		      size_t *len)
 {
-	struct render r = {.s = s, .snap = snap, .sample_ns = sample_ns};
+	struct render r = {.snap = snap, .sample_ns = sample_ns};
 
 	serve_init_bounds();
 	if (!pid_label)
 		r.pid[0] = '\0';
-	else if (s->attach_pid > 0)
-		snprintf(r.pid, sizeof(r.pid), "%d", s->attach_pid);
+	else if (snap->attach_pid > 0)
+		snprintf(r.pid, sizeof(r.pid), "%d", snap->attach_pid);
 	else
 		snprintf(r.pid, sizeof(r.pid), "all");
 	if (serve_make_labels(&r) != 0)
@@ -454,7 +426,7 @@ int serve_page_render(const struct session *s, const struct snapshot *snap, uint
 	return 0;
 }
 
-int serve_page_render_starting(char **page, size_t *len)
+int serve_page_render_starting(double cpu_s, char **page, size_t *len)
 {
 	FILE *f = open_memstream(page, len);
 
@@ -464,7 +436,7 @@ int serve_page_render_starting(char **page, size_t *len)
 	fputs("# HELP process_cpu_seconds_total User and system CPU time retop itself spent, in "
 	      "seconds.\n# TYPE process_cpu_seconds_total counter\n",
 	      f);
-	fprintf(f, "process_cpu_seconds_total %.6f\n", session_cpu_seconds());
+	fprintf(f, "process_cpu_seconds_total %.6f\n", cpu_s);
 	if (ferror(f) || fclose(f) != 0) {
 		free(*page);
 		*page = NULL;

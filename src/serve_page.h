@@ -7,16 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "session.h"
+#include "snapshot.h"
 
 /* The whole page for snap into a fresh buffer (the caller frees *page);
  * sample_ns is how long session_sample() took; pid_label false leaves the
  * pid label out (--no-pid-label).  0 or -ENOMEM. */
-int serve_page_render(const struct session *s, const struct snapshot *snap, uint64_t sample_ns,
-		      bool pid_label, char **page, size_t *len);
+int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_label, char **page,
+		      size_t *len);
 /* The page before the probes are in: retop_build_info, retop_ready 0 and
- * retop's own CPU time.  0 or -ENOMEM. */
-int serve_page_render_starting(char **page, size_t *len);
+ * retop's own CPU time so far (cpu_s).  0 or -ENOMEM. */
+int serve_page_render_starting(double cpu_s, char **page, size_t *len);
 
 /* in[0..len) gzip-compressed into a fresh buffer.  0 or -ENOMEM. */
 int serve_page_gzip(const char *in, size_t len, char **out, size_t *outlen);

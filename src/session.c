@@ -1,4 +1,4 @@
-#include "session.h"
+#include "session_internal.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -84,8 +84,8 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	ret = session_resolve_target(s, err);
 	if (!ret)
 		ret = funcs_load(s->binary, opts->no_dwarf ? FUNCS_NO_DWARF : 0, &s->idx, err);
-	if (ret == -ENOEXEC && opts->pid)
-		procs_explain_not_go(opts->pid, err);
+	if ((ret == -ENOEXEC || ret == -ENODATA) && opts->pid)
+		procs_explain_not_go(opts->pid, ret, err);
 	if (ret) {
 		session_close(s);
 		return ret;
@@ -297,17 +297,16 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	if (!ret)
 		ret = tracer_attach(s->tracer, &v, s->binary, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
-		snprintf(sf->status, sizeof(sf->status), "error: %s", why);
+		sf->state = FUNC_ERROR;
+		snprintf(sf->reason, sizeof(sf->reason), "%s", why);
 		return err_set(err, -ret, "%s", why);
 	}
 	sf->slot = ret;
 	sf->entry_only = entry_only;
 	budget_func_start(&sf->bf, tracer_now_ns());
 	session_args(s, sf);
-	if (entry_only)
-		snprintf(sf->status, sizeof(sf->status), "entry-only: %s", why);
-	else
-		snprintf(sf->status, sizeof(sf->status), "tracing");
+	sf->state = entry_only ? FUNC_ENTRY_ONLY : FUNC_TRACING;
+	snprintf(sf->reason, sizeof(sf->reason), "%s", entry_only ? why : "");
 	return 0;
 }
 
@@ -416,7 +415,7 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 	s->last_cpu_s = session_cpu_seconds();
 	if (attached == 0)
 		return err_set(err, EINVAL, "nothing could be traced: %s",
-			       s->nfuncs ? s->funcs[0].status : "no function");
+			       s->nfuncs ? s->funcs[0].reason : "no function");
 	return 0;
 }
 
@@ -448,9 +447,9 @@ static void session_detach_all(struct session *s, const char *why)
 			continue;
 		tracer_detach(s->tracer, s->funcs[i].slot);
 		s->funcs[i].slot = -1;
-		snprintf(s->funcs[i].status, sizeof(s->funcs[i].status), "detached: %s", why);
-		snprintf(s->snap.funcs[i].status, sizeof(s->snap.funcs[i].status), "detached: %s",
-			 why);
+		s->funcs[i].state = s->snap.funcs[i].state = FUNC_DETACHED;
+		snprintf(s->funcs[i].reason, sizeof(s->funcs[i].reason), "%s", why);
+		snprintf(s->snap.funcs[i].reason, sizeof(s->snap.funcs[i].reason), "%s", why);
 	}
 }
 
@@ -459,7 +458,9 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 {
 	memset(out, 0, sizeof(*out));
 	out->name = sf->f->name;
-	snprintf(out->status, sizeof(out->status), "%s", sf->status);
+	out->f = sf->f;
+	out->state = sf->state;
+	snprintf(out->reason, sizeof(out->reason), "%s", sf->reason);
 	out->entry_only = sf->entry_only;
 	if (sf->slot >= 0) {
 		sf->prev = sf->cur;
@@ -481,6 +482,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
 	}
+	if (sf->slot >= 0 || sf->have_prev)
+		out->raw = &sf->cur;
 	/* Detached: the last callers read stay shown, like the counters. */
 	out->callers = sf->callers;
 	out->slowest = sf->slowest;
@@ -569,8 +572,10 @@ const struct snapshot *session_sample(struct session *s)
 	s->snap.interval_s = interval;
 	s->snap.uptime_s = (double)(now - s->start_ns) / 1e9;
 	s->snap.exe = s->display;
+	s->snap.attach_pid = s->attach_pid;
 	s->snap.target_exited = s->target_exited;
 	s->snap.self_cpu_pct = interval > 0 ? 100.0 * (cpu - s->last_cpu_s) / interval : 0;
+	s->snap.self_cpu_s = cpu;
 	s->last_cpu_s = cpu;
 	s->last_ns = now;
 	for (size_t i = 0; i < s->nfuncs; i++)
@@ -601,4 +606,68 @@ void session_reset(struct session *s)
 void session_extend(struct session *s)
 {
 	guard_extend(&s->guard, tracer_now_ns());
+}
+
+int session_launch(const struct cli_options *o, enum session_launch_mode mode,
+		   struct session **out, char *trace_err)
+{
+	struct session_opts so;
+	char err[ERR_LEN], terr[ERR_LEN] = "";
+	int ret;
+
+	*out = NULL;
+	session_opts_from_cli(o, &so);
+	ret = session_open(&so, out, err);
+	if (!ret && session_start_tracing(*out, terr) != 0 && o->npatterns)
+		ret = err_set(err, EPERM, "%s", terr);
+	if (!ret)
+		ret = mode == LAUNCH_ATTACH
+			      ? session_trace_patterns(*out, o->patterns, o->npatterns, err)
+			      : session_check_patterns(*out, o->patterns, o->npatterns, err);
+	if (trace_err)
+		snprintf(trace_err, ERR_LEN, "%s", terr);
+	if (ret) {
+		fprintf(stderr, "retop: %s\n", err);
+		session_close(*out);
+		*out = NULL;
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+struct func_index *session_index(struct session *s)
+{
+	return s->idx;
+}
+
+const char *session_target(const struct session *s)
+{
+	return s->display;
+}
+
+int session_attach_pid(const struct session *s)
+{
+	return s->attach_pid;
+}
+
+bool session_started(const struct session *s)
+{
+	/* After auto-detach the tracer is closed, but the countdown and the
+	 * detached rows still show. */
+	return s->tracer || s->start_ns;
+}
+
+size_t session_count(const struct session *s)
+{
+	return s->nfuncs;
+}
+
+void session_entry_at(const struct session *s, size_t i, struct session_entry *out)
+{
+	const struct session_func *sf = &s->funcs[i];
+
+	out->f = sf->f;
+	out->state = sf->state;
+	out->reason = sf->reason;
+	out->probes = sf->slot >= 0 ? tracer_probe_count(s->tracer, sf->slot) : 0;
 }

@@ -9,12 +9,8 @@
 #include <stddef.h>
 
 #include "cli.h"
-#include "budget.h"
 #include "funcs.h"
-#include "guard.h"
-#include "slowest.h"
 #include "snapshot.h"
-#include "tracer.h"
 
 struct session_opts {
 	int pid;	  /* -p, or 0 */
@@ -31,40 +27,32 @@ struct session_opts {
 	double budget_pct;     /* --budget: % of one CPU; 0: no budget */
 };
 
-struct session_func {
-	struct func_info *f;
-	int slot; /* -1 when not attached */
-	bool entry_only;
-	char status[SNAPSHOT_STATUS_LEN];
-	struct retop_func_stats prev, cur;
-	struct callers_view callers; /* the last read */
-	struct slowest_list slowest; /* since tracing began */
-	bool have_prev;
-	struct budget_func bf; /* the overhead budget's duty cycle */
-};
+/* Opaque: the faces read snapshots (session_sample) and the few static
+ * facts below, never the session's insides (docs/ARCHITECTURE.md). */
+struct session;
 
-struct session {
-	struct session_opts opts;
-	struct func_index *idx;
-	struct tracer *tracer;
-	struct sdk_facts *sdk; /* NULL without an SDK */
-	struct slowest *slow;  /* the slowest calls' ring buffer; NULL until tracing */
-	char binary[600];  /* what uprobes attach to: PATH or /proc/PID/exe */
-	char display[600]; /* what the operator sees as the target */
-	int attach_pid;	   /* PID, or -1 for every process running the binary */
-	struct session_func *funcs;
-	size_t nfuncs;
-	bool target_exited;
-	uint64_t start_ns, last_ns;
-	double last_cpu_s;
-	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
-	bool warned_dropped; /* the one-line warning about a full map */
-	struct guard guard;  /* --max-duration */
-	struct budget budget; /* --budget */
-	struct snapshot snap;
+/* One function the session lists: traced, or refused with a reason. */
+struct session_entry {
+	struct func_info *f;
+	enum func_state state;
+	const char *reason; /* valid until the session changes */
+	size_t probes;	    /* uprobes attached for it */
 };
 
 void session_opts_from_cli(const struct cli_options *o, struct session_opts *so);
+
+/* What session_launch() does with the patterns of -t. */
+enum session_launch_mode {
+	LAUNCH_ATTACH, /* attach them all (batch, --serve) */
+	LAUNCH_CHECK,  /* check them; the dashboard's worker attaches them */
+};
+/* The one start of batch, --serve and the dashboard with -p/-x: resolve the
+ * target and index it, ask the SDK, load the BPF programs and attach (or
+ * check) the patterns of o.  A failure to load BPF stops the start only when
+ * there are patterns; its reason is in trace_err (may be NULL) either way.
+ * EXIT_OK, or EXIT_RUNTIME after one line on stderr, nothing left attached. */
+int session_launch(const struct cli_options *o, enum session_launch_mode mode,
+		   struct session **out, char *trace_err);
 /* Resolve the target and index its binary (no BPF yet). */
 int session_open(const struct session_opts *opts, struct session **out, char *err);
 /* Load the BPF programs; needed before the first session_trace(). */
@@ -89,5 +77,17 @@ double session_cpu_seconds(void);
 void session_reset(struct session *s);
 /* Another --max-duration period before auto-detach (the dashboard's '+'). */
 void session_extend(struct session *s);
+
+/* Static facts: the index of the target's binary (its functions' RET sites
+ * are resolved on demand), what the operator named as the target, the PID
+ * traced (-1: every process running the binary), and whether the BPF
+ * programs were loaded. */
+struct func_index *session_index(struct session *s);
+const char *session_target(const struct session *s);
+int session_attach_pid(const struct session *s);
+bool session_started(const struct session *s); /* the BPF programs loaded once */
+/* The functions listed, traced or refused: how many, and the i-th. */
+size_t session_count(const struct session *s);
+void session_entry_at(const struct session *s, size_t i, struct session_entry *out);
 
 #endif

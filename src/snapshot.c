@@ -95,13 +95,42 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 	return a;
 }
 
+const char *func_state_name(enum func_state st)
+{
+	switch (st) {
+	case FUNC_TRACING: return "tracing";
+	case FUNC_SAMPLED: return "sampled";
+	case FUNC_ENTRY_ONLY: return "entry-only";
+	case FUNC_DETACHED: return "detached";
+	case FUNC_ERROR: break;
+	}
+	return "error";
+}
+
+void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len)
+{
+	switch (f->state) {
+	case FUNC_TRACING:
+		snprintf(buf, len, "tracing");
+		break;
+	case FUNC_SAMPLED:
+		snprintf(buf, len, "sampled %.*f%%", f->sampled < 0.1 ? 1 : 0, f->sampled * 100);
+		break;
+	default:
+		snprintf(buf, len, "%s: %s", func_state_name(f->state), f->reason);
+	}
+}
+
 static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 {
+	char status[SNAPSHOT_STATUS_LEN + 16];
 	struct json_object *o = json_object_new_object(), *sites = json_object_new_array();
 	const struct stats_view *v = &f->v;
 
 	json_object_object_add(o, "name", json_object_new_string(f->name));
-	json_object_object_add(o, "status", json_object_new_string(f->status));
+	snapshot_func_status(f, status, sizeof(status));
+	json_object_object_add(o, "status", json_object_new_string(status));
+	json_object_object_add(o, "state", json_object_new_string(func_state_name(f->state)));
 	json_object_object_add(o, "calls", json_object_new_uint64(v->calls));
 	json_object_object_add(o, "calls_per_s", json_fixed(v->calls_per_s, 3));
 	json_object_object_add(o, "mean_ns", json_object_new_uint64(v->mean_ns));
@@ -272,6 +301,7 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8];
 	const struct stats_view *v = &f->v;
 	const char *name = snapshot_fit_name(f->name, fit, 24);
+	char status[SNAPSHOT_STATUS_LEN + 16];
 
 	stats_format_count((double)v->calls, calls, sizeof(calls));
 	/* '!': calls were dropped, the count is a lower bound (see the footer). */
@@ -286,10 +316,10 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		snapshot_mark(calls, sizeof(calls));
 		snapshot_mark(rate, sizeof(rate));
 	}
-	if (strcmp(f->status, "tracing") != 0 && strncmp(f->status, "sampled", 7) != 0 &&
-	    !f->entry_only) {
+	snapshot_func_status(f, status, sizeof(status));
+	if (f->state != FUNC_TRACING && f->state != FUNC_SAMPLED && !f->entry_only) {
 		fprintf(out, "%-24s %8s  ", name, calls);
-		snapshot_text_status(out, 35, f->status);
+		snapshot_text_status(out, 35, status);
 		return;
 	}
 	if (f->entry_only) {
@@ -297,13 +327,13 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		 * RET, so nothing is in flight or orphaned: only entries. */
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n    ", name, calls, rate, "-",
 			"-", "-", "-", "-");
-		snapshot_text_status(out, 4, f->status);
+		snapshot_text_status(out, 4, status);
 	} else
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
-	if (!strncmp(f->status, "sampled", 7))
-		fprintf(out, "    %s of the time (--budget): ~ marks estimates\n", f->status);
+	if (f->state == FUNC_SAMPLED)
+		fprintf(out, "    %s of the time (--budget): ~ marks estimates\n", status);
 }
 
 void snapshot_print_text(FILE *out, const struct snapshot *snap)

@@ -13,6 +13,8 @@
 #include "slowest.h"
 #include "stats.h"
 
+struct func_info;
+
 #define SNAPSHOT_MAX_PIDS 64
 #define SNAPSHOT_STATUS_LEN 160
 
@@ -23,9 +25,24 @@ struct snapshot_site {
 	uint64_t hits_delta;
 };
 
+/* What a listed function's probes are doing; every state but tracing and
+ * sampled comes with a reason. */
+enum func_state {
+	FUNC_TRACING,	 /* every probe in */
+	FUNC_SAMPLED,	 /* duty-cycled by --budget: snapshot_func.sampled of the time */
+	FUNC_ENTRY_ONLY, /* calls counted, no durations */
+	FUNC_DETACHED,	 /* was traced; its probes are out, its last numbers kept */
+	FUNC_ERROR,	 /* could not be attached */
+};
+
+/* "tracing", "sampled", "entry-only", "detached", "error". */
+const char *func_state_name(enum func_state st);
+
 struct snapshot_func {
 	const char *name;
-	char status[SNAPSHOT_STATUS_LEN]; /* tracing, entry-only: why, detached: why, error: why */
+	struct func_info *f; /* in the session's index */
+	enum func_state state;
+	char reason[SNAPSHOT_STATUS_LEN]; /* why, for entry-only, detached and error */
 	bool entry_only;
 	struct stats_view v;
 	uint64_t in_flight;
@@ -40,17 +57,23 @@ struct snapshot_func {
 	struct callers_view callers; /* since tracing began */
 	struct slowest_list slowest;	      /* since tracing began */
 	struct slowest_list slowest_interval; /* in the last interval */
+	/* The counters as read from BPF since tracing began, unscaled by the
+	 * budget (for /metrics), valid until the next snapshot; NULL when
+	 * nothing was ever read. */
+	const struct retop_func_stats *raw;
 };
 
 struct snapshot {
 	double time;	   /* wall clock, seconds since the epoch */
 	double interval_s; /* since the previous snapshot */
+	int attach_pid;	   /* the PID traced, or -1 for every process running exe */
 	double uptime_s;   /* since tracing began */
 	const char *exe;
 	int pids[SNAPSHOT_MAX_PIDS];
 	size_t npids;
 	bool target_exited;
 	double self_cpu_pct; /* retop's own CPU use over the interval */
+	double self_cpu_s;   /* retop's own CPU time so far, user + system */
 	double max_duration_s;	 /* --max-duration; 0: no limit */
 	double remaining_s;	 /* before auto-detach; negative: no limit */
 	size_t auto_detached;	 /* functions detached because time was up */
@@ -62,6 +85,8 @@ struct snapshot {
 	size_t nfuncs;
 };
 
+/* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */
+void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len);
 void snapshot_print_text(FILE *out, const struct snapshot *snap);
 void snapshot_print_json(FILE *out, const struct snapshot *snap);
 

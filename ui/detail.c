@@ -100,7 +100,7 @@ static void detail_sync(struct ui *ui, struct detail *d)
 
 static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
 {
-	char rate[16], mean[16], mn[16], mx[16], old[16];
+	char rate[16], mean[16], mn[16], mx[16], old[16], status[SNAPSHOT_STATUS_LEN + 16];
 	int y;
 
 	fmt_count(sf->v.calls_per_s, rate, sizeof(rate));
@@ -108,9 +108,11 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 	fmt_duration(sf->v.min_ns, mn, sizeof(mn));
 	fmt_duration(sf->v.max_ns, mx, sizeof(mx));
 	fmt_duration(sf->oldest_in_flight_ns, old, sizeof(old));
+	snapshot_func_status(sf, status, sizeof(status));
 	if ((y = detail_row(pg)) >= 0)
-		draw_textf(y, 0, COLS, DR_NORMAL, "Status: %s   entry %s:%d", sf->status,
-			   fmt_basename(ui->detail->f->file), ui->detail->f->line);
+		draw_textf(y, 0, COLS, DR_NORMAL, "Status: %s   entry %s:%d   entry probe +0x%x",
+			   status, fmt_basename(ui->detail->f->file), ui->detail->f->line,
+			   ui->detail->f->entry_probe_off);
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, DR_NORMAL,
 			   "Calls %llu (%s/s)  mean %s  min %s  max %s  entries %llu",

@@ -211,8 +211,8 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 	enum draw_role role = sel ? DR_SELECTED : DR_NORMAL;
 	/* After the target exited every function is detached, and its final
 	 * counters are what the operator came for. */
-	bool tracing = !strcmp(f->status, "tracing") || !strncmp(f->status, "sampled", 7) ||
-		       (ui->exited && !strncmp(f->status, "detached", 8));
+	bool tracing = f->state == FUNC_TRACING || f->state == FUNC_SAMPLED ||
+		       (ui->exited && f->state == FUNC_DETACHED);
 	int x = 0;
 
 	draw_fill(y, role);
@@ -222,8 +222,12 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 		if (!w)
 			continue;
 		if (!tracing && (c > LC_RATE || (!f->entry_only && c > LC_NAME))) {
-			enum draw_role r = sel ? role : f->entry_only ? DR_WARN : DR_ERROR;
-			draw_text(y, x, COLS - x, r, false, f->status);
+			/* Only a failure is an error: detached and entry-only
+			 * functions did what they could. */
+			enum draw_role r = sel ? role : f->state == FUNC_ERROR ? DR_ERROR : DR_WARN;
+			char status[SNAPSHOT_STATUS_LEN + 16];
+			snapshot_func_status(f, status, sizeof(status));
+			draw_text(y, x, COLS - x, r, false, status);
 			return;
 		}
 		live_cell(ui, f, (enum live_col)c, w, buf, sizeof(buf));

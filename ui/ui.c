@@ -169,30 +169,6 @@ static void ui_loop(struct ui *ui)
 
 /* ---- start and end ---- */
 
-/* With -p/-x: open the session before curses, so that a PID that is not
- * Go or a pattern that matches nothing is one clear line on stderr. */
-static int ui_open_target(const struct cli_options *o, const struct session_opts *so,
-			  struct session **s, char *trace_err)
-{
-	char err[ERR_LEN];
-
-	if (session_open(so, s, err) != 0) {
-		fprintf(stderr, "retop: %s\n", err);
-		return -1;
-	}
-	if (session_start_tracing(*s, trace_err) != 0 && o->npatterns) {
-		fprintf(stderr, "retop: %s\n", trace_err);
-		session_close(*s);
-		return -1;
-	}
-	if (session_check_patterns(*s, o->patterns, o->npatterns, err) != 0) {
-		fprintf(stderr, "retop: %s\n", err);
-		session_close(*s);
-		return -1;
-	}
-	return 0;
-}
-
 static int ui_setup(struct ui *ui, const struct cli_options *o)
 {
 	struct session_opts so;
@@ -200,7 +176,9 @@ static int ui_setup(struct ui *ui, const struct cli_options *o)
 	char err[ERR_LEN], trace_err[ERR_LEN] = "";
 
 	session_opts_from_cli(o, &so);
-	if ((o->pid || o->exe) && ui_open_target(o, &so, &s, trace_err) != 0)
+	/* With -p/-x the session opens before curses, so that a PID that is
+	 * not Go or a pattern that matches nothing is one clear line. */
+	if ((o->pid || o->exe) && session_launch(o, LAUNCH_CHECK, &s, trace_err) != EXIT_OK)
 		return -1;
 	ui->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*ui->funcs));
 	ui->fptr = calloc(RETOP_MAX_FUNCS, sizeof(*ui->fptr));

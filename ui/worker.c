@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/budget.h"
+
 static const char worker_unresolved_reason[] = "could not decode its code";
 
 void worker_lock(struct worker *w) { pthread_mutex_lock(&w->mu); }
@@ -101,7 +103,7 @@ static void worker_disasm_run_locked(struct worker *w)
 	worker_unlock(w);
 	if (!w->eng && retsites_engine_open(&w->eng, NULL) != 0)
 		w->eng = NULL; /* disasm_function says there is no decoder */
-	disasm_function(w->eng, w->s->idx->img, f, f->size, &d);
+	disasm_function(w->eng, w->idx->img, f, f->size, &d);
 	worker_lock(w);
 	disasm_free(&w->disasm);
 	w->disasm = d;
@@ -132,18 +134,19 @@ static void worker_meta_fill(struct worker *w, size_t i, int ret)
 /* Make the session's index visible to the UI (mu held). */
 static int worker_publish_session_locked(struct worker *w, struct session *s)
 {
-	size_t n = s->idx->count;
+	struct func_index *idx = session_index(s);
+	size_t n = idx->count;
 
 	w->meta = calloc(n ? n : 1, sizeof(*w->meta));
 	w->tstate = calloc(n ? n : 1, 1);
 	if (!w->meta || !w->tstate)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		w->meta[i].size = s->idx->funcs[i].size;
+		w->meta[i].size = idx->funcs[i].size;
 	w->s = s;
-	w->idx = s->idx;
-	snprintf(w->target, sizeof(w->target), "%s", s->display);
-	w->pid = s->attach_pid;
+	w->idx = idx;
+	snprintf(w->target, sizeof(w->target), "%s", session_target(s));
+	w->pid = session_attach_pid(s);
 	w->state = WS_READY;
 	w->session_gen++;
 	return 0;
@@ -168,21 +171,22 @@ static void worker_drop_session_locked(struct worker *w)
 }
 
 /* Mirror the session's traced list into tstate (mu held; the worker is the
- * only writer of s->funcs, so reading it here is safe). */
+ * only thread that changes the session, so reading it here is safe). */
 static void worker_sync_tstate_locked(struct worker *w)
 {
-	struct session *s = w->s;
 	size_t attached = 0;
 
-	if (!s || !w->tstate)
+	if (!w->s || !w->tstate)
 		return;
-	for (size_t i = 0; i < s->nfuncs; i++) {
-		struct session_func *sf = &s->funcs[i];
-		uint8_t st = sf->slot < 0 ? TS_ERROR : sf->entry_only ? TS_ENTRY_ONLY : TS_TRACING;
-		size_t k = (size_t)(sf->f - s->idx->funcs);
+	for (size_t i = 0; i < session_count(w->s); i++) {
+		struct session_entry e;
+		session_entry_at(w->s, i, &e);
+		bool in = e.state != FUNC_ERROR && e.state != FUNC_DETACHED;
+		uint8_t st = !in ? TS_ERROR : e.state == FUNC_ENTRY_ONLY ? TS_ENTRY_ONLY : TS_TRACING;
+		size_t k = (size_t)(e.f - w->idx->funcs);
 		if (w->tstate[k] != TS_QUEUED)
 			w->tstate[k] = st;
-		attached += sf->slot >= 0;
+		attached += in;
 	}
 	/* A function that failed to attach stays listed with its reason but
 	 * holds no tracing slot. */
@@ -192,7 +196,7 @@ static void worker_sync_tstate_locked(struct worker *w)
 static void worker_resolve(struct worker *w, struct func_info *f)
 {
 	char why[ERR_LEN];
-	int ret = funcs_resolve_rets(w->s->idx, f, why);
+	int ret = funcs_resolve_rets(w->idx, f, why);
 
 	worker_lock(w);
 	worker_meta_fill(w, (size_t)(f - w->idx->funcs), ret);
@@ -201,7 +205,6 @@ static void worker_resolve(struct worker *w, struct func_info *f)
 
 static void worker_job_trace(struct worker *w, struct func_info *f)
 {
-	struct session *s = w->s;
 	char err[ERR_LEN];
 
 	if (!f->rets_resolved)
@@ -213,25 +216,24 @@ static void worker_job_trace(struct worker *w, struct func_info *f)
 	worker_wake(w);
 	if (!w->can_trace) {
 		worker_lock(w);
-		w->tstate[f - s->idx->funcs] = TS_NONE;
+		w->tstate[f - w->idx->funcs] = TS_NONE;
 		worker_unlock(w);
 		log_warn("ui", "%s: cannot trace: %s", f->name, w->trace_err);
 		return;
 	}
-	int ret = session_trace(s, f, err);
+	int ret = session_trace(w->s, f, err);
 	worker_lock(w);
-	w->tstate[f - s->idx->funcs] = TS_NONE;
+	w->tstate[f - w->idx->funcs] = TS_NONE;
 	worker_sync_tstate_locked(w);
-	if (ret == 0) {
-		for (size_t i = 0; i < s->nfuncs; i++) {
-			if (s->funcs[i].f != f)
-				continue;
-			if (s->funcs[i].entry_only)
-				worker_progress_locked(w, "%s: %s", f->name, s->funcs[i].status);
-			else
-				worker_progress_locked(w, "%s: tracing, %zu probes", f->name,
-						       tracer_probe_count(s->tracer, s->funcs[i].slot));
-		}
+	for (size_t i = 0; ret == 0 && i < session_count(w->s); i++) {
+		struct session_entry e;
+		session_entry_at(w->s, i, &e);
+		if (e.f != f)
+			continue;
+		if (e.state == FUNC_ENTRY_ONLY)
+			worker_progress_locked(w, "%s: entry-only: %s", f->name, e.reason);
+		else
+			worker_progress_locked(w, "%s: tracing, %zu probes", f->name, e.probes);
 	}
 	w->detail_dirty = true;
 	worker_unlock(w);
@@ -261,11 +263,14 @@ static void worker_job_patterns(struct worker *w)
 	int ret = w->can_trace ? session_trace_patterns(w->s, w->patterns, w->npatterns, err)
 			       : err_set(err, EPERM, "cannot trace: %s", w->trace_err);
 	worker_lock(w);
-	for (size_t i = 0; i < w->s->nfuncs; i++)
-		worker_meta_fill(w, (size_t)(w->s->funcs[i].f - w->idx->funcs), 0);
+	for (size_t i = 0; i < session_count(w->s); i++) {
+		struct session_entry e;
+		session_entry_at(w->s, i, &e);
+		worker_meta_fill(w, (size_t)(e.f - w->idx->funcs), 0);
+	}
 	worker_sync_tstate_locked(w);
 	if (ret == 0)
-		worker_progress_locked(w, "tracing %zu functions", w->s->nfuncs);
+		worker_progress_locked(w, "tracing %zu functions", session_count(w->s));
 	worker_unlock(w);
 	if (ret != 0)
 		log_warn("ui", "%s", err);
@@ -298,7 +303,7 @@ static void worker_job_open(struct worker *w, int pid)
 		w->session_gen++;
 		snprintf(w->open_err, sizeof(w->open_err), "%s", err);
 	} else {
-		worker_progress_locked(w, "PID %d: %zu functions", pid, s->idx->count);
+		worker_progress_locked(w, "PID %d: %zu functions", pid, session_index(s)->count);
 	}
 	worker_unlock(w);
 }
@@ -367,20 +372,21 @@ static void worker_run_job(struct worker *w, const struct worker_job *job)
 	}
 }
 
-/* Copy the histogram of the function the detail view shows (mu held). */
-static void worker_copy_hist_locked(struct worker *w)
+/* Copy the histogram of the function the detail view shows from a fresh
+ * snapshot (mu held; its raw counters are valid until the next sample). */
+static void worker_copy_hist_locked(struct worker *w, const struct snapshot *snap)
 {
 	w->detail_dirty = false;
-	if (!w->s || !w->detail_f)
+	if (!w->detail_f)
 		return;
-	for (size_t i = 0; i < w->s->nfuncs; i++) {
-		struct session_func *sf = &w->s->funcs[i];
-		if (sf->f != w->detail_f)
+	for (size_t i = 0; i < snap->nfuncs; i++) {
+		const struct retop_func_stats *raw = snap->funcs[i].raw;
+		if (snap->funcs[i].f != w->detail_f || !raw)
 			continue;
-		memcpy(w->hist, sf->cur.hist, sizeof(sf->cur.hist));
-		w->hist_min = sf->cur.min_ns;
-		w->hist_max = sf->cur.max_ns;
-		w->hist_calls = sf->cur.calls;
+		memcpy(w->hist, raw->hist, sizeof(raw->hist));
+		w->hist_min = raw->min_ns;
+		w->hist_max = raw->max_ns;
+		w->hist_calls = raw->calls;
 		w->hist_seq++;
 		return;
 	}
@@ -392,7 +398,7 @@ static void worker_sample(struct worker *w)
 
 	/* After auto-detach the tracer is closed, but the countdown and the
 	 * detached rows still show. */
-	if (w->s && (w->s->tracer || w->s->start_ns))
+	if (w->s && session_started(w->s))
 		snap = session_sample(w->s);
 	worker_lock(w);
 	w->ticks++;
@@ -402,10 +408,10 @@ static void worker_sample(struct worker *w)
 		w->snap_n = snap->nfuncs;
 		memcpy(w->snap_funcs, snap->funcs, snap->nfuncs * sizeof(*snap->funcs));
 		for (size_t i = 0; i < snap->nfuncs; i++)
-			w->snap_fptr[i] = w->s->funcs[i].f;
+			w->snap_fptr[i] = snap->funcs[i].f;
 		w->snap_seq++;
 		worker_sync_tstate_locked(w);
-		worker_copy_hist_locked(w);
+		worker_copy_hist_locked(w, snap);
 	}
 	worker_unlock(w);
 	worker_wake(w);
@@ -424,7 +430,7 @@ static bool worker_resolve_wanted(struct worker *w)
 	w->nwant = 0;
 	worker_unlock(w);
 	for (size_t i = 0; i < n; i++)
-		worker_resolve(w, &w->s->idx->funcs[todo[i]]);
+		worker_resolve(w, &w->idx->funcs[todo[i]]);
 	return n > 0;
 }
 
@@ -482,7 +488,7 @@ static void *worker_main(void *arg)
 		if (next > now + period)
 			next = now + period; /* the delay was shortened */
 		if (w->detail_dirty) {
-			worker_copy_hist_locked(w);
+			worker_copy_hist_locked(w, &w->snap);
 			worker_unlock(w);
 			worker_wake(w);
 			worker_lock(w);

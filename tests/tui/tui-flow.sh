@@ -118,6 +118,12 @@ check_detail() {
         sleep 0.1
     done
     grep -q 'p50/p99 within' "$SCREEN" || fail "detail view does not state the error bound"
+    # Where the entry probe sits: on the jump of the stack-check prologue.
+    want=$("$RETOP" -l -x "$FIXTURES/payments-default" -o json main.ValidateCard |
+        python3 -c 'import json, sys; print("+0x%x" % json.loads(sys.stdin.readline())["entry_probe"])')
+    [ "$want" != "+0x0" ] || fail "retop -l: main.ValidateCard's entry probe on its first instruction"
+    grep -q "entry probe $want\$" "$SCREEN" || grep -q "entry probe $want " "$SCREEN" ||
+        fail "detail view does not say the entry probe is at $want: $(grep Status: "$SCREEN")"
     # Latency by caller: every call comes from the closure in ProcessPayment.
     expect_screen '^  main\.ProcessPayment\.func1 +[0-9.]+[kM]? +100\.0% ' 5 \
         "callers table with main.ProcessPayment.func1 making every call"

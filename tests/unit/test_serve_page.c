@@ -38,11 +38,10 @@ static void test_bounds(void **state)
 	}
 }
 
-/* A session with one traced function, as serve_page_render reads it. */
+/* A snapshot of one traced function, as serve_page_render reads it. */
 struct fake {
 	struct func_info f;
-	struct session s;
-	struct session_func sf;
+	struct retop_func_stats raw;
 	struct snapshot snap;
 	struct snapshot_func sn;
 };
@@ -51,14 +50,12 @@ static void fake_init(struct fake *k, const char *name, const char *exe)
 {
 	memset(k, 0, sizeof(*k));
 	k->f.name = name;
-	k->sf.f = &k->f;
-	k->sf.slot = 0;
-	snprintf(k->sf.status, sizeof(k->sf.status), "tracing");
-	k->s.funcs = &k->sf;
-	k->s.nfuncs = 1;
-	k->s.attach_pid = 4242;
-	snprintf(k->s.display, sizeof(k->s.display), "%s", exe);
-	k->snap.exe = k->s.display;
+	k->sn.name = name;
+	k->sn.f = &k->f;
+	k->sn.state = FUNC_TRACING;
+	k->sn.raw = &k->raw;
+	k->snap.exe = exe;
+	k->snap.attach_pid = 4242;
 	k->snap.funcs = &k->sn;
 	k->snap.nfuncs = 1;
 	k->snap.npids = 1;
@@ -66,9 +63,9 @@ static void fake_init(struct fake *k, const char *name, const char *exe)
 
 static void fake_call(struct fake *k, uint64_t ns)
 {
-	k->sf.cur.hist[retop_hist_bucket(ns)]++;
-	k->sf.cur.calls++;
-	k->sf.cur.sum_ns += ns;
+	k->raw.hist[retop_hist_bucket(ns)]++;
+	k->raw.calls++;
+	k->raw.sum_ns += ns;
 }
 
 /* The value of the line that starts with prefix, or -1. */
@@ -99,7 +96,7 @@ static void test_render_counts(void **state)
 	fake_call(&k, 1024);	     /* one more: the next le */
 	fake_call(&k, 2000000);	     /* 2 ms */
 	fake_call(&k, 200000000000); /* 200 s: only +Inf */
-	assert_int_equal(serve_page_render(&k.s, &k.snap, 1000, true, &page, &len), 0);
+	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
 	assert_int_equal(strlen(page), len);
 	snprintf(key, sizeof(key), "retop_function_duration_seconds_bucket%s,le=\"0.000001023\"} ",
 		 lbl);
@@ -143,7 +140,7 @@ static void test_render_labels(void **state)
 
 	(void)state;
 	fake_init(&k, "main.(*T).\"q\"", "/srv/b\xff\xfein\\x");
-	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, true, &page, &len), 0);
+	assert_int_equal(serve_page_render(&k.snap, 0, true, &page, &len), 0);
 	assert_non_null(strstr(page,
 			       "retop_target_processes{binary=\"/srv/b\\\\xff\\\\xfein\\\\x\","
 			       "pid=\"4242\"} 1\n"));
@@ -159,7 +156,7 @@ static void test_render_no_pid_label(void **state)
 
 	(void)state;
 	fake_init(&k, "main.Work", "/srv/app");
-	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, false, &page, &len), 0);
+	assert_int_equal(serve_page_render(&k.snap, 0, false, &page, &len), 0);
 	assert_null(strstr(page, "pid="));
 	assert_non_null(strstr(page, "retop_function_calls_total{function=\"main.Work\","
 				     "binary=\"/srv/app\"} 0\n"));
@@ -172,7 +169,7 @@ static void test_render_starting(void **state)
 	size_t len = 0;
 
 	(void)state;
-	assert_int_equal(serve_page_render_starting(&page, &len), 0);
+	assert_int_equal(serve_page_render_starting(0.25, &page, &len), 0);
 	assert_int_equal(value_of(page, "retop_ready "), 0);
 	assert_non_null(strstr(page, "retop_build_info{version="));
 	assert_null(strstr(page, "retop_function_"));
@@ -209,7 +206,7 @@ static void test_gzip_roundtrip(void **state)
 	(void)state;
 	fake_init(&k, "main.Work", "/srv/app");
 	fake_call(&k, 5000);
-	assert_int_equal(serve_page_render(&k.s, &k.snap, 0, true, &page, &len), 0);
+	assert_int_equal(serve_page_render(&k.snap, 0, true, &page, &len), 0);
 	assert_int_equal(serve_page_gzip(page, len, &gz, &gzlen), 0);
 	assert_true(gzlen > 18 && gzlen < len / 4);   /* a text page shrinks */
 	assert_int_equal((unsigned char)gz[0], 0x1f); /* the gzip magic */
@@ -230,12 +227,58 @@ static void test_gzip_roundtrip(void **state)
 	free(page);
 }
 
+/* A function's state travels as an enum with a reason: the batch text, the
+ * JSON status, and the /metrics label all render it, and only a failure to
+ * attach counts as an attach error (a sampled function is not one). */
+static void test_states(void **state)
+{
+	static struct fake k;
+	static const struct {
+		enum func_state st;
+		double sampled;
+		const char *reason, *text, *label;
+		int errors;
+	} cases[] = {
+	    {FUNC_TRACING, 1, "", "tracing", "tracing", 0},
+	    {FUNC_SAMPLED, 0.25, "", "sampled 25%", "sampled", 0},
+	    {FUNC_SAMPLED, 0.004, "", "sampled 0.4%", "sampled", 0},
+	    {FUNC_ENTRY_ONLY, 1, "no RET", "entry-only: no RET", "entry-only", 0},
+	    {FUNC_DETACHED, 1, "time limit", "detached: time limit", "detached", 0},
+	    {FUNC_ERROR, 1, "no such file", "error: no such file", "error", 1},
+	};
+	char text[256], key[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *page = NULL;
+		size_t len = 0;
+
+		fake_init(&k, "main.Work", "/srv/app");
+		k.sn.state = cases[i].st;
+		k.sn.sampled = cases[i].sampled;
+		snprintf(k.sn.reason, sizeof(k.sn.reason), "%s", cases[i].reason);
+		snapshot_func_status(&k.sn, text, sizeof(text));
+		assert_string_equal(text, cases[i].text);
+		assert_string_equal(func_state_name(cases[i].st), cases[i].label);
+		assert_int_equal(serve_page_render(&k.snap, 0, true, &page, &len), 0);
+		snprintf(key, sizeof(key),
+			 "retop_function_status{function=\"main.Work\",binary=\"/srv/app\","
+			 "pid=\"4242\",status=\"%s\"} ",
+			 cases[i].label);
+		assert_int_equal(value_of(page, key), 1);
+		assert_int_equal(value_of(page, "retop_probe_attach_errors_total{binary=\"/srv/app\",pid=\"4242\"} "),
+				 cases[i].errors);
+		free(page);
+	}
+}
+
 int main(void)
 {
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bounds),
 	    cmocka_unit_test(test_render_counts),
+	    cmocka_unit_test(test_states),
 	    cmocka_unit_test(test_render_labels),
 	    cmocka_unit_test(test_render_no_pid_label),
 	    cmocka_unit_test(test_render_starting),

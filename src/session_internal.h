@@ -1,0 +1,46 @@
+/* The session's insides, for the engine modules that drive it (session.c,
+ * budget.c); the faces see only session.h and the snapshots. */
+#ifndef RETOP_SESSION_INTERNAL_H
+#define RETOP_SESSION_INTERNAL_H
+
+#include "budget.h"
+#include "guard.h"
+#include "session.h"
+#include "slowest.h"
+#include "tracer.h"
+
+struct session_func {
+	struct func_info *f;
+	int slot; /* -1 when not attached */
+	bool entry_only;
+	enum func_state state;
+	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
+	struct retop_func_stats prev, cur;
+	struct callers_view callers; /* the last read */
+	struct slowest_list slowest; /* since tracing began */
+	bool have_prev;
+	struct budget_func bf; /* the overhead budget's duty cycle */
+};
+
+struct session {
+	struct session_opts opts;
+	struct func_index *idx;
+	struct tracer *tracer;
+	struct sdk_facts *sdk; /* NULL without an SDK */
+	struct slowest *slow;  /* the slowest calls' ring buffer; NULL until tracing */
+	char binary[600];  /* what uprobes attach to: PATH or /proc/PID/exe */
+	char display[600]; /* what the operator sees as the target */
+	int attach_pid;	   /* PID, or -1 for every process running the binary */
+	struct session_func *funcs;
+	size_t nfuncs;
+	bool target_exited;
+	uint64_t start_ns, last_ns;
+	double last_cpu_s;
+	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
+	bool warned_dropped; /* the one-line warning about a full map */
+	struct guard guard;  /* --max-duration */
+	struct budget budget; /* --budget */
+	struct snapshot snap;
+};
+
+#endif
