@@ -102,6 +102,41 @@ cleanup_pids() {
     return 0
 }
 
+# running PID: not exited (a child that exited is a zombie until waited for).
+running() {
+    [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'
+}
+
+# start_serve LO HI ARGS...: retop --serve ARGS on a free port of
+# 127.0.0.1:LO-HI, up once /healthz answers (before the probes are in); sets
+# PORT and RP, stderr in $T/serve.err.  A port taken between the check and
+# retop's bind (tests run in parallel) is retried.
+start_serve() {
+    lo_=$1 hi_=$2
+    shift 2
+    for try in 1 2 3 4 5; do
+        PORT=$(python3 "$abs_top_srcdir/tests/integration/promq.py" freeport "$lo_" "$hi_") ||
+            fail "no free port in 127.0.0.1:$lo_-$hi_"
+        "$RETOP" --serve "127.0.0.1:$PORT" "$@" 2>"$T/serve.err" &
+        RP=$!
+        n=150
+        while [ $n -gt 0 ] && running "$RP"; do
+            if python3 "$abs_top_srcdir/tests/integration/promq.py" get \
+                "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then
+                track_pid "$RP"
+                return 0
+            fi
+            n=$((n - 1))
+            sleep 0.1
+        done
+        kill "$RP" 2>/dev/null
+        wait "$RP"
+        grep -q 'cannot listen' "$T/serve.err" ||
+            fail "retop --serve did not come up in 15 s (try $try): $(head -n 3 "$T/serve.err")"
+    done
+    fail "retop --serve: no port could be bound in 5 tries"
+}
+
 # start_prometheus PORT: a real Prometheus on loopback scraping retop's
 # --serve on 127.0.0.1:PORT every second; sets PROM to its base URL once it
 # has scraped retop.  Its output is in $T/prom.err.  Not in a subshell: the

@@ -19,9 +19,6 @@ need_fixture payments-default
 sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
 top() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().split("\n")[int(sys.argv[3])])[sys.argv[2]])' "$@"; }
-running() {
-    [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'
-}
 funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"
 
 start_fixture payments-default -loop -workers 2

@@ -26,33 +26,7 @@ hh() { python3 "$abs_top_srcdir/tests/integration/hostile_http.py" "$@"; }
 # field JSON KEY: one value of a one-line JSON object.
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
-running() {
-    [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'
-}
 
-# start_serve ARGS...: retop --serve on a free port of 127.0.0.1:19200-19299;
-# sets PORT and RP once the port answers (before the probes are in).
-start_serve() {
-    for try in 1 2 3 4 5; do
-        PORT=$(pq freeport 19200 19299) || fail "no free port in 127.0.0.1:19200-19299"
-        "$RETOP" --serve "127.0.0.1:$PORT" "$@" 2>"$T/serve.err" &
-        RP=$!
-        n=150
-        while [ $n -gt 0 ] && running "$RP"; do
-            if pq get "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then
-                track_pid "$RP"
-                return 0
-            fi
-            n=$((n - 1))
-            sleep 0.1
-        done
-        kill "$RP" 2>/dev/null
-        wait "$RP"
-        grep -q 'cannot listen' "$T/serve.err" ||
-            fail "retop --serve did not come up in 15 s (try $try): $(head -n 3 "$T/serve.err")"
-    done
-    fail "retop --serve: no port could be bound in 5 tries"
-}
 
 stop_serve() {
     kill -TERM "$RP"
@@ -62,7 +36,7 @@ stop_serve() {
 
 # ---- 1. hostile clients
 start_fixture payments-default -loop -workers 2
-start_serve -p "$FIXTURE_PID" -t 'main.[A-Z]*' -d 0.5
+start_serve 19200 19299 -p "$FIXTURE_PID" -t 'main.[A-Z]*' -d 0.5
 hh idle "$PORT" 20 >"$T/idle" &
 idle_pid=$!
 t_idle=$(date +%s)
@@ -170,7 +144,7 @@ cp "$FIXTURES/payments-default" "$bad"
 "$bad" -ready "$T/bad.ready" -loop -workers 1 &
 track_pid $!
 wait_file "$T/bad.ready" 10 || fail "the copied fixture did not start"
-start_serve -x "$bad" -t main.ValidateCard -d 0.2
+start_serve 19200 19299 -x "$bad" -t main.ValidateCard -d 0.2
 sleep 0.5
 pq get "http://127.0.0.1:$PORT/metrics" >"$T/page" 2>"$T/get.err" ||
     fail "GET /metrics failed: $(cat "$T/get.err")"

@@ -21,39 +21,11 @@ sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 now() { python3 -c 'import time; print("%.3f" % time.time())'; }
 funcs="main.ValidateCard main.ProcessPayment main.CalculateTotal"
 
-# running PID: not exited (a child that exited is a zombie until waited for).
-running() {
-    [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'
-}
 
-# start_serve ARGS...: retop --serve on a free port of 127.0.0.1:19100-19199,
-# up once /healthz answers; sets PORT and RP.  A port taken between the check
-# and retop's bind (tests run in parallel) is retried.
-start_serve() {
-    for try in 1 2 3 4 5; do
-        PORT=$(pq freeport 19100 19199) || fail "no free port in 127.0.0.1:19100-19199"
-        "$RETOP" --serve "127.0.0.1:$PORT" "$@" 2>"$T/serve.err" &
-        RP=$!
-        n=150
-        while [ $n -gt 0 ] && running "$RP"; do
-            if pq get "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then
-                track_pid "$RP"
-                return 0
-            fi
-            n=$((n - 1))
-            sleep 0.1
-        done
-        kill "$RP" 2>/dev/null
-        wait "$RP"
-        grep -q 'cannot listen' "$T/serve.err" ||
-            fail "retop --serve did not come up in 15 s (try $try): $(head -n 3 "$T/serve.err")"
-    done
-    fail "retop --serve: no port could be bound in 5 tries"
-}
 
 start_fixture payments-default -calls 60 -workers 4 -out "$T/result"
 fixture=$FIXTURE_PID
-start_serve -p "$fixture" -t 'main.[A-Z]*' -d 0.5
+start_serve 19100 19199 -p "$fixture" -t 'main.[A-Z]*' -d 0.5
 retop_url=http://127.0.0.1:$PORT
 
 # ---- usage errors and a port in use, while retop holds $PORT

@@ -110,3 +110,21 @@ wait_exit() {
     wait_file "$T/exit" "$1" || return 1
     cat "$T/exit"
 }
+
+# quit_ok SECONDS [WHAT]: q, then retop exits 0 within SECONDS (WHAT is
+# added to the failure).
+quit_ok() {
+    keys q
+    st=$(wait_exit "$1") || fail "retop did not exit within $1 s of q${2:+ $2}"
+    [ "$st" -eq 0 ] || fail "retop exited $st after q${2:+ $2}"
+}
+
+# search_for TEXT REGEX SECONDS: the browser's search for TEXT; its row
+# (REGEX: the name as a regular expression) must show within SECONDS; Enter
+# leaves the cursor on it.
+search_for() {
+    keys /
+    type_text "$1"
+    expect_screen "^[ *+!] $2 " "$3" "search finds $1"
+    keys Enter
+}

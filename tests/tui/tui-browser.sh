@@ -72,7 +72,5 @@ diff "$T/want" "$T/shown.go" >"$T/diff" ||
     fail "folded packages differ from debug/gosym's (< gosym, > retop): $(cat "$T/diff")"
 grep -q '\.(\*\|\.func[0-9]' "$T/shown" && fail "a receiver or a closure folded as a package"
 
-keys q
-st=$(wait_exit 60) || fail "retop did not exit after q"
-[ "$st" -eq 0 ] || fail "retop exited $st after q"
+quit_ok 60
 echo "tui-browser: whole names at 60 columns; Esc/Backspace ask, n keeps, y detaches; $npkg packages as debug/gosym"

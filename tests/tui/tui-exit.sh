@@ -36,7 +36,5 @@ set -- $(row main.ProcessPayment)
 keys Escape
 expect_screen '^Go processes: ' 10 "Esc goes to the picker after the exit"
 grep -q 'TARGET EXITED' "$SCREEN" && fail "the banner outlived the session"
-keys q
-st=$(wait_exit 30) || fail "retop did not exit after q"
-[ "$st" -eq 0 ] || fail "retop exited $st after q"
+quit_ok 30
 echo "tui-exit: $want calls kept under the exited banner; Esc to the picker"

@@ -140,9 +140,7 @@ check_quit() {
     rpid=$(tui_pid) || fail "cannot find retop's PID"
     progs=$(bpf_prog_ids "$rpid")
     [ -n "$progs" ] || fail "retop holds no BPF program while tracing"
-    keys q
-    st=$(wait_exit 120) || fail "retop did not exit within 120 s of q"
-    [ "$st" -eq 0 ] || fail "retop exited with $st after q"
+    quit_ok 120
     n=50
     while tm has-session -t retop 2>/dev/null; do
         [ "$n" -gt 0 ] || fail "the tmux pane did not end"

@@ -20,7 +20,5 @@ keys +
 expect_screen 'detach in 0:0[5-8] \(\+ extends\)' 5 "'+' adds another 4 s"
 expect_screen 'TIME UP: detached' 15 "time up in the header"
 expect_screen '^main\.ProcessPayment .*detached: --max-duration 4 s reached' 5 "the row says why it was detached"
-keys q
-st=$(wait_exit 20) || fail "retop did not quit"
-[ "$st" -eq 0 ] || fail "retop exited $st"
+quit_ok 20
 exit 0

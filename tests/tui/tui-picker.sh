@@ -78,7 +78,5 @@ awk '/^ *[0-9]+ / { print $3 }' "$SCREEN" | sed 's/^-$/-1/' |
     awk 'NR > 1 && $1 > prev { bad = 1 } { prev = $1 } END { exit bad }' ||
     fail "rows not in descending CPU% order: $(cat "$SCREEN")"
 
-keys q
-st=$(wait_exit 20) || fail "q outside the filter did not quit"
-[ "$st" -eq 0 ] || fail "retop exited $st after q"
+quit_ok 20
 echo "tui-picker: filter (q as text, PID, Esc), CPU% $cpu vs kernel $want, MEM $mem vs VmRSS $rss, sort arrows"

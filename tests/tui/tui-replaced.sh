@@ -29,16 +29,11 @@ expect_screen '^Functions: [0-9]+' 20 "function browser of $copy"
 cp "$FIXTURES/payments-noopt" "$copy.new"
 mv -f "$copy.new" "$copy"
 
-keys /
-type_text CalculateTotal
-expect_screen "^[ *+!] main\.CalculateTotal " 5 "search finds main.CalculateTotal"
-keys Enter
+search_for CalculateTotal 'main\.CalculateTotal' 5
 keys Space
 expect_screen "changed on disk since it was indexed" 15 "refusal of the replaced binary"
 grep -Eq "main\.CalculateTotal: tracing" "$SCREEN" && fail "main.CalculateTotal traced in a replaced binary"
-keys q
-st=$(wait_exit 60) || fail "retop did not exit within 60 s of q"
-[ "$st" -eq 0 ] || fail "retop exited $st"
+quit_ok 60
 kill -0 "$old" || fail "the process running the old binary died"
 kill -TERM "$old"
 if wait "$old"; then rc=0; else rc=$?; fi

@@ -59,8 +59,6 @@ for round in 1 2 3; do
         [ "$v" = 0 ] || { cat "$SCREEN" >&2; fail "round $round: $name of main.Work is $v after untrace + trace, expected 0"; }
     done
 done
-keys q
-st=$(wait_exit 60) || fail "retop did not exit within 60 s of q"
-[ "$st" -eq 0 ] || fail "retop exited with $st after q"
+quit_ok 60
 kill -0 "$FIXTURE_PID" || fail "the fixture died while traced"
 echo "3 x untrace + trace of main.Work under 8 x 200 us calls: 0 orphans, 0 unmatched, 0 dropped after each"

@@ -15,23 +15,15 @@ kill -USR1 "$FIXTURE_PID"
 tui_start 100 24 -p "$FIXTURE_PID" --max-functions 1
 expect_screen '^Functions: [0-9]+' 20 "browser opens"
 
-keys /
-type_text sig.StandardCrypto
-expect_screen '^[ *+!] crypto/internal/boring/sig\.StandardCrypto ' 10 "search finds sig.StandardCrypto"
-keys Enter
+search_for sig.StandardCrypto 'crypto/internal/boring/sig\.StandardCrypto' 10
 keys Space
 expect_screen '^! crypto/internal/boring/sig\.StandardCrypto ' 15 "the refused function marked !"
 expect_screen 'does not decode' 5 "the reason on the status line"
 
-keys /
-type_text main.CalculateTotal
-expect_screen '^[ *+!] main\.CalculateTotal ' 10 "search finds main.CalculateTotal"
-keys Enter
+search_for main.CalculateTotal 'main\.CalculateTotal' 10
 keys Space
 expect_screen '^\* main\.CalculateTotal ' 15 "main.CalculateTotal traced in the one slot"
 grep -q 'at most 1 functions' "$SCREEN" && fail "the refused function took the only slot"
 
-keys q
-st=$(wait_exit 60) || fail "retop did not exit after q"
-[ "$st" -eq 0 ] || fail "retop exited $st after q"
+quit_ok 60
 echo "tui-slots: a refused function marked !, holding no slot; the next one traced with --max-functions 1"

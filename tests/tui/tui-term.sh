@@ -17,11 +17,9 @@ need_cmd infocmp
 start_fixture payments-default -loop
 kill -USR1 "$FIXTURE_PID"
 
-# quit_ok: q ends retop with 0.
-quit_ok() {
-    keys q
-    st=$(wait_exit 60) || fail "retop did not exit after q ($1)"
-    [ "$st" -eq 0 ] || fail "retop exited $st after q ($1)"
+# quit_term WHAT: q ends retop with 0, and its tmux server goes.
+quit_term() {
+    quit_ok 60 "($1)"
     server_gone
 }
 
@@ -59,7 +57,7 @@ for t in xterm-ghostty xterm-kitty alacritty; do
     expect_screen '^Functions: [0-9]+' 20 "browser under TERM=$t"
     expect_screen "^TERM '$t' is unknown here: using 'xterm-256color'" 5 \
         "fallback note for TERM=$t"
-    quit_ok "TERM=$t"
+    quit_term "TERM=$t"
 done
 [ "$tried" -gt 0 ] || skip "this host has terminfo for every emulator tried"
 
@@ -88,7 +86,7 @@ expect_screen '^ *too small$' 5 "too-small message at 16x3"
 expect_screen '^ *16x3<40x8$' 5 "too-small size at 16x3"
 tm resize-window -t retop -x 80 -y 24
 expect_screen '^Functions: [0-9]+' 5 "browser after growing to 80x24"
-quit_ok "too small"
+quit_term "too small"
 
 # 4. NO_COLOR: no colour at all, the cursor row still in reverse video and
 # the sort column still marked.  NO_COLOR set but empty keeps colours (the
@@ -99,7 +97,7 @@ nocolour() {
     expect_screen '^main\.ProcessPayment +[0-9]' 20 "live row under '$1'"
     snap_escapes
     ncol=$(colours "$SCREEN.e")
-    quit_ok "$1"
+    quit_term "$1"
 }
 nocolour "NO_COLOR=1"
 # The cursor row and the titles: reverse video, an attribute, not a colour.
