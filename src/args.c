@@ -1,14 +1,16 @@
 #include "args.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "dwarf_info.h"
+#include "sdk_client.h"
 
 /* How a Go type passes in integer registers: 1 for scalars and pointers,
- * 2 for a string; 0 for what retop does not decode (floats use XMM
- * registers, which a BPF program cannot read; structs, slices and
- * interfaces have layouts this does not follow). */
-static int args_classify(const struct dwarf_param *p, struct args_slot *s)
+ * 2 for a string; 0 for a float (one XMM register, which a BPF program
+ * cannot read, and no integer register); -1 for what retop does not follow
+ * (structs, slices and interfaces have layouts this does not model). */
+static int args_classify(const char *t, uint64_t size, struct args_slot *s)
 {
 	static const struct {
 		const char *name;
@@ -28,15 +30,16 @@ static int args_classify(const struct dwarf_param *p, struct args_slot *s)
 	    {"bool", ARGS_BOOL},
 	    {"unsafe.Pointer", ARGS_POINTER},
 	};
-	const char *t = p->type;
 
-	s->width = (uint8_t)(p->size ? p->size : 8);
+	s->width = (uint8_t)(size ? size : 8);
 	if (!t)
-		return 0;
+		return -1;
 	if (strcmp(t, "string") == 0) {
 		s->kind = ARGS_STRING;
 		return 2;
 	}
+	if (strcmp(t, "float64") == 0 || strcmp(t, "float32") == 0)
+		return 0;
 	if (t[0] == '*' || strncmp(t, "chan ", 5) == 0 || strncmp(t, "map[", 4) == 0 ||
 	    strncmp(t, "func(", 5) == 0) {
 		s->kind = ARGS_POINTER;
@@ -47,34 +50,45 @@ static int args_classify(const struct dwarf_param *p, struct args_slot *s)
 			s->kind = scalars[i].kind;
 			return 1;
 		}
-	return 0;
+	return -1;
 }
 
-/* Integer registers are given to parameters in order; the first one that
- * does not fit, or that this does not follow, ends the decoding: after it
- * the ABI's assignment depends on details not modelled here. */
-static void args_plan_dwarf(const struct dwarf_func *df, struct args_plan *out)
+/* One parameter, from DWARF or from the SDK. */
+struct args_param {
+	const char *name, *type;
+	uint64_t size;
+	int sdk_reg; /* the SDK's first integer register for it; -1: none given */
+};
+
+/* Integer registers go to integer-class parameters in order, floats to the
+ * XMM registers (not read), each independently (Go's ABIInternal); the
+ * first parameter this does not follow ends the decoding: after it the
+ * assignment depends on details not modelled here.  False when the SDK
+ * named a register that is not the one the ABI gives. */
+static bool args_plan_params(const struct args_param *ps, size_t n, struct args_plan *out)
 {
 	unsigned reg = 0, nstr = 0;
 	bool lost = false;
 
-	for (size_t i = 0; i < df->nparams && out->n < ARGS_MAX; i++) {
-		const struct dwarf_param *p = &df->params[i];
-		struct args_slot *s = &out->slots[out->n];
+	for (size_t i = 0; i < n && out->n < ARGS_MAX; i++) {
+		struct args_slot *s = &out->slots[out->n++];
 		int need;
 
-		if (p->is_return)
-			continue;
 		memset(s, 0, sizeof(*s));
-		s->name = p->name;
+		s->name = ps[i].name;
 		s->kind = ARGS_UNAVAILABLE;
-		out->n++;
-		need = lost ? 0 : args_classify(p, s);
-		if (need == 0 || reg + (unsigned)need > RETOP_ARG_REGS) {
+		need = lost ? -1 : args_classify(ps[i].type, ps[i].size, s);
+		if (need < 0 || reg + (unsigned)need > RETOP_ARG_REGS) {
 			s->kind = ARGS_UNAVAILABLE;
 			lost = true;
 			continue;
 		}
+		if (need == 0) {
+			s->kind = ARGS_UNAVAILABLE;
+			continue;
+		}
+		if (ps[i].sdk_reg >= 0 && (unsigned)ps[i].sdk_reg != reg)
+			return false;
 		s->reg = (uint8_t)reg;
 		if (s->kind == ARGS_STRING) {
 			if (nstr < RETOP_ARG_STRS) {
@@ -86,23 +100,51 @@ static void args_plan_dwarf(const struct dwarf_func *df, struct args_plan *out)
 		}
 		reg += (unsigned)need;
 	}
+	return true;
 }
 
-void args_plan_make(const struct func_info *f, struct args_plan *out)
+static void args_plan_raw(struct args_plan *out)
 {
+	/* No names, no types: every integer argument register, raw. */
+	out->n = 0;
+	for (size_t k = 0; k < RETOP_ARG_STRS; k++)
+		out->spec.str_reg[k] = RETOP_ARG_NONE;
+	for (size_t i = 0; i < RETOP_ARG_REGS; i++) {
+		out->slots[i] = (struct args_slot){.kind = ARGS_RAW, .reg = (uint8_t)i};
+		out->n++;
+	}
+}
+
+int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t nsdk,
+		   struct args_plan *out)
+{
+	struct args_param ps[ARGS_MAX];
+	size_t n = 0;
+
 	memset(out, 0, sizeof(*out));
 	out->spec.on = 1;
 	for (size_t k = 0; k < RETOP_ARG_STRS; k++)
 		out->spec.str_reg[k] = RETOP_ARG_NONE;
 	if (f->dwarf) {
-		args_plan_dwarf(f->dwarf, out);
-		return;
+		for (size_t i = 0; i < f->dwarf->nparams && n < ARGS_MAX; i++) {
+			const struct dwarf_param *p = &f->dwarf->params[i];
+			if (!p->is_return)
+				ps[n++] = (struct args_param){p->name, p->type, p->size, -1};
+		}
+		args_plan_params(ps, n, out);
+		return 0;
 	}
-	/* No names, no types: every integer argument register, raw. */
-	for (size_t i = 0; i < RETOP_ARG_REGS; i++) {
-		out->slots[i] = (struct args_slot){.kind = ARGS_RAW, .reg = (uint8_t)i};
-		out->n++;
+	for (size_t i = 0; i < nsdk && n < ARGS_MAX; i++)
+		ps[n++] = (struct args_param){sdk[i].name && sdk[i].name[0] ? sdk[i].name : NULL,
+					      sdk[i].type, sdk[i].size,
+					      sdk[i].loc == SDK_LOC_REGISTER ? (int)sdk[i].loc_value : -1};
+	if (n && !args_plan_params(ps, n, out)) {
+		args_plan_raw(out);
+		return -EBADMSG;
 	}
+	if (!n)
+		args_plan_raw(out);
+	return 0;
 }
 
 /* Keep s valid UTF-8 (JSON needs it): an invalid byte becomes '?', and a

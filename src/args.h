@@ -37,8 +37,14 @@ struct args_plan {
 	struct retop_args_spec spec; /* what BPF captures */
 };
 
-/* The plan for f: from DWARF when f has it, else every register raw. */
-void args_plan_make(const struct func_info *f, struct args_plan *out);
+struct sdk_arg;
+
+/* The plan for f: from DWARF when f has it, else from the SDK's arguments
+ * (sdk[0..nsdk), from reflection in a stripped binary: RFD 075), else every
+ * register raw.  -EBADMSG, and every register raw, when a register the SDK
+ * names is not the one Go's ABI gives: its facts are not trusted. */
+int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t nsdk,
+		   struct args_plan *out);
 
 struct args_value {
 	const char *name; /* NULL: arg<index> */

@@ -18,7 +18,9 @@ struct callers_acc {
  * this many distinct callers is more than a slot can hold. */
 #define CALLERS_ACC_MAX (RETOP_CALLER_SITES + 64)
 
-static const char *callers_name(const struct func_index *idx, uint64_t ret_addr)
+/* ret_addr as the process saw it; bias: its load address minus the link
+ * address (a PIE's), so that the index, which has link addresses, knows it. */
+static const char *callers_name(const struct func_index *idx, uint64_t ret_addr, uint64_t bias)
 {
 	const struct func_info *f;
 
@@ -26,7 +28,7 @@ static const char *callers_name(const struct func_index *idx, uint64_t ret_addr)
 		return "other";
 	/* The return address follows the CALL: when the CALL is the
 	 * function's last instruction it is already past the end. */
-	f = funcs_by_addr(idx, ret_addr - 1);
+	f = funcs_by_addr(idx, ret_addr - bias - 1);
 	return f ? f->name : "?";
 }
 
@@ -95,7 +97,7 @@ static void callers_fold(struct callers_acc *acc, size_t n, struct callers_view 
 }
 
 int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_index *idx,
-		 struct callers_view *out)
+		 uint64_t bias, struct callers_view *out)
 {
 	struct retop_caller_key key, next, *prev = NULL;
 	struct retop_caller_stats *val = malloc(sizeof(*val));
@@ -115,7 +117,7 @@ int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_inde
 			continue;
 		if (bpf_map_lookup_elem(map_fd, &key, val) != 0 || !val->calls)
 			continue;
-		callers_add(&callers_find(acc, &n, callers_name(idx, key.ret_addr))->s, val);
+		callers_add(&callers_find(acc, &n, callers_name(idx, key.ret_addr, bias))->s, val);
 	}
 	callers_fold(acc, n, out);
 	free(val);

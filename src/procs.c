@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -320,4 +321,29 @@ int procs_listens_on(int pid, unsigned port)
 	}
 	closedir(d);
 	return found;
+}
+
+int procs_map_addr(int pid, uint64_t dev, uint64_t ino, uint64_t file_off, uint64_t *addr)
+{
+	char path[64], line[4096];
+	unsigned long long start, end, off, inode;
+	unsigned maj, min;
+	FILE *f;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		/* start-end perms offset major:minor inode path */
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu", &start, &end, &off, &maj, &min,
+			   &inode) != 6 ||
+		    inode != ino || makedev(maj, min) != dev || file_off < off ||
+		    file_off - off >= end - start)
+			continue;
+		*addr = start + (file_off - off);
+		ret = 0;
+	}
+	fclose(f);
+	return ret;
 }

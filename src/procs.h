@@ -6,6 +6,7 @@
 #define RETOP_PROCS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -40,6 +41,9 @@ size_t procs_running(const char *path, int *pids, size_t max);
 void procs_explain_not_go(int pid, int ret, char *err);
 /* CPU time and resident memory of pid into out (0 when unreadable). */
 void procs_usage(int pid, struct proc_info *out);
+/* The address at which pid maps byte file_off of the file (dev, ino): 0,
+ * or -ENOENT when it does not map it. */
+int procs_map_addr(int pid, uint64_t dev, uint64_t ino, uint64_t file_off, uint64_t *addr);
 /* Whether pid itself holds a TCP socket listening on port of the loopback
  * (or any) address, in its own network namespace: 1 yes, 0 no, -errno when
  * that cannot be read. */

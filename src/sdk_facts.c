@@ -88,17 +88,63 @@ int sdk_facts_open(struct func_index *idx, const char *url, int pid, struct sdk_
 	return 0;
 }
 
+struct sdk_kept {
+	const struct func_info *f;
+	struct sdk_validation v;
+};
+
 void sdk_facts_close(struct sdk_facts *sf)
 {
 	if (!sf)
 		return;
+	for (size_t i = 0; i < sf->nkept; i++)
+		sdk_validation_free(&sf->kept[i].v);
+	free(sf->kept);
 	sdk_client_close(sf->client);
 	free(sf);
 }
 
+size_t sdk_facts_args(const struct sdk_facts *sf, const struct func_info *f,
+		      const struct sdk_arg **out)
+{
+	*out = NULL;
+	for (size_t i = 0; sf && i < sf->nkept; i++)
+		if (sf->kept[i].f == f) {
+			*out = sf->kept[i].v.args;
+			return sf->kept[i].v.nargs;
+		}
+	return 0;
+}
+
+/* A stripped binary has no names or types for its arguments; the SDK's
+ * (from reflection) are kept, taking v's memory, once the SDK confirmed
+ * the entry.  args_plan_make() still checks them against Go's ABI. */
+static void sdk_facts_keep(struct sdk_facts *sf, const struct func_info *f,
+			   struct sdk_validation *v)
+{
+	struct sdk_kept *k;
+
+	if (f->dwarf || !v->nargs)
+		return;
+	for (size_t i = 0; i < sf->nkept; i++)
+		if (sf->kept[i].f == f) {
+			sdk_validation_free(&sf->kept[i].v);
+			sf->kept[i].v = *v;
+			memset(v, 0, sizeof(*v));
+			return;
+		}
+	k = realloc(sf->kept, (sf->nkept + 1) * sizeof(*k));
+	if (!k)
+		return;
+	sf->kept = k;
+	k[sf->nkept++] = (struct sdk_kept){f, *v};
+	memset(v, 0, sizeof(*v));
+}
+
 /* What the SDK's answer about f changes: a mismatch or inlining is noted on
- * f and said in one line; the binary's facts are kept either way. */
-static void sdk_facts_apply(struct func_info *f, const struct sdk_validation *v)
+ * f and said in one line; the binary's facts are kept either way.  True
+ * when the SDK confirmed f as the binary has it. */
+static bool sdk_facts_apply(struct func_info *f, const struct sdk_validation *v)
 {
 	if (v->func.entry != f->entry || v->func.offset != f->file_offset) {
 		f->sdk_mismatch = true;
@@ -108,13 +154,17 @@ static void sdk_facts_apply(struct func_info *f, const struct sdk_validation *v)
 			 f->name, (unsigned long long)v->func.entry,
 			 (unsigned long long)v->func.offset, (unsigned long long)f->entry,
 			 (unsigned long long)f->file_offset);
-	} else if (v->is_inlined) {
+		return false;
+	}
+	if (v->is_inlined) {
 		f->sdk_inlined = true;
 		log_warn(
 		    "sdk",
 		    "%s: the SDK reports it inlined: calls through inlined copies are not counted",
 		    f->name);
+		return false;
 	}
+	return true;
 }
 
 /* The outcome of one batch: per-function facts, then one line for the
@@ -127,7 +177,8 @@ static void sdk_facts_report(struct sdk_facts *sf, struct func_info **fs, size_t
 
 	for (size_t i = 0; i < n; i++) {
 		if (rc[i] == 0) {
-			sdk_facts_apply(fs[i], &vs[i]);
+			if (sdk_facts_apply(fs[i], &vs[i]))
+				sdk_facts_keep(sf, fs[i], &vs[i]);
 			sdk_validation_free(&vs[i]);
 		} else if (rc[i] == -ENOENT) {
 			log_warn("sdk", "%s: the SDK does not know it: using the binary's facts",

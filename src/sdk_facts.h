@@ -16,7 +16,16 @@ struct sdk_facts {
 	size_t rejected;
 	char status[ERR_LEN]; /* one line for the operator, "" when silent */
 	bool warn;	      /* status reports a failure or rejected facts */
+	/* The SDK's answers kept for their arguments: functions without DWARF
+	 * whose entry the SDK confirmed at attach. */
+	struct sdk_kept *kept;
+	size_t nkept;
 };
+
+struct sdk_arg;
+/* The SDK's arguments of f (kept at attach), or 0 and NULL. */
+size_t sdk_facts_args(const struct sdk_facts *sf, const struct func_info *f,
+		      const struct sdk_arg **out);
 
 /* url NULL: try the default address quietly (once, short timeouts); a URL
  * the operator gave is tried harder and every failure is reported.  pid

@@ -251,7 +251,11 @@ static void session_args(struct session *s, struct session_func *sf)
 	if (!s->opts.args_pattern || sf->entry_only || s->opts.latency_only ||
 	    fnmatch(s->opts.args_pattern, sf->f->name, 0) != 0)
 		return;
-	args_plan_make(sf->f, &plan);
+	const struct sdk_arg *sdk;
+	size_t nsdk = sdk_facts_args(s->sdk, sf->f, &sdk);
+	if (args_plan_make(sf->f, sdk, nsdk, &plan) != 0)
+		log_warn("session", "%s: the SDK's argument registers disagree with Go's ABI: raw "
+			 "registers instead", sf->f->name);
 	slowest_set_plan(s->slow, sf->slot, &plan);
 	tracer_args_set(s->tracer, sf->slot, &plan.spec);
 }
@@ -453,6 +457,25 @@ static void session_detach_all(struct session *s, const char *why)
 	}
 }
 
+/* A PIE's load bias in the traced process, so that return addresses (the
+ * callers) map to the index's link addresses: from where the process maps
+ * the first function's entry.  0 for a fixed-address binary, and for every
+ * process of a binary (-x): their biases may differ, their callers are '?'. */
+static uint64_t session_load_bias(struct session *s)
+{
+	uint64_t addr;
+
+	if (s->bias_known || !elf_image_is_pie(s->idx->img) || s->attach_pid <= 0 || !s->idx->count)
+		return s->load_bias;
+	const struct func_info *f = &s->idx->funcs[0];
+	if (procs_map_addr(s->attach_pid, s->idx->file_dev, s->idx->file_ino, f->file_offset,
+			   &addr) == 0) {
+		s->load_bias = addr - f->entry;
+		s->bias_known = true;
+	}
+	return s->load_bias;
+}
+
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
@@ -474,7 +497,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		 * (a new call in the same frame after a panic). */
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
 		out->before_attach = sf->cur.before_attach;
-		tracer_read_callers(s->tracer, sf->slot, s->idx, &sf->callers);
+		tracer_read_callers(s->tracer, sf->slot, s->idx, session_load_bias(s), &sf->callers);
 		slowest_take(s->slow, sf->slot, &out->slowest_interval);
 		tracer_slow_rearm(s->tracer, sf->slot);
 		slowest_merge(&sf->slowest, &out->slowest_interval);
@@ -565,8 +588,10 @@ const struct snapshot *session_sample(struct session *s)
 
 	if (s->tracer)
 		tracer_sweep(s->tracer, s->inflight);
-	if (s->slow)
+	if (s->slow) {
+		slowest_set_bias(s->slow, session_load_bias(s));
 		slowest_poll(s->slow, tracer_slot_gens(s->tracer));
+	}
 	gettimeofday(&tv, NULL);
 	s->snap.time = (double)tv.tv_sec + tv.tv_usec / 1e6;
 	s->snap.interval_s = interval;

@@ -38,6 +38,8 @@ struct session {
 	double last_cpu_s;
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
 	bool warned_dropped; /* the one-line warning about a full map */
+	uint64_t load_bias;  /* a PIE's, in the traced process (callers) */
+	bool bias_known;
 	struct guard guard;  /* --max-duration */
 	struct budget budget; /* --budget */
 	struct snapshot snap;

@@ -11,6 +11,7 @@
 struct slowest {
 	struct ring_buffer *rb;
 	const struct func_index *idx;
+	uint64_t bias; /* a PIE's load bias: return addresses to link addresses */
 	const uint32_t *gens;
 	double wall_minus_mono; /* wall clock minus bpf_ktime_get_ns(), seconds */
 	struct slowest_list pending[RETOP_MAX_FUNCS];
@@ -46,7 +47,7 @@ static int slowest_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e) || e->func_id >= RETOP_MAX_FUNCS || e->gen != sl->gens[e->func_id])
 		return 0;
 	/* The return address follows the CALL (see callers.c). */
-	f = e->ret_addr ? funcs_by_addr(sl->idx, e->ret_addr - 1) : NULL;
+	f = e->ret_addr ? funcs_by_addr(sl->idx, e->ret_addr - sl->bias - 1) : NULL;
 	c = (struct slowest_call){
 	    .time = sl->wall_minus_mono + (double)e->start_ns / 1e9,
 	    .dur_ns = e->dur_ns,
@@ -124,4 +125,10 @@ void slowest_merge(struct slowest_list *into, const struct slowest_list *from)
 {
 	for (size_t i = 0; i < from->n; i++)
 		slowest_insert(into, &from->calls[i]);
+}
+
+void slowest_set_bias(struct slowest *sl, uint64_t bias)
+{
+	if (sl)
+		sl->bias = bias;
 }

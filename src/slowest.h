@@ -34,6 +34,8 @@ struct slowest;
 
 /* ringbuf_fd: the BPF ring buffer; idx resolves callers. */
 int slowest_open(int ringbuf_fd, const struct func_index *idx, struct slowest **out);
+/* The load bias of a PIE in the traced process, for the callers' names. */
+void slowest_set_bias(struct slowest *sl, uint64_t bias);
 void slowest_close(struct slowest *sl);
 /* Take every event shipped so far (never waits).  gens: the current attach
  * generation of each slot, RETOP_MAX_FUNCS of them: events of an earlier

@@ -386,13 +386,13 @@ void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *s
 		t->skel->bss->args_spec[slot] = spec ? *spec : off;
 }
 
-int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
+int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx, uint64_t bias,
 			struct callers_view *out)
 {
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return -EINVAL;
 	return callers_read(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot,
-			    t->skel->bss->slot_gen[slot], idx, out);
+			    t->skel->bss->slot_gen[slot], idx, bias, out);
 }
 
 /* One in-flight call, as the sweep reads it. */

@@ -88,7 +88,7 @@ void tracer_slow_rearm(struct tracer *t, int slot);
  * stop).  Cleared by tracer_reset(). */
 void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec);
 /* The slot's latency by caller since it was attached or reset. */
-int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx,
+int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx, uint64_t bias,
 			struct callers_view *out);
 
 /* Walk the in-flight map once: count in-flight calls per slot and the age of

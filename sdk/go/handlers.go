@@ -194,7 +194,11 @@ func (s *Server) handleValidate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "function not found", name)
 		return
 	}
-	if dw == nil {
+	if rp, ok := describedParams(name); ok && ps == nil {
+		// No DWARF for it: the parameters registered with Describe.
+		ps, perr = rp, nil
+		v.Warnings = append(v.Warnings, "arguments from reflection (retopsdk.Describe)")
+	} else if dw == nil {
 		v.Warnings = append(v.Warnings, "binary has no DWARF: arguments unknown")
 	}
 	if perr != nil {

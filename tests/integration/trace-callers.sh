@@ -1,21 +1,24 @@
 #!/bin/sh
-# Latency by caller: main.Work is called from main.FastPath (2 ms of spin)
-# and main.SlowPath (6 ms). retop's per-caller counts must equal the
+# Latency by caller: main.Work is called from main.FastPath (4 ms of spin)
+# and main.SlowPath (12 ms). retop's per-caller counts must equal the
 # program's own exactly, and its per-caller means be within 5% of the
 # durations each caller measured around its call with the Go clock.  Then a
 # planted outlier: the top of `slowest`, with its caller, the goroutine id
 # the program read from runtime.Stack, its duration, its start time and its
 # arguments (--args): an int and a string (its first 64 bytes, then "...").
+# Both as built by default and as a PIE, whose return addresses are the
+# load address plus the link address: retop names the callers all the same.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
 need_cmd python3
 need_retop
-need_fixture callers-default
+need_fixture callers-default callers-pie
 sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
-snap=$T/snap out=$T/out calls=90
-start_fixture callers-default -calls $calls -workers 2 -out "$out"
+for v in default pie; do
+snap=$T/$v.snap out=$T/$v.out calls=90
+start_fixture callers-$v -calls $calls -workers 2 -out "$out"
 fixture=$FIXTURE_PID
 "$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' -d 0.2 -o json >"$snap" 2>"$T/err" &
 rp=$!
@@ -28,8 +31,8 @@ kill -INT "$rp"
 if wait "$rp"; then rc=0; else rc=$?; fi
 [ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
 
-sc exact "$snap" "$out" main.Work || fail "main.Work: total counts differ from the fixture's"
-python3 - "$snap" "$out" <<'PY' || fail "latency by caller differs from the fixture's own clock"
+sc exact "$snap" "$out" main.Work || fail "callers-$v: main.Work: total counts differ from the fixture's"
+python3 - "$snap" "$out" <<'PY' || fail "callers-$v: latency by caller differs from the fixture's own clock"
 import json, sys
 snap = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 fx = json.load(open(sys.argv[2]))
@@ -61,7 +64,7 @@ if work["callers"][0]["name"] != "main.FastPath":
     bad = True
 sys.exit(1 if bad else 0)
 PY
-python3 - "$snap" "$out" <<'PY' || fail "the planted outlier is not the top of slowest, or differs from what the program saw"
+python3 - "$snap" "$out" <<'PY' || fail "callers-$v: the planted outlier is not the top of slowest, or differs from what the program saw"
 import json, sys
 snap = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]
 fx = json.load(open(sys.argv[2]))
@@ -95,3 +98,6 @@ print("slowest[0]: %s, goroutine %d (program %d), %d ns (program %d ns), started
       % (top["caller"], top["goid"], own["goid"], top["duration_ns"], own["duration_ns"], top["time"] - own["start"], json.dumps(top.get("args"))))
 sys.exit(1 if bad else 0)
 PY
+kill "$fixture"
+wait "$fixture" 2>/dev/null
+done

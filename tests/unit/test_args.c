@@ -5,11 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "args.h"
+#include "sdk_client.h"
 #include "dwarf_info.h"
 #include "slowest.h"
 
@@ -32,8 +34,9 @@ static void test_plan_and_decode(void **state)
 	struct args_values v;
 
 	(void)state;
-	args_plan_make(&f, &plan);
-	/* The result is not an argument; the float ends what can be decoded. */
+	args_plan_make(&f, NULL, 0, &plan);
+	/* The result is not an argument.  The float is in X0, not read; it
+	 * takes no integer register, so the int after it is in R8. */
 	assert_int_equal(plan.n, 6);
 	assert_int_equal(plan.spec.str_reg[0], 1);
 	assert_int_equal(plan.spec.str_reg[1], RETOP_ARG_NONE);
@@ -52,7 +55,47 @@ static void test_plan_and_decode(void **state)
 	assert_int_equal(v.v[3].kind, ARGS_POINTER);
 	assert_int_equal(v.v[3].u, 0xc000012345);
 	assert_int_equal(v.v[4].kind, ARGS_UNAVAILABLE);
-	assert_int_equal(v.v[5].kind, ARGS_UNAVAILABLE);
+	assert_int_equal(v.v[5].kind, ARGS_INT);
+	assert_int_equal(v.v[5].i, 7);
+}
+
+/* A stripped binary: the SDK's parameters (from reflection), used when
+ * their registers are the ones Go's ABI gives, else not trusted at all. */
+static void test_plan_from_sdk(void **state)
+{
+	struct sdk_arg sdk[] = {
+	    {.name = "id", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 0},
+	    {.name = "key", .type = "string", .size = 16, .loc = SDK_LOC_REGISTER, .loc_value = 1},
+	    {.name = "scale", .type = "float64", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 0},
+	    {.name = "", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 3},
+	};
+	struct func_info f = {.name = "main.Lookup"};
+	struct retop_args a = {.regs = {4242, 0x1000, 3, 9}};
+	struct args_plan plan;
+	struct args_values v;
+
+	(void)state;
+	assert_int_equal(args_plan_make(&f, sdk, 4, &plan), 0);
+	a.str_len[0] = 3;
+	memcpy(a.str[0], "key", 3);
+	args_decode(&plan, &a, &v);
+	assert_int_equal(v.n, 4);
+	assert_string_equal(v.v[0].name, "id");
+	assert_int_equal(v.v[0].i, 4242);
+	assert_string_equal(v.v[1].name, "key");
+	assert_string_equal(v.v[1].s, "key");
+	assert_int_equal(v.v[2].kind, ARGS_UNAVAILABLE); /* X0 */
+	assert_null(v.v[3].name);			 /* no name: arg3 */
+	assert_int_equal(v.v[3].i, 9);
+	/* The SDK puts key in RCX: not what the ABI does; every register raw. */
+	sdk[1].loc_value = 2;
+	assert_int_equal(args_plan_make(&f, sdk, 4, &plan), -EBADMSG);
+	assert_int_equal(plan.n, RETOP_ARG_REGS);
+	assert_int_equal(plan.slots[0].kind, ARGS_RAW);
+	assert_int_equal(plan.spec.str_reg[0], RETOP_ARG_NONE);
+	/* No parameters from anywhere: raw. */
+	assert_int_equal(args_plan_make(&f, NULL, 0, &plan), 0);
+	assert_int_equal(plan.slots[8].kind, ARGS_RAW);
 }
 
 static void test_string_cut_utf8(void **state)
@@ -65,7 +108,7 @@ static void test_string_cut_utf8(void **state)
 	struct args_values v;
 
 	(void)state;
-	args_plan_make(&f, &plan);
+	args_plan_make(&f, NULL, 0, &plan);
 	/* 63 ASCII bytes, then the lead byte of a 2-byte character that the
 	 * 64-byte read cut: dropped, and the string says it is cut. */
 	memset(a.str[0], 'x', 63);
@@ -94,7 +137,7 @@ static void test_no_dwarf_raw(void **state)
 	struct args_values v;
 
 	(void)state;
-	args_plan_make(&f, &plan);
+	args_plan_make(&f, NULL, 0, &plan);
 	args_decode(&plan, &a, &v);
 	assert_int_equal(v.n, RETOP_ARG_REGS);
 	for (size_t i = 0; i < v.n; i++) {
@@ -127,6 +170,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plan_and_decode),
+	    cmocka_unit_test(test_plan_from_sdk),
 	    cmocka_unit_test(test_string_cut_utf8),
 	    cmocka_unit_test(test_no_dwarf_raw),
 	    cmocka_unit_test(test_slowest_merge_keeps_longest),

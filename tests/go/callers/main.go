@@ -1,5 +1,5 @@
 // callers: one function, main.Work, called from two callers with different
-// latencies (main.FastPath spins 2 ms in it, main.SlowPath 6 ms). Each
+// latencies (main.FastPath spins 4 ms in it, main.SlowPath 12 ms). Each
 // caller times its own call of Work with the Go clock, so a test can check
 // retop's latency by caller against the program's own numbers.  Last, one
 // planted outlier: main.Planted calls Work for 500 ms on a goroutine whose
@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	fastSpin = 2000 // us
-	slowSpin = 6000
+	fastSpin = 4000 // us
+	slowSpin = 12000
 )
 
 var (

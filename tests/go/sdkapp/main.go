@@ -74,8 +74,24 @@ func CalculateTotal(subtotal, taxRate float64) float64 {
 	return subtotal * (1 + taxRate)
 }
 
+// Lookup takes an int and a string: in a stripped build only the SDK knows
+// their names and types (registered with retopsdk.Describe). It sleeps ms
+// milliseconds of its own.
+//
+//go:noinline
+func Lookup(id int, key string, ms int) int {
+	time.Sleep(time.Duration(ms) * time.Millisecond)
+	return id + len(key)
+}
+
+// The planted outlier of Lookup: the slowest call, with these arguments.
+const plantedID, plantedKey = 4242, "planted-key"
+
 func main() {
 	fixture.ParseFlags(20, 4)
+	if err := retopsdk.Describe(Lookup, "id", "key", "ms"); err != nil {
+		fixture.Fatal(err)
+	}
 	srv, err := retopsdk.Start(retopsdk.Options{Addr: *sdkAddr, Token: *sdkToken})
 	if err != nil {
 		fixture.Fatal(err)
@@ -84,8 +100,13 @@ func main() {
 	fixture.RunWorkers(func(i int) {
 		fixture.Timed("main.ProcessPayment", func() { _ = ProcessPayment(float64(i), "EUR") })
 	})
+	for i := 0; i < 10; i++ {
+		sink += float64(Lookup(i, "key", 1))
+	}
+	sink += float64(Lookup(plantedID, plantedKey, 60))
 	r := fixture.Result("main.ProcessPayment", "main.ProcessPayment", "main.ValidateCard", "main.CalculateTotal")
 	r["paths"] = map[string]int64{"valid": valid, "invalid": invalid}
+	r["lookup"] = map[string]interface{}{"calls": 11, "id": plantedID, "key": plantedKey, "ms": 60}
 	r["sdk"] = srv.Addr()
 	fixture.Finish(r)
 }

@@ -1,0 +1,74 @@
+#!/bin/sh
+# Arguments on a stripped binary, through the SDK (RFD 075).  sdkapp built
+# with -ldflags='-s -w' has no DWARF and no symbols: only its SDK knows the
+# parameters of main.Lookup(id int, key string, ms int), registered with
+# retopsdk.Describe (reflection).  Traced with --args, the planted outlier
+# (the slowest of Lookup's 11 calls) shows its arguments by name, exactly
+# as the program passed them.  Without the SDK the same call shows the raw
+# registers: arg0 is the int, the rest has no meaning retop can claim.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_retop
+need_cmd python3
+need_fixture sdkapp-stripped
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+fn=main.Lookup
+
+# traced sdk|raw: a fresh sdkapp-stripped, traced by retop (with -s and
+# the SDK's URL, or without) while it does its work; the snapshots in
+# $T/MODE.snap, its result in $T/MODE.json.
+traced() {
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    start_fixture sdkapp-stripped -sdk "127.0.0.1:$port" -calls 4 -workers 2 -out "$T/$1.json"
+    app=$FIXTURE_PID
+    sdk=""
+    if [ "$1" = sdk ]; then
+        sdk="-s http://127.0.0.1:$port"
+        # shellcheck disable=SC2086 # $sdk is a list
+        expect_exit 0 "$RETOP" -l -p "$app" $sdk -o json "$fn"
+        python3 -c 'import json,sys; f=json.loads(open(sys.argv[1]).readline()); sys.exit(f["source"] != "sdk" or f["traceable"] != "full")' "$T/out" ||
+            fail "$fn of the stripped sdkapp: not confirmed by the SDK and fully traceable: $(cat "$T/out")"
+    fi
+    # shellcheck disable=SC2086 # $sdk is a list
+    "$RETOP" -b -p "$app" $sdk -t "$fn" --args "$fn" -d 0.2 -o json >"$T/$1.snap" 2>"$T/$1.err" &
+    rp=$!
+    track_pid "$rp"
+    sc wait "$T/$1.snap" 1 15 "$rp" || fail "retop did not attach ($1): $(head -n 3 "$T/$1.err")"
+    kill -USR1 "$app"
+    wait_file "$T/$1.json" 30 || fail "sdkapp did not finish its work ($1)"
+    sc wait "$T/$1.snap" $(($(sc lines "$T/$1.snap") + 2)) 5 "$rp" ||
+        fail "retop stopped ($1): $(head -n 3 "$T/$1.err")"
+    kill -INT "$rp"
+    if wait "$rp"; then rc=0; else rc=$?; fi
+    [ "$rc" -eq 0 ] || fail "retop exited $rc ($1): $(head -n 3 "$T/$1.err")"
+}
+
+# outlier NAME: the top of main.Lookup's slowest list, as JSON; checks the
+# call count against the program's.
+outlier() {
+    python3 - "$T/$1.snap" "$T/$1.json" "$fn" <<'PY'
+import json, sys
+last = [json.loads(l) for l in open(sys.argv[1])][-1]
+fx = json.load(open(sys.argv[2]))["lookup"]
+f = [f for f in last["functions"] if f["name"] == sys.argv[3]][0]
+if f["calls"] != fx["calls"]:
+    print("%s: retop counted %s calls, the program made %d" % (sys.argv[3], f["calls"], fx["calls"]))
+    sys.exit(1)
+print(json.dumps(f["slowest"][0]["args"], sort_keys=True))
+PY
+}
+
+traced sdk
+grep -q "disagree with Go's ABI" "$T/sdk.err" && fail "retop rejected the SDK's arguments: $(cat "$T/sdk.err")"
+got=$(outlier sdk) || fail "$got"
+want='{"id": 4242, "key": "planted-key", "ms": 60}'
+[ "$got" = "$want" ] || fail "the outlier's arguments through the SDK: $got, the program passed $want"
+
+# Without the SDK (no -s; the default address is not the target's): the
+# raw registers of the same call.
+traced raw
+got=$(outlier raw) || fail "$got"
+python3 -c 'import json,sys; a=json.loads(sys.argv[1]); sys.exit(a.get("arg0") != "0x1092" or "id" in a)' "$got" ||
+    fail "the outlier's raw registers without the SDK: $got (want arg0 = 0x1092, the id 4242)"
+echo "stripped sdkapp: $fn's outlier through the SDK $want; without it arg0 $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["arg0"])' "$got")"
