@@ -101,10 +101,11 @@ const volatile __u32 callers_enabled = 1;
 /* The slowest calls (retop.h): per slot, the longest durations of this
  * interval; user space zeroes a slot's row at every refresh. */
 __u64 slow_top[RETOP_MAX_FUNCS][RETOP_SLOW_N];
-__u64 slow_lost[RETOP_MAX_FUNCS]; /* the ring buffer was full */
 /* Offset of goid in runtime.g (DWARF, else a per-release table); 0: unknown. */
 const volatile __u64 g_goid_offset = 0;
 const volatile __u32 slow_enabled = 1;
+/* --slow: every call at least this long is shipped and counted; 0: off. */
+const volatile __u64 slow_threshold_ns = 0;
 
 /* Arguments captured at the entry, by in-flight key, for slots whose
  * args_spec is on; taken at the RET.  LRU: a call that never returns cannot
@@ -252,6 +253,17 @@ static __always_inline void args_read_str(struct retop_args *a, __u32 k, __u32 r
 		a->str_len[k] = (__u32)n;
 }
 
+/* The integer registers and the strings they point to: the arguments at
+ * the entry, the results at a RET (the same registers, from RAX on). */
+static __always_inline void read_regs(struct pt_regs *ctx, struct retop_args *a, __u8 s0, __u8 s1)
+{
+	for (__u32 i = 0; i < RETOP_ARG_REGS; i++)
+		a->regs[i] = arg_reg(ctx, i);
+	a->str_len[0] = a->str_len[1] = 0;
+	args_read_str(a, 0, s0);
+	args_read_str(a, 1, s1);
+}
+
 /* Capture the arguments of this call, if the operator asked for them. */
 static __always_inline void note_args(struct pt_regs *ctx, const struct retop_inflight_key *key)
 {
@@ -263,11 +275,7 @@ static __always_inline void note_args(struct pt_regs *ctx, const struct retop_in
 	a = bpf_map_lookup_elem(&args_scratch, &zero);
 	if (!a)
 		return;
-	for (__u32 i = 0; i < RETOP_ARG_REGS; i++)
-		a->regs[i] = arg_reg(ctx, i);
-	a->str_len[0] = a->str_len[1] = 0;
-	args_read_str(a, 0, args_spec[slot].str_reg[0]);
-	args_read_str(a, 1, args_spec[slot].str_reg[1]);
+	read_regs(ctx, a, args_spec[slot].str_reg[0], args_spec[slot].str_reg[1]);
 	bpf_map_update_elem(&inflight_args, key, a, BPF_ANY);
 }
 
@@ -429,16 +437,17 @@ static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u64 d
 }
 
 /* Ship the call if it is longer than the shortest of the slot's slowest
- * this interval, and take that one's place.  Two CPUs racing for a place
- * can only leave the row lower than the truth: more calls shipped, never
- * one of the N slowest missed. */
-static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur, __u64 now,
-				      const struct retop_inflight_key *key)
+ * this interval, and take that one's place; or if it is at least --slow
+ * long.  Two CPUs racing for a place can only leave the row lower than the
+ * truth: more calls shipped, never one of the N slowest missed. */
+static __always_inline void note_slow(struct pt_regs *ctx, struct retop_func_stats *st, __u32 slot,
+				      __u64 dur, __u64 now, const struct retop_inflight_key *key)
 {
 	struct retop_slow_event *e;
 	struct retop_args *args = NULL;
 	__u64 *top, mv, g = key->g;
 	__u32 mi = 0;
+	int top_n, over;
 
 	if (!slow_enabled || slot >= RETOP_MAX_FUNCS)
 		return;
@@ -446,6 +455,9 @@ static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur
 		/* Taken whether or not the call is shipped: its place is free. */
 		args = bpf_map_lookup_elem(&inflight_args, key);
 	}
+	over = slow_threshold_ns && dur >= slow_threshold_ns;
+	if (over)
+		__sync_fetch_and_add(&st->slow_over, 1);
 	top = slow_top[slot];
 	mv = top[0];
 	for (__u32 i = 1; i < RETOP_SLOW_N; i++)
@@ -453,12 +465,14 @@ static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur
 			mv = top[i];
 			mi = i;
 		}
-	if (dur <= mv || mi >= RETOP_SLOW_N)
+	top_n = dur > mv && mi < RETOP_SLOW_N;
+	if (top_n)
+		top[mi] = dur;
+	if (!top_n && !over)
 		goto out;
-	top[mi] = dur;
 	e = bpf_ringbuf_reserve(&slow_events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&slow_lost[slot], 1);
+		__sync_fetch_and_add(&st->slow_lost, 1);
 		goto out;
 	}
 	e->func_id = slot;
@@ -473,10 +487,18 @@ static __always_inline void note_slow(struct pt_regs *ctx, __u32 slot, __u64 dur
 		e->goid = 0;
 	if (bpf_probe_read_user(&e->ret_addr, sizeof(e->ret_addr), (void *)PT_REGS_SP(ctx)) != 0)
 		e->ret_addr = 0;
+	e->over = over;
 	e->has_args = 0;
 	if (args) {
 		__builtin_memcpy(&e->args, args, sizeof(e->args));
 		e->has_args = 1;
+	}
+	/* Results only for a shipped call: no cost for the others. */
+	e->has_results = 0;
+	if (args_spec[slot].res_on) {
+		read_regs(ctx, &e->results, args_spec[slot].res_str_reg[0],
+			  args_spec[slot].res_str_reg[1]);
+		e->has_results = 1;
 	}
 	bpf_ringbuf_submit(e, 0);
 out:
@@ -542,7 +564,7 @@ int retop_return(struct pt_regs *ctx)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
 	note_caller(ctx, func_id, dur, b);
-	note_slow(ctx, func_id, dur, now, &key);
+	note_slow(ctx, st, func_id, dur, now, &key);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(&key, now);

@@ -117,6 +117,8 @@ struct retop_func_stats {
 			   * goroutine could not be read at the entry */
 	__u64 before_attach; /* RET hits of calls that began before the entry
 			      * probe was in (or after it was removed): expected */
+	__u64 slow_over;  /* calls at least --slow long (0 when --slow is off) */
+	__u64 slow_lost;  /* slow calls not shipped: the ring buffer was full */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
 	__u64 hist[RETOP_HIST_BUCKETS];
 };
@@ -163,11 +165,15 @@ struct retop_args {
 };
 
 /* Per slot, set by user space before the attach: whether arguments are
- * captured, and which registers hold a string's pointer. */
+ * captured at the entry and results read at the RET of a shipped call, and
+ * which registers hold a string's pointer (results use the same registers
+ * as arguments, from RAX on). */
 struct retop_args_spec {
 	__u8 on;
 	__u8 str_reg[RETOP_ARG_STRS]; /* RETOP_ARG_NONE: none */
-	__u8 pad;
+	__u8 res_on;
+	__u8 res_str_reg[RETOP_ARG_STRS];
+	__u8 pad[2];
 };
 
 struct retop_slow_event {
@@ -179,9 +185,12 @@ struct retop_slow_event {
 	__u64 dur_ns;
 	__u64 goid;	/* 0 when the offset of runtime.g's goid is unknown */
 	__u64 ret_addr; /* the caller */
-	__u32 has_args;
-	__u32 pad;
-	struct retop_args args;
+	__u8 has_args;
+	__u8 has_results;
+	__u8 over;	/* at least --slow long: shipped whatever its rank */
+	__u8 pad[5];
+	struct retop_args args;	   /* at the entry */
+	struct retop_args results; /* at the RET */
 };
 
 #endif

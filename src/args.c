@@ -1,15 +1,17 @@
 #include "args.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dwarf_info.h"
 #include "sdk_client.h"
 
 /* How a Go type passes in integer registers: 1 for scalars and pointers,
- * 2 for a string; 0 for a float (one XMM register, which a BPF program
+ * 2 for a string or an interface, 3 for a slice; 0 for a float (one XMM register, which a BPF program
  * cannot read, and no integer register); -1 for what retop does not follow
- * (structs, slices and interfaces have layouts this does not model). */
+ * (structs, arrays and named interface types have layouts this does not
+ * model: a type name alone does not tell an interface from a struct). */
 static int args_classify(const char *t, uint64_t size, struct args_slot *s)
 {
 	static const struct {
@@ -40,6 +42,14 @@ static int args_classify(const char *t, uint64_t size, struct args_slot *s)
 	}
 	if (strcmp(t, "float64") == 0 || strcmp(t, "float32") == 0)
 		return 0;
+	if (strcmp(t, "error") == 0 || strcmp(t, "any") == 0 || strncmp(t, "interface {", 11) == 0) {
+		s->kind = ARGS_IFACE;
+		return 2;
+	}
+	if (strncmp(t, "[]", 2) == 0) {
+		s->kind = ARGS_SLICE;
+		return 3;
+	}
 	if (t[0] == '*' || strncmp(t, "chan ", 5) == 0 || strncmp(t, "map[", 4) == 0 ||
 	    strncmp(t, "func(", 5) == 0) {
 		s->kind = ARGS_POINTER;
@@ -60,22 +70,32 @@ struct args_param {
 	int sdk_reg; /* the SDK's first integer register for it; -1: none given */
 };
 
+/* Where one list (the arguments, or the results) goes, and which of its
+ * strings BPF reads. */
+struct args_dest {
+	struct args_slot *slots;
+	size_t *n;
+	__u8 *str_reg; /* RETOP_ARG_STRS of them */
+};
+
 /* Integer registers go to integer-class parameters in order, floats to the
  * XMM registers (not read), each independently (Go's ABIInternal); the
  * first parameter this does not follow ends the decoding: after it the
- * assignment depends on details not modelled here.  False when the SDK
- * named a register that is not the one the ABI gives. */
-static bool args_plan_params(const struct args_param *ps, size_t n, struct args_plan *out)
+ * assignment depends on details not modelled here.  Results are assigned
+ * the same way, from RAX again.  False when the SDK named a register that
+ * is not the one the ABI gives. */
+static bool args_plan_params(const struct args_param *ps, size_t n, struct args_dest d)
 {
 	unsigned reg = 0, nstr = 0;
 	bool lost = false;
 
-	for (size_t i = 0; i < n && out->n < ARGS_MAX; i++) {
-		struct args_slot *s = &out->slots[out->n++];
+	for (size_t i = 0; i < n && *d.n < ARGS_MAX; i++) {
+		struct args_slot *s = &d.slots[(*d.n)++];
 		int need;
 
 		memset(s, 0, sizeof(*s));
-		s->name = ps[i].name;
+		/* Go names an unnamed result "~r0" (or "~r1" after a receiver). */
+		s->name = ps[i].name && ps[i].name[0] != '~' ? ps[i].name : NULL;
 		s->kind = ARGS_UNAVAILABLE;
 		need = lost ? -1 : args_classify(ps[i].type, ps[i].size, s);
 		if (need < 0 || reg + (unsigned)need > RETOP_ARG_REGS) {
@@ -92,7 +112,7 @@ static bool args_plan_params(const struct args_param *ps, size_t n, struct args_
 		s->reg = (uint8_t)reg;
 		if (s->kind == ARGS_STRING) {
 			if (nstr < RETOP_ARG_STRS) {
-				out->spec.str_reg[nstr] = (uint8_t)reg;
+				d.str_reg[nstr] = (uint8_t)reg;
 				s->str = (uint8_t)nstr++;
 			} else {
 				s->kind = ARGS_UNAVAILABLE;
@@ -105,45 +125,63 @@ static bool args_plan_params(const struct args_param *ps, size_t n, struct args_
 
 static void args_plan_raw(struct args_plan *out)
 {
-	/* No names, no types: every integer argument register, raw. */
-	out->n = 0;
+	/* No names, no types: every integer argument register, raw; results
+	 * unknown (a register at the RET is not a result without a type). */
+	out->n = out->nres = 0;
+	out->spec.res_on = 0;
 	for (size_t k = 0; k < RETOP_ARG_STRS; k++)
-		out->spec.str_reg[k] = RETOP_ARG_NONE;
+		out->spec.str_reg[k] = out->spec.res_str_reg[k] = RETOP_ARG_NONE;
 	for (size_t i = 0; i < RETOP_ARG_REGS; i++) {
 		out->slots[i] = (struct args_slot){.kind = ARGS_RAW, .reg = (uint8_t)i};
 		out->n++;
 	}
 }
 
-int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t nsdk,
-		   struct args_plan *out)
+/* The SDK's parameters as args_param, with the register it names. */
+static size_t args_from_sdk(const struct sdk_arg *sdk, size_t nsdk, struct args_param *ps)
 {
-	struct args_param ps[ARGS_MAX];
 	size_t n = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->spec.on = 1;
-	for (size_t k = 0; k < RETOP_ARG_STRS; k++)
-		out->spec.str_reg[k] = RETOP_ARG_NONE;
-	if (f->dwarf) {
-		for (size_t i = 0; i < f->dwarf->nparams && n < ARGS_MAX; i++) {
-			const struct dwarf_param *p = &f->dwarf->params[i];
-			if (!p->is_return)
-				ps[n++] = (struct args_param){p->name, p->type, p->size, -1};
-		}
-		args_plan_params(ps, n, out);
-		return 0;
-	}
 	for (size_t i = 0; i < nsdk && n < ARGS_MAX; i++)
 		ps[n++] = (struct args_param){sdk[i].name && sdk[i].name[0] ? sdk[i].name : NULL,
 					      sdk[i].type, sdk[i].size,
 					      sdk[i].loc == SDK_LOC_REGISTER ? (int)sdk[i].loc_value : -1};
-	if (n && !args_plan_params(ps, n, out)) {
+	return n;
+}
+
+int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t nsdk,
+		   const struct sdk_arg *rets, size_t nrets, struct args_plan *out)
+{
+	struct args_param ps[ARGS_MAX], rs[ARGS_MAX];
+	size_t n = 0, nr = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->spec.on = 1;
+	for (size_t k = 0; k < RETOP_ARG_STRS; k++)
+		out->spec.str_reg[k] = out->spec.res_str_reg[k] = RETOP_ARG_NONE;
+	if (f->dwarf) {
+		for (size_t i = 0; i < f->dwarf->nparams; i++) {
+			const struct dwarf_param *p = &f->dwarf->params[i];
+			struct args_param a = {p->name, p->type, p->size, -1};
+			if (!p->is_return && n < ARGS_MAX)
+				ps[n++] = a;
+			else if (p->is_return && nr < ARGS_MAX)
+				rs[nr++] = a;
+		}
+	} else {
+		n = args_from_sdk(sdk, nsdk, ps);
+		nr = args_from_sdk(rets, nrets, rs);
+	}
+	if (!n && !f->dwarf) {
+		args_plan_raw(out);
+		return 0;
+	}
+	if (!args_plan_params(ps, n, (struct args_dest){out->slots, &out->n, out->spec.str_reg}) ||
+	    !args_plan_params(rs, nr, (struct args_dest){out->res, &out->nres, out->spec.res_str_reg})) {
 		args_plan_raw(out);
 		return -EBADMSG;
 	}
-	if (!n)
-		args_plan_raw(out);
+	out->spec.res_on = out->nres > 0;
 	return 0;
 }
 
@@ -213,6 +251,12 @@ static void args_decode_one(const struct args_slot *s, const struct retop_args *
 		v->u = len;
 		break;
 	}
+	case ARGS_IFACE:
+		v->u = r; /* the type word: 0 only for nil */
+		break;
+	case ARGS_SLICE:
+		v->u = s->reg + 1 < RETOP_ARG_REGS ? a->regs[s->reg + 1] : 0;
+		break;
 	case ARGS_POINTER:
 	case ARGS_RAW:
 		v->u = r;
@@ -227,4 +271,60 @@ void args_decode(const struct args_plan *plan, const struct retop_args *a, struc
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < plan->n && i < ARGS_MAX; i++)
 		args_decode_one(&plan->slots[i], a, &out->v[out->n++]);
+}
+
+void args_decode_results(const struct args_plan *plan, const struct retop_args *r,
+			 struct args_values *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < plan->nres && i < ARGS_MAX; i++)
+		args_decode_one(&plan->res[i], r, &out->v[out->n++]);
+}
+
+void args_format(const struct args_values *v, const char *unnamed, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < v->n && off < len; i++) {
+		const struct args_value *a = &v->v[i];
+		char name[32], val[RETOP_ARG_STR_LEN + 8];
+
+		if (a->name)
+			snprintf(name, sizeof(name), "%s", a->name);
+		else
+			snprintf(name, sizeof(name), "%s%zu", unnamed, i);
+		switch (a->kind) {
+		case ARGS_INT:
+			snprintf(val, sizeof(val), "%lld", (long long)a->i);
+			break;
+		case ARGS_UINT:
+			snprintf(val, sizeof(val), "%llu", (unsigned long long)a->u);
+			break;
+		case ARGS_BOOL:
+			snprintf(val, sizeof(val), "%s", a->u ? "true" : "false");
+			break;
+		case ARGS_STRING:
+			snprintf(val, sizeof(val), "\"%s%s\"", a->s, a->truncated ? "..." : "");
+			break;
+		case ARGS_IFACE:
+			snprintf(val, sizeof(val), "%s", a->u ? "non-nil" : "nil");
+			break;
+		case ARGS_SLICE:
+			snprintf(val, sizeof(val), "len %llu", (unsigned long long)a->u);
+			break;
+		case ARGS_POINTER:
+		case ARGS_RAW:
+			snprintf(val, sizeof(val), "0x%llx", (unsigned long long)a->u);
+			break;
+		case ARGS_UNAVAILABLE:
+			snprintf(val, sizeof(val), "?");
+			break;
+		}
+		int n = snprintf(buf + off, len - off, "%s%s=%s", i ? " " : "", name, val);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
 }

@@ -19,6 +19,8 @@ enum args_kind {
 	ARGS_BOOL,
 	ARGS_STRING,
 	ARGS_POINTER,
+	ARGS_IFACE,	  /* an interface (error, any): nil or not, from its type word */
+	ARGS_SLICE,	  /* its length */
 	ARGS_RAW,	  /* no type known: the register as is */
 	ARGS_UNAVAILABLE, /* floats (XMM registers), spilled or unknown layout */
 };
@@ -32,19 +34,22 @@ struct args_slot {
 };
 
 struct args_plan {
-	size_t n;
+	size_t n; /* arguments */
 	struct args_slot slots[ARGS_MAX];
+	size_t nres; /* results, read at the RET of a shipped call */
+	struct args_slot res[ARGS_MAX];
 	struct retop_args_spec spec; /* what BPF captures */
 };
 
 struct sdk_arg;
 
 /* The plan for f: from DWARF when f has it, else from the SDK's arguments
- * (sdk[0..nsdk), from reflection in a stripped binary: RFD 075), else every
- * register raw.  -EBADMSG, and every register raw, when a register the SDK
- * names is not the one Go's ABI gives: its facts are not trusted. */
+ * and results (sdk[0..nsdk), rets[0..nrets), from reflection in a stripped
+ * binary: RFD 075), else every argument register raw and no results.
+ * -EBADMSG, and raw, when a register the SDK names is not the one Go's ABI
+ * gives: its facts are not trusted. */
 int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t nsdk,
-		   struct args_plan *out);
+		   const struct sdk_arg *rets, size_t nrets, struct args_plan *out);
 
 struct args_value {
 	const char *name; /* NULL: arg<index> */
@@ -62,5 +67,13 @@ struct args_values {
 
 void args_decode(const struct args_plan *plan, const struct retop_args *a,
 		 struct args_values *out);
+/* The results, from the registers read at the RET; unnamed ones (NULL
+ * name) are r<index>. */
+void args_decode_results(const struct args_plan *plan, const struct retop_args *r,
+			 struct args_values *out);
+
+/* One line for a screen: `id=4242 key="planted-key" r=?`; unnamed values
+ * are <unnamed><index> (arg0, r0), unavailable ones '?'. */
+void args_format(const struct args_values *v, const char *unnamed, char *buf, size_t len);
 
 #endif

@@ -26,7 +26,8 @@ enum {
 	OPT_MAX_MEMORY,
 	OPT_BUDGET,
 	OPT_LATENCY_ONLY,
-	OPT_ARGS
+	OPT_ARGS,
+	OPT_SLOW
 };
 
 static const struct option long_options[] = {
@@ -50,6 +51,7 @@ static const struct option long_options[] = {
 	{"no-pid-label", no_argument, NULL, OPT_NO_PID_LABEL},
 	{"latency-only", no_argument, NULL, OPT_LATENCY_ONLY},
 	{"args", required_argument, NULL, OPT_ARGS},
+	{"slow", required_argument, NULL, OPT_SLOW},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -95,6 +97,9 @@ void cli_usage(FILE *out)
 		"                             BPF work per call\n"
 		"      --args GLOB            capture the arguments of the traced functions\n"
 		"                             matching GLOB, shown with their slowest calls\n"
+		"                             (results too, where their types are known)\n"
+		"      --slow DURATION        also report every call at least DURATION long\n"
+		"                             (e.g. 10ms, 500us, 2s), counted and listed\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              version\n"
@@ -167,6 +172,32 @@ static bool parse_budget(const char *s, double *out)
 		return false;
 	*out = v;
 	return true;
+}
+
+/* "10ms", "500us", "2s", "1.5", "250000ns": a duration up to an hour; a
+ * bare number is seconds, like --delay. */
+static bool parse_duration_ns(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e9}};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v <= 0)
+		return false;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0) {
+			v *= units[i].ns;
+			if (v < 1 || v > 3600e9)
+				return false;
+			*out = (uint64_t)(v + 0.5);
+			return true;
+		}
+	return false;
 }
 
 /* One mode per run: a second one is a mistake to point out, not to
@@ -272,6 +303,11 @@ static int cli_parse_one(int c, struct cli_options *o)
 	case OPT_ARGS:
 		o->args_pattern = optarg;
 		return 0;
+	case OPT_SLOW:
+		if (!parse_duration_ns(optarg, &o->slow_ns))
+			return usage_error("--slow takes a duration from 1ns to 1h such as 10ms, 500us "
+					   "or 2s, got '%s'", optarg);
+		return 0;
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -333,6 +369,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	if ((o->mode == CLI_LIST || o->mode == CLI_BATCH || o->mode == CLI_SERVE) && !o->pid &&
 	    !o->exe)
 		return usage_error("%s", "this mode needs a target: -p PID or -x PATH");
+	if (o->latency_only && (o->slow_ns || o->args_pattern))
+		return usage_error("--latency-only keeps no slowest calls: leave out %s",
+				   o->slow_ns ? "--slow" : "--args");
 	if (o->no_pid_label && o->mode != CLI_SERVE)
 		return usage_error("%s", "--no-pid-label is an option of --serve");
 	if ((o->mode == CLI_BATCH || o->mode == CLI_SERVE) && o->npatterns == 0)

@@ -38,6 +38,7 @@ struct cli_options {
 	bool no_dwarf;
 	bool latency_only; /* --latency-only: no callers, no slowest calls */
 	const char *args_pattern; /* --args GLOB */
+	uint64_t slow_ns;	  /* --slow DURATION; 0 = off */
 	int verbose;
 };
 

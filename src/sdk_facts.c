@@ -105,12 +105,15 @@ void sdk_facts_close(struct sdk_facts *sf)
 }
 
 size_t sdk_facts_args(const struct sdk_facts *sf, const struct func_info *f,
-		      const struct sdk_arg **out)
+		      const struct sdk_arg **args, const struct sdk_arg **rets, size_t *nrets)
 {
-	*out = NULL;
+	*args = *rets = NULL;
+	*nrets = 0;
 	for (size_t i = 0; sf && i < sf->nkept; i++)
 		if (sf->kept[i].f == f) {
-			*out = sf->kept[i].v.args;
+			*args = sf->kept[i].v.args;
+			*rets = sf->kept[i].v.rets;
+			*nrets = sf->kept[i].v.nrets;
 			return sf->kept[i].v.nargs;
 		}
 	return 0;

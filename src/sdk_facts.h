@@ -23,9 +23,10 @@ struct sdk_facts {
 };
 
 struct sdk_arg;
-/* The SDK's arguments of f (kept at attach), or 0 and NULL. */
+/* The SDK's arguments of f (kept at attach), their count returned, and its
+ * results in rets[0..*nrets); 0 and NULL when the SDK said nothing. */
 size_t sdk_facts_args(const struct sdk_facts *sf, const struct func_info *f,
-		      const struct sdk_arg **out);
+		      const struct sdk_arg **args, const struct sdk_arg **rets, size_t *nrets);
 
 /* url NULL: try the default address quietly (once, short timeouts); a URL
  * the operator gave is tried harder and every failure is reported.  pid

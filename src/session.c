@@ -52,6 +52,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 		.max_in_flight = (uint32_t)o->max_in_flight,
 		.sdk_url = o->sdk_url, .max_duration_s = o->max_duration_s,
 		.max_memory = o->max_memory, .budget_pct = o->budget_pct,
+		.slow_ns = o->slow_ns,
 	};
 }
 
@@ -120,6 +121,7 @@ static int session_open_tracer(struct session *s, char *err)
 		.inflight_max = s->opts.max_in_flight,
 		.orphan_timeout_ns = (uint64_t)(s->opts.orphan_timeout_s * 1e9),
 		.latency_only = s->opts.latency_only,
+		.slow_ns = s->opts.slow_ns,
 	};
 	if (goid_offset(s->binary, elf_image_go_version(s->idx->img), &to.goid_offset) != 0)
 		log_info("session", "offset of goid in runtime.g unknown (no DWARF, release not in "
@@ -241,23 +243,53 @@ static int session_check_go_version(const struct session *s, char *why)
 
 static int session_attach(struct session *s, struct func_info *f, char *err);
 
-/* --args: capture the arguments of the matching functions, reported with
- * their slowest calls. */
-static void session_args(struct session *s, struct session_func *sf)
+/* Start or stop capturing sf's arguments and results. */
+static void session_set_args(struct session *s, struct session_func *sf, bool on)
 {
+	const struct sdk_arg *sdk, *rets;
 	struct args_plan plan;
+	size_t nsdk, nrets;
 
+	sf->args_on = on;
 	slowest_set_plan(s->slow, sf->slot, NULL);
-	if (!s->opts.args_pattern || sf->entry_only || s->opts.latency_only ||
-	    fnmatch(s->opts.args_pattern, sf->f->name, 0) != 0)
+	tracer_args_set(s->tracer, sf->slot, NULL);
+	if (!on)
 		return;
-	const struct sdk_arg *sdk;
-	size_t nsdk = sdk_facts_args(s->sdk, sf->f, &sdk);
-	if (args_plan_make(sf->f, sdk, nsdk, &plan) != 0)
+	nsdk = sdk_facts_args(s->sdk, sf->f, &sdk, &rets, &nrets);
+	if (args_plan_make(sf->f, sdk, nsdk, rets, nrets, &plan) != 0)
 		log_warn("session", "%s: the SDK's argument registers disagree with Go's ABI: raw "
 			 "registers instead", sf->f->name);
 	slowest_set_plan(s->slow, sf->slot, &plan);
 	tracer_args_set(s->tracer, sf->slot, &plan.spec);
+}
+
+/* --args: capture the arguments of the matching functions, reported with
+ * their slowest calls; a re-attach (budget, retrace) keeps the choice. */
+static void session_args(struct session *s, struct session_func *sf)
+{
+	bool on = sf->args_on || (s->opts.args_pattern &&
+				  fnmatch(s->opts.args_pattern, sf->f->name, 0) == 0);
+
+	session_set_args(s, sf, on && !sf->entry_only && !s->opts.latency_only);
+}
+
+int session_toggle_args(struct session *s, const struct func_info *f, bool *on)
+{
+	struct session_func *sf = session_find(s, f);
+
+	if (!sf || sf->slot < 0)
+		return -ENOENT;
+	if (sf->entry_only || s->opts.latency_only)
+		return -ENOTSUP;
+	/* The slowest list starts over, so that every call it shows from now
+	 * on has its arguments (or none, after stop). */
+	struct slowest_list stale;
+	slowest_poll(s->slow, tracer_slot_gens(s->tracer));
+	slowest_take(s->slow, sf->slot, &stale);
+	memset(&sf->slowest, 0, sizeof(sf->slowest));
+	session_set_args(s, sf, !sf->args_on);
+	*on = sf->args_on;
+	return 0;
 }
 
 int session_trace(struct session *s, struct func_info *f, char *err)
@@ -485,6 +517,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->state = sf->state;
 	snprintf(out->reason, sizeof(out->reason), "%s", sf->reason);
 	out->entry_only = sf->entry_only;
+	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
 		sf->prev = sf->cur;
 		if (tracer_read(s->tracer, sf->slot, &sf->cur) != 0)
@@ -499,6 +532,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->before_attach = sf->cur.before_attach;
 		tracer_read_callers(s->tracer, sf->slot, s->idx, session_load_bias(s), &sf->callers);
 		slowest_take(s->slow, sf->slot, &out->slowest_interval);
+		slowest_take_over(s->slow, sf->slot, &out->slow_calls);
 		tracer_slow_rearm(s->tracer, sf->slot);
 		slowest_merge(&sf->slowest, &out->slowest_interval);
 	} else if (sf->have_prev) {
@@ -556,6 +590,7 @@ static void session_sample_guard(struct session *s, uint64_t now)
 	s->snap.max_duration_s = s->guard.max_duration_s;
 	s->snap.budget_pct = s->budget.pct;
 	s->snap.hit_ns = s->budget.hit_ns;
+	s->snap.slow_ns = s->opts.slow_ns;
 	if (s->tracer && guard_due(&s->guard, now)) {
 		for (size_t i = 0; i < s->nfuncs; i++)
 			s->guard.auto_detached += s->funcs[i].slot >= 0;
@@ -619,8 +654,11 @@ const struct snapshot *session_sample(struct session *s)
 void session_reset(struct session *s)
 {
 	for (size_t i = 0; i < s->nfuncs; i++) {
-		if (s->funcs[i].slot >= 0)
+		if (s->funcs[i].slot >= 0) {
 			tracer_reset(s->tracer, s->funcs[i].slot);
+			/* The reset cleared the capture in BPF, not the choice. */
+			session_set_args(s, &s->funcs[i], s->funcs[i].args_on);
+		}
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
 		memset(&s->funcs[i].slowest, 0, sizeof(s->funcs[i].slowest));

@@ -25,6 +25,7 @@ struct session_opts {
 	double max_duration_s; /* auto-detach after it; 0: never */
 	uint64_t max_memory;   /* refuse to attach beyond it; 0: no limit */
 	double budget_pct;     /* --budget: % of one CPU; 0: no budget */
+	uint64_t slow_ns;      /* --slow: report every call this long; 0: off */
 };
 
 /* Opaque: the faces read snapshots (session_sample) and the few static
@@ -63,6 +64,11 @@ void session_close(struct session *s);
  * status and nothing of it stays attached. */
 int session_trace(struct session *s, struct func_info *f, char *err);
 void session_untrace(struct session *s, struct func_info *f);
+/* Capture f's arguments (and results, where their types are known) with
+ * its slowest calls, or stop: the dashboard's key, --args for a pattern.
+ * -ENOENT when f is not attached, -ENOTSUP for an entry-only function or
+ * under --latency-only; the new state in *on. */
+int session_toggle_args(struct session *s, const struct func_info *f, bool *on);
 bool session_is_traced(const struct session *s, const struct func_info *f);
 /* Every function matching each glob; all patterns are checked before any
  * probe is attached, so a bad pattern leaves nothing attached. */

@@ -18,6 +18,7 @@ struct session_func {
 	struct retop_func_stats prev, cur;
 	struct callers_view callers; /* the last read */
 	struct slowest_list slowest; /* since tracing began */
+	bool args_on;	/* arguments captured (--args, or the dashboard's key) */
 	bool have_prev;
 	struct budget_func bf; /* the overhead budget's duty cycle */
 };

@@ -15,6 +15,7 @@ struct slowest {
 	const uint32_t *gens;
 	double wall_minus_mono; /* wall clock minus bpf_ktime_get_ns(), seconds */
 	struct slowest_list pending[RETOP_MAX_FUNCS];
+	struct slowest_list over[RETOP_MAX_FUNCS]; /* --slow: the latest, oldest first */
 	bool has_plan[RETOP_MAX_FUNCS];
 	struct args_plan plans[RETOP_MAX_FUNCS];
 };
@@ -35,6 +36,16 @@ static void slowest_insert(struct slowest_list *l, const struct slowest_call *c)
 		i--;
 	}
 	l->calls[i] = *c;
+}
+
+/* Append c to l, the oldest giving way when l is full. */
+static void slowest_append(struct slowest_list *l, const struct slowest_call *c)
+{
+	if (l->n == SLOWEST_N) {
+		memmove(&l->calls[0], &l->calls[1], (SLOWEST_N - 1) * sizeof(l->calls[0]));
+		l->n--;
+	}
+	l->calls[l->n++] = *c;
 }
 
 static int slowest_event(void *ctx, void *data, size_t size)
@@ -60,7 +71,13 @@ static int slowest_event(void *ctx, void *data, size_t size)
 		c.has_args = true;
 		args_decode(&sl->plans[e->func_id], &e->args, &c.args);
 	}
+	if (e->has_results && sl->has_plan[e->func_id]) {
+		c.has_results = true;
+		args_decode_results(&sl->plans[e->func_id], &e->results, &c.results);
+	}
 	slowest_insert(&sl->pending[e->func_id], &c);
+	if (e->over)
+		slowest_append(&sl->over[e->func_id], &c);
 	return 0;
 }
 
@@ -110,6 +127,15 @@ void slowest_take(struct slowest *sl, int slot, struct slowest_list *out)
 		return;
 	*out = sl->pending[slot];
 	memset(&sl->pending[slot], 0, sizeof(sl->pending[slot]));
+}
+
+void slowest_take_over(struct slowest *sl, int slot, struct slowest_list *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return;
+	*out = sl->over[slot];
+	memset(&sl->over[slot], 0, sizeof(sl->over[slot]));
 }
 
 void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan)

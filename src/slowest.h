@@ -23,6 +23,8 @@ struct slowest_call {
 	const char *caller; /* the calling function, or "?" */
 	bool has_args;	    /* captured at the entry (--args) */
 	struct args_values args;
+	bool has_results; /* read at the RET, when their types are known */
+	struct args_values results;
 };
 
 struct slowest_list {
@@ -43,6 +45,9 @@ void slowest_close(struct slowest *sl);
 int slowest_poll(struct slowest *sl, const uint32_t *gens);
 /* The slowest of slot since the last take, and forget them. */
 void slowest_take(struct slowest *sl, int slot, struct slowest_list *out);
+/* The latest calls of slot at least --slow long since the last take (the
+ * newest SLOWEST_N, oldest first), and forget them. */
+void slowest_take_over(struct slowest *sl, int slot, struct slowest_list *out);
 /* Decode the arguments of slot's calls with plan (NULL: no arguments). */
 void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan);
 /* Keep into the N longest of into and from. */

@@ -33,9 +33,10 @@ static struct json_object *snapshot_callers_json(const struct callers_view *c)
 }
 
 /* Arguments by name (arg<i> when unnamed): numbers as numbers, strings
- * as strings, pointers and raw registers as hex text, null when they
- * could not be read (floats, spilled, a layout not decoded). */
-static struct json_object *snapshot_args_json(const struct args_values *a)
+ * as strings, pointers and raw registers as hex text, an interface as
+ * "nil" or "non-nil", a slice as {"len": N}, null when they could not be
+ * read (floats, spilled, a layout not decoded). */
+static struct json_object *snapshot_args_json(const struct args_values *a, const char *unnamed)
 {
 	struct json_object *o = json_object_new_object();
 
@@ -45,7 +46,7 @@ static struct json_object *snapshot_args_json(const struct args_values *a)
 		char key[32], buf[RETOP_ARG_STR_LEN + 8];
 
 		if (!v->name)
-			snprintf(key, sizeof(key), "arg%zu", i);
+			snprintf(key, sizeof(key), "%s%zu", unnamed, i);
 		switch (v->kind) {
 		case ARGS_INT:
 			j = json_object_new_int64(v->i);
@@ -60,6 +61,14 @@ static struct json_object *snapshot_args_json(const struct args_values *a)
 			/* Only the first bytes are read; "..." says there is more. */
 			snprintf(buf, sizeof(buf), "%s%s", v->s, v->truncated ? "..." : "");
 			j = json_object_new_string(buf);
+			break;
+		case ARGS_IFACE:
+			/* JSON null is "not read"; an interface is "nil" or not. */
+			j = json_object_new_string(v->u ? "non-nil" : "nil");
+			break;
+		case ARGS_SLICE:
+			j = json_object_new_object();
+			json_object_object_add(j, "len", json_object_new_uint64(v->u));
 			break;
 		case ARGS_POINTER:
 		case ARGS_RAW:
@@ -89,7 +98,9 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 		json_object_object_add(o, "pid", json_object_new_int64(c->pid));
 		json_object_object_add(o, "caller", json_object_new_string(c->caller));
 		if (c->has_args)
-			json_object_object_add(o, "args", snapshot_args_json(&c->args));
+			json_object_object_add(o, "args", snapshot_args_json(&c->args, "arg"));
+		if (c->has_results)
+			json_object_object_add(o, "results", snapshot_args_json(&c->results, "r"));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -157,9 +168,16 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "ret_sites", sites);
 	json_object_object_add(o, "sampled", json_fixed(f->sampled, 4));
 	json_object_object_add(o, "estimated", json_object_new_boolean(f->estimated));
+	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
 	json_object_object_add(o, "slowest", snapshot_slowest_json(&f->slowest));
 	json_object_object_add(o, "slowest_interval", snapshot_slowest_json(&f->slowest_interval));
+	/* --slow: every call that long is counted; the latest are listed, and
+	 * slowest_lost says how many the ring buffer had no room for. */
+	json_object_object_add(o, "slow_calls_total", json_object_new_uint64(v->slow_over));
+	json_object_object_add(o, "slow_calls_interval", json_object_new_uint64(v->slow_over_delta));
+	json_object_object_add(o, "slow_calls", snapshot_slowest_json(&f->slow_calls));
+	json_object_object_add(o, "slowest_lost", json_object_new_uint64(v->slow_lost));
 	return o;
 }
 
@@ -178,6 +196,7 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "memory", mem);
 	json_object_object_add(o, "budget_pct", json_fixed(snap->budget_pct, 3));
 	json_object_object_add(o, "probe_hit_ns", json_fixed(snap->hit_ns, 0));
+	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
 }
 
 void snapshot_print_json(FILE *out, const struct snapshot *snap)

@@ -50,6 +50,7 @@ struct snapshot_func {
 	uint64_t orphans;
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
+	bool args;	 /* arguments captured with its slowest calls */
 	double sampled;	 /* duty cycle of its probes (--budget): 1 = all in */
 	bool estimated;	 /* counts and rates scaled from a sample */
 	size_t nsites;
@@ -57,6 +58,7 @@ struct snapshot_func {
 	struct callers_view callers; /* since tracing began */
 	struct slowest_list slowest;	      /* since tracing began */
 	struct slowest_list slowest_interval; /* in the last interval */
+	struct slowest_list slow_calls;	      /* --slow: the latest of the interval */
 	/* The counters as read from BPF since tracing began, unscaled by the
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
@@ -81,6 +83,7 @@ struct snapshot {
 	uint64_t user_bytes;	 /* retop's resident memory */
 	double budget_pct;	 /* --budget; 0: none */
 	double hit_ns;		 /* calibrated cost of one probe hit */
+	uint64_t slow_ns;	 /* --slow; 0: off */
 	struct snapshot_func *funcs;
 	size_t nfuncs;
 };

@@ -96,6 +96,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
 	t->skel->rodata->callers_enabled = !t->opts.latency_only;
 	t->skel->rodata->slow_enabled = !t->opts.latency_only;
+	t->skel->rodata->slow_threshold_ns = t->opts.latency_only ? 0 : t->opts.slow_ns;
 	t->init_pidns = tracer_in_init_pidns();
 	t->multi = probes_multi_supported();
 	probes_prepare(t->skel->progs.retop_entry, t->multi);

@@ -35,6 +35,7 @@ struct tracer_opts {
 	uint64_t orphan_timeout_ns;
 	uint64_t goid_offset; /* of goid in runtime.g; 0: goroutine ids unknown */
 	bool latency_only;    /* no callers, no slowest calls: less BPF work a call */
+	uint64_t slow_ns;     /* --slow: ship every call this long; 0: off */
 };
 
 /* Per-slot in-flight view, filled by tracer_sweep(). */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../src/args.h"
 #include "../src/elf_image.h"
 #include "../src/retsites.h"
 #include "../src/stats.h"
@@ -253,15 +254,48 @@ static void detail_callers(const struct snapshot_func *sf, struct detail_page *p
 	detail_row(pg);
 }
 
-/* The slowest calls since start: the outlier, which goroutine, from where. */
-static void detail_slowest(const struct snapshot_func *sf, struct detail_page *pg)
+/* A call's arguments and results, under it: "id=4242 key=\"k\" -> r0=4253". */
+static void detail_call_args(const struct slowest_call *c, struct detail_page *pg)
+{
+	char a[512], r[512];
+	int y;
+
+	if (!c->has_args && !c->has_results)
+		return;
+	if ((y = detail_row(pg)) < 0)
+		return;
+	args_format(&c->args, "arg", a, sizeof(a));
+	args_format(&c->results, "r", r, sizeof(r));
+	draw_textf(y, 0, COLS, DR_DIM, "            %s%s%s", c->has_args ? a : "",
+		   c->has_results ? " -> " : "", c->has_results ? r : "");
+}
+
+/* The slowest calls since start: the outlier, which goroutine, from where,
+ * and with what arguments once 'a' captures them. */
+static void detail_slowest(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
 {
 	const struct slowest_list *l = &sf->slowest;
+	char thr[16];
 	int y;
 
 	if ((y = detail_row(pg)) >= 0)
 		draw_text(y, 0, COLS, DR_TITLE, true,
 			  "  SLOWEST   STARTED          GOROUTINE      TID  CALLER");
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 2, COLS - 2, DR_DIM, false,
+			  sf->args ? "arguments: captured for the calls below (a stops)"
+				   : "arguments: not captured (a captures them)");
+	if (ui->snap.slow_ns && (y = detail_row(pg)) >= 0) {
+		fmt_duration(ui->snap.slow_ns, thr, sizeof(thr));
+		draw_textf(y, 2, COLS - 2, sf->v.slow_lost ? DR_WARN : DR_NORMAL,
+			   "calls >= %s (--slow): %llu, %llu in the last interval%s", thr,
+			   (unsigned long long)sf->v.slow_over,
+			   (unsigned long long)sf->v.slow_over_delta,
+			   sf->v.slow_lost ? "; some not listed (ring buffer full)" : "");
+	}
+	if (sf->v.slow_lost && !ui->snap.slow_ns && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 2, COLS - 2, DR_WARN, "%llu slow calls not listed: ring buffer full",
+			   (unsigned long long)sf->v.slow_lost);
 	if (l->n == 0 && (y = detail_row(pg)) >= 0)
 		draw_text(y, 2, COLS - 2, DR_DIM, false, "no call has returned yet");
 	for (size_t i = 0; i < l->n; i++) {
@@ -269,19 +303,20 @@ static void detail_slowest(const struct snapshot_func *sf, struct detail_page *p
 		char dur[16], when[32], gid[24];
 		time_t sec = (time_t)c->time;
 		struct tm tm;
-		if ((y = detail_row(pg)) < 0)
-			continue;
-		fmt_duration(c->dur_ns, dur, sizeof(dur));
-		localtime_r(&sec, &tm);
-		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03d",
-			 (int)((c->time - (double)sec) * 1000));
-		if (c->goid)
-			snprintf(gid, sizeof(gid), "%llu", (unsigned long long)c->goid);
-		else
-			snprintf(gid, sizeof(gid), "?");
-		draw_textf(y, 0, COLS, i == 0 ? DR_MARK : DR_NORMAL, "  %7s   %-14s %10s %8u  %s", dur,
-			   when, gid, c->tid, c->caller);
+		if ((y = detail_row(pg)) >= 0) {
+			fmt_duration(c->dur_ns, dur, sizeof(dur));
+			localtime_r(&sec, &tm);
+			strftime(when, sizeof(when), "%H:%M:%S", &tm);
+			snprintf(when + strlen(when), sizeof(when) - strlen(when), ".%03d",
+				 (int)((c->time - (double)sec) * 1000));
+			if (c->goid)
+				snprintf(gid, sizeof(gid), "%llu", (unsigned long long)c->goid);
+			else
+				snprintf(gid, sizeof(gid), "?");
+			draw_textf(y, 0, COLS, i == 0 ? DR_MARK : DR_NORMAL,
+				   "  %7s   %-14s %10s %8u  %s", dur, when, gid, c->tid, c->caller);
+		}
+		detail_call_args(c, pg);
 	}
 	detail_row(pg);
 }
@@ -353,7 +388,7 @@ static void detail_draw(struct ui *ui)
 	detail_callers(sf, &pg);
 	detail_histogram(d, &pg);
 	/* After the histogram: its header and p50/p99 stay on an 80x24 page. */
-	detail_slowest(sf, &pg);
+	detail_slowest(ui, sf, &pg);
 	detail_disasm(ui, sf, &pg);
 	d->lines = pg.v;
 }
@@ -373,9 +408,20 @@ static int detail_key_untrace(struct ui *ui, int key)
 	return UI_REDRAW;
 }
 
+static int detail_key_args(struct ui *ui, int key)
+{
+	(void)key;
+	if (ui->detail->f)
+		worker_post(&ui->w, &(struct worker_job){.kind = JOB_ARGS,
+							 .f = (struct func_info *)ui->detail->f});
+	return UI_REDRAW;
+}
+
 static const struct ui_key detail_keys[] = {
 	{-3, "j/k", NULL, NULL, "scroll"},
 	{' ', "Space", "untrace the function", detail_key_untrace, "untrace"},
+	{'a', "a", "capture the arguments (and results) of its slowest calls, or stop",
+	 detail_key_args, "args"},
 	{27, "Esc", "back to the live table", NULL, "back"},
 	{'d', NULL, NULL, NULL, "delay"},
 	{'p', NULL, NULL, NULL, "pause"},

@@ -251,6 +251,23 @@ static void worker_job_untrace(struct worker *w, struct func_info *f)
 	worker_unlock(w);
 }
 
+static void worker_job_args(struct worker *w, struct func_info *f)
+{
+	bool on = false;
+	int ret = session_toggle_args(w->s, f, &on);
+
+	worker_lock(w);
+	if (ret == -ENOTSUP)
+		worker_progress_locked(w, "%s: no arguments without durations (entry-only or "
+					  "--latency-only)", f->name);
+	else if (ret)
+		worker_progress_locked(w, "%s: not traced: trace it first (Space)", f->name);
+	else
+		worker_progress_locked(w, on ? "%s: arguments captured with its slowest calls (a stops)"
+					     : "%s: arguments no longer captured", f->name);
+	worker_unlock(w);
+}
+
 static void worker_job_patterns(struct worker *w)
 {
 	char err[ERR_LEN];
@@ -368,6 +385,10 @@ static void worker_run_job(struct worker *w, const struct worker_job *job)
 		break;
 	case JOB_SCAN:
 		worker_job_scan(w);
+		break;
+	case JOB_ARGS:
+		if (w->s)
+			worker_job_args(w, job->f);
 		break;
 	}
 }

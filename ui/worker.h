@@ -33,6 +33,7 @@ enum worker_job_kind {
 	JOB_RESET,
 	JOB_EXTEND,  /* another --max-duration before auto-detach */
 	JOB_SCAN,    /* procs_scan_go for the picker */
+	JOB_ARGS,    /* f: capture its arguments, or stop */
 };
 
 struct worker_job {

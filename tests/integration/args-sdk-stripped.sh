@@ -4,7 +4,8 @@
 # parameters of main.Lookup(id int, key string, ms int), registered with
 # retopsdk.Describe (reflection).  Traced with --args, the planted outlier
 # (the slowest of Lookup's 11 calls) shows its arguments by name, exactly
-# as the program passed them.  Without the SDK the same call shows the raw
+# as the program passed them, and its result (4242 + len("planted-key"))
+# read at the RET.  Without the SDK the same call shows the raw
 # registers: arg0 is the int, the rest has no meaning retop can claim.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -55,20 +56,22 @@ f = [f for f in last["functions"] if f["name"] == sys.argv[3]][0]
 if f["calls"] != fx["calls"]:
     print("%s: retop counted %s calls, the program made %d" % (sys.argv[3], f["calls"], fx["calls"]))
     sys.exit(1)
-print(json.dumps(f["slowest"][0]["args"], sort_keys=True))
+top = f["slowest"][0]
+print(json.dumps(top["args"], sort_keys=True) + " | " + json.dumps(top.get("results"), sort_keys=True))
 PY
 }
 
 traced sdk
 grep -q "disagree with Go's ABI" "$T/sdk.err" && fail "retop rejected the SDK's arguments: $(cat "$T/sdk.err")"
 got=$(outlier sdk) || fail "$got"
-want='{"id": 4242, "key": "planted-key", "ms": 60}'
+want='{"id": 4242, "key": "planted-key", "ms": 60} | {"r0": 4253}'
 [ "$got" = "$want" ] || fail "the outlier's arguments through the SDK: $got, the program passed $want"
 
 # Without the SDK (no -s; the default address is not the target's): the
 # raw registers of the same call.
 traced raw
 got=$(outlier raw) || fail "$got"
-python3 -c 'import json,sys; a=json.loads(sys.argv[1]); sys.exit(a.get("arg0") != "0x1092" or "id" in a)' "$got" ||
-    fail "the outlier's raw registers without the SDK: $got (want arg0 = 0x1092, the id 4242)"
-echo "stripped sdkapp: $fn's outlier through the SDK $want; without it arg0 $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["arg0"])' "$got")"
+# No types known: the registers at the RET are not claimed as results.
+python3 -c 'import json,sys; a,r=sys.argv[1].split(" | "); a=json.loads(a); sys.exit(a.get("arg0") != "0x1092" or "id" in a or json.loads(r) is not None)' "$got" ||
+    fail "the outlier's raw registers without the SDK: $got (want arg0 = 0x1092, the id 4242, and no results)"
+echo "stripped sdkapp: $fn's outlier through the SDK $want; without it $got"

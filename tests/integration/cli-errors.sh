@@ -28,4 +28,12 @@ usage_case "-b/--batch and -l/--list cannot be combined" -b -l main.x -p 1
 usage_case "--serve and -l/--list cannot be combined" --serve 9100 --list -p 1
 # The same mode twice is not a conflict: it reaches the next check.
 usage_case "batch mode needs at least one -t PATTERN" -b -b -p 1
-echo "cli-errors: 11 usage errors, one line each, exit 2"
+# --slow takes a duration with a unit (a bare number is seconds).
+for bad in 10xs 0 -5ms 2h abc 1e400ms; do
+    usage_case "--slow takes a duration from 1ns to 1h such as 10ms, 500us or 2s, got '$bad'" \
+        -b -p 1 -t x --slow "$bad"
+done
+usage_case "--slow needs an argument" -b -p 1 -t x --slow
+usage_case "--latency-only keeps no slowest calls: leave out --slow" -b -p 1 -t x --latency-only --slow 10ms
+usage_case "--latency-only keeps no slowest calls: leave out --args" -b -p 1 -t x --latency-only --args 'main.*'
+echo "cli-errors: 20 usage errors, one line each, exit 2"

@@ -5,7 +5,9 @@
 # durations each caller measured around its call with the Go clock.  Then a
 # planted outlier: the top of `slowest`, with its caller, the goroutine id
 # the program read from runtime.Stack, its duration, its start time and its
-# arguments (--args): an int and a string (its first 64 bytes, then "...").
+# arguments (--args): an int and a string (its first 64 bytes, then "..."),
+# and its result, read at the RET.  With --slow 10ms, every call of 10 ms
+# or more is counted (exactly the program's own count) and listed.
 # Both as built by default and as a PIE, whose return addresses are the
 # load address plus the link address: retop names the callers all the same.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -20,7 +22,7 @@ for v in default pie; do
 snap=$T/$v.snap out=$T/$v.out calls=90
 start_fixture callers-$v -calls $calls -workers 2 -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' -d 0.2 -o json >"$snap" 2>"$T/err" &
+"$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' --slow 10ms -d 0.2 -o json >"$snap" 2>"$T/err" &
 rp=$!
 track_pid "$rp"
 sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
@@ -91,11 +93,45 @@ want_args = {"us": own["us"], "tag": own["tag"][:64] + ("..." if len(own["tag"])
 if top.get("args") != want_args:
     print("slowest[0].args = %r, the program passed %r" % (top.get("args"), want_args))
     bad = True
+if top.get("results") != {"r0": own["result"]}:
+    print("slowest[0].results = %r, the program got %r" % (top.get("results"), own["result"]))
+    bad = True
 if abs(top["time"] - own["start"]) > 0.05:
     print("slowest[0] started at %.6f, the program's clock says %.6f" % (top["time"], own["start"]))
     bad = True
-print("slowest[0]: %s, goroutine %d (program %d), %d ns (program %d ns), started %.3f s from the program's clock, args %s"
-      % (top["caller"], top["goid"], own["goid"], top["duration_ns"], own["duration_ns"], top["time"] - own["start"], json.dumps(top.get("args"))))
+print("slowest[0]: %s, goroutine %d (program %d), %d ns (program %d ns), started %.3f s from the program's clock, args %s, results %s"
+      % (top["caller"], top["goid"], own["goid"], top["duration_ns"], own["duration_ns"], top["time"] - own["start"], json.dumps(top.get("args")), json.dumps(top.get("results"))))
+sys.exit(1 if bad else 0)
+PY
+python3 - "$snap" "$out" <<'PY' || fail "callers-$v: --slow 10ms: count or list differs from the program's own"
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+fx = json.load(open(sys.argv[2]))
+works = [[f for f in s["functions"] if f["name"] == "main.Work"][0] for s in snaps]
+last = works[-1]
+bad = False
+if snaps[-1]["slow_ns"] != 10000000:
+    print("slow_ns %r, expected 10000000" % snaps[-1]["slow_ns"])
+    bad = True
+if last["slow_calls_total"] != fx["over_10ms"]:
+    print("calls >= 10ms: retop %d, the program %d" % (last["slow_calls_total"], fx["over_10ms"]))
+    bad = True
+listed = [c for w in works for c in w["slow_calls"]]
+per = sum(w["slow_calls_interval"] for w in works)
+if per != last["slow_calls_total"] or last["slowest_lost"]:
+    print("intervals add up to %d of %d; %d lost" % (per, last["slow_calls_total"], last["slowest_lost"]))
+    bad = True
+short = [c["duration_ns"] for c in listed if c["duration_ns"] < 10000000]
+callers = sorted(set(c["caller"] for c in listed))
+# The slow path's and the planted call; a fast call only if it ran late
+# (the program counted it too).
+if short or "main.Planted" not in callers or not set(callers) <= {"main.FastPath", "main.Planted", "main.SlowPath"}:
+    print("listed: %d calls, callers %s, shorter than 10ms: %s" % (len(listed), callers, short))
+    bad = True
+if any("args" not in c or "results" not in c for c in listed):
+    print("a listed slow call has no arguments or results")
+    bad = True
+print("--slow 10ms: %d calls (program %d), %d listed from %s" % (last["slow_calls_total"], fx["over_10ms"], len(listed), callers))
 sys.exit(1 if bad else 0)
 PY
 kill "$fixture"

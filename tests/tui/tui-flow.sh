@@ -127,6 +127,21 @@ check_detail() {
     # Latency by caller: every call comes from the closure in ProcessPayment.
     expect_screen '^  main\.ProcessPayment\.func1 +[0-9.]+[kM]? +100\.0% ' 5 \
         "callers table with main.ProcessPayment.func1 making every call"
+    # a: the arguments (and results) of the slowest calls from now on, under
+    # each call; ValidateCard(card string) error: its card, and whether the
+    # error it returned is nil (the bad card's is not).
+    keys a
+    expect_screen 'arguments captured with its slowest calls' 5 "the status line after a"
+    n=100
+    until grep -Eq '^ +card="4111(111111111111" -> r0=nil|-bad" -> r0=non-nil)$' "$SCREEN"; do
+        [ "$n" -gt 0 ] || { cat "$SCREEN" >&2; fail "no call with its arguments under SLOWEST after a"; }
+        n=$((n - 1))
+        [ $((n % 4)) -eq 0 ] && keys j
+        sleep 0.1
+        snap
+    done
+    grep -E '^ +card=' "$SCREEN" | grep -Ev '"4111111111111111" -> r0=nil$|"4111-bad" -> r0=non-nil$' &&
+        fail "a call with a card and an error that do not go together"
     # The instructions before each RET, decoded off the draw loop: at the
     # bottom of the page, both RETs marked.
     keys G

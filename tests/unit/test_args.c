@@ -34,7 +34,7 @@ static void test_plan_and_decode(void **state)
 	struct args_values v;
 
 	(void)state;
-	args_plan_make(&f, NULL, 0, &plan);
+	args_plan_make(&f, NULL, 0, NULL, 0, &plan);
 	/* The result is not an argument.  The float is in X0, not read; it
 	 * takes no integer register, so the int after it is in R8. */
 	assert_int_equal(plan.n, 6);
@@ -75,7 +75,7 @@ static void test_plan_from_sdk(void **state)
 	struct args_values v;
 
 	(void)state;
-	assert_int_equal(args_plan_make(&f, sdk, 4, &plan), 0);
+	assert_int_equal(args_plan_make(&f, sdk, 4, NULL, 0, &plan), 0);
 	a.str_len[0] = 3;
 	memcpy(a.str[0], "key", 3);
 	args_decode(&plan, &a, &v);
@@ -89,13 +89,100 @@ static void test_plan_from_sdk(void **state)
 	assert_int_equal(v.v[3].i, 9);
 	/* The SDK puts key in RCX: not what the ABI does; every register raw. */
 	sdk[1].loc_value = 2;
-	assert_int_equal(args_plan_make(&f, sdk, 4, &plan), -EBADMSG);
+	assert_int_equal(args_plan_make(&f, sdk, 4, NULL, 0, &plan), -EBADMSG);
 	assert_int_equal(plan.n, RETOP_ARG_REGS);
 	assert_int_equal(plan.slots[0].kind, ARGS_RAW);
 	assert_int_equal(plan.spec.str_reg[0], RETOP_ARG_NONE);
 	/* No parameters from anywhere: raw. */
-	assert_int_equal(args_plan_make(&f, NULL, 0, &plan), 0);
+	assert_int_equal(args_plan_make(&f, NULL, 0, NULL, 0, &plan), 0);
 	assert_int_equal(plan.slots[8].kind, ARGS_RAW);
+}
+
+/* Results at the RET: the same registers from RAX again, "~r0" unnamed;
+ * from DWARF, or from the SDK (checked like its arguments); none when
+ * nothing says their types. */
+static void test_results(void **state)
+{
+	static struct dwarf_param rp[] = {
+	    {.name = "id", .type = "int", .size = 8},
+	    {.name = "~r0", .type = "string", .size = 16, .is_return = true},
+	    {.name = "ok", .type = "bool", .size = 1, .is_return = true},
+	};
+	struct dwarf_func df = {.name = "main.R", .params = rp, .nparams = 3};
+	struct func_info f = {.name = "main.R", .dwarf = &df};
+	struct sdk_arg sargs[] = {{.name = "id", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER}};
+	struct sdk_arg srets[] = {
+	    {.name = "", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 0},
+	    {.name = "err", .type = "*main.E", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 1},
+	};
+	struct retop_args r = {.regs = {0x2000, 2, 1}};
+	struct args_plan plan;
+	struct args_values v;
+
+	(void)state;
+	assert_int_equal(args_plan_make(&f, NULL, 0, NULL, 0, &plan), 0);
+	assert_int_equal(plan.n, 1);
+	assert_int_equal(plan.nres, 2);
+	assert_true(plan.spec.res_on);
+	assert_int_equal(plan.spec.res_str_reg[0], 0); /* the string's pointer: RAX */
+	assert_int_equal(plan.spec.res_str_reg[1], RETOP_ARG_NONE);
+	r.str_len[0] = 2;
+	memcpy(r.str[0], "ok", 2);
+	args_decode_results(&plan, &r, &v);
+	assert_int_equal(v.n, 2);
+	assert_null(v.v[0].name); /* ~r0: r0 */
+	assert_string_equal(v.v[0].s, "ok");
+	assert_string_equal(v.v[1].name, "ok");
+	assert_int_equal(v.v[1].kind, ARGS_BOOL);
+	assert_int_equal(v.v[1].u, 1); /* RCX: after the string's two */
+
+	/* An error is two registers, nil when its type word is 0; a slice is
+	 * three, shown by its length. */
+	static struct dwarf_param ep[] = {
+	    {.name = "b", .type = "[]uint8", .size = 24},
+	    {.name = "n", .type = "int", .size = 8},
+	    {.name = "err", .type = "error", .size = 16, .is_return = true},
+	    {.name = "m", .type = "int", .size = 8, .is_return = true},
+	};
+	struct dwarf_func edf = {.name = "main.E", .params = ep, .nparams = 4};
+	struct func_info ef = {.name = "main.E", .dwarf = &edf};
+	struct retop_args ea = {.regs = {0xc000100000, 5, 8, 77}};
+	assert_int_equal(args_plan_make(&ef, NULL, 0, NULL, 0, &plan), 0);
+	args_decode(&plan, &ea, &v);
+	assert_int_equal(v.v[0].kind, ARGS_SLICE);
+	assert_int_equal(v.v[0].u, 5);
+	assert_int_equal(v.v[1].i, 77); /* RDI: after the slice's three */
+	struct retop_args er = {.regs = {0, 0, 42}};
+	args_decode_results(&plan, &er, &v);
+	assert_int_equal(v.v[0].kind, ARGS_IFACE);
+	assert_int_equal(v.v[0].u, 0); /* nil */
+	assert_int_equal(v.v[1].i, 42); /* RCX: after the interface's two */
+	char line[128];
+	args_format(&v, "r", line, sizeof(line));
+	assert_string_equal(line, "err=nil m=42");
+	er.regs[0] = 0x4c1000;
+	args_decode_results(&plan, &er, &v);
+	args_format(&v, "r", line, sizeof(line));
+	assert_string_equal(line, "err=non-nil m=42");
+
+	/* Stripped, from the SDK. */
+	struct func_info g = {.name = "main.S"};
+	assert_int_equal(args_plan_make(&g, sargs, 1, srets, 2, &plan), 0);
+	assert_int_equal(plan.nres, 2);
+	r.regs[0] = 4253;
+	args_decode_results(&plan, &r, &v);
+	assert_int_equal(v.v[0].i, 4253);
+	assert_string_equal(v.v[1].name, "err");
+	assert_int_equal(v.v[1].kind, ARGS_POINTER);
+	/* A result register the ABI does not give: nothing of the SDK trusted. */
+	srets[1].loc_value = 3;
+	assert_int_equal(args_plan_make(&g, sargs, 1, srets, 2, &plan), -EBADMSG);
+	assert_int_equal(plan.nres, 0);
+	assert_false(plan.spec.res_on);
+	/* No types: no results. */
+	assert_int_equal(args_plan_make(&g, NULL, 0, NULL, 0, &plan), 0);
+	assert_int_equal(plan.nres, 0);
+	assert_false(plan.spec.res_on);
 }
 
 static void test_string_cut_utf8(void **state)
@@ -108,7 +195,7 @@ static void test_string_cut_utf8(void **state)
 	struct args_values v;
 
 	(void)state;
-	args_plan_make(&f, NULL, 0, &plan);
+	args_plan_make(&f, NULL, 0, NULL, 0, &plan);
 	/* 63 ASCII bytes, then the lead byte of a 2-byte character that the
 	 * 64-byte read cut: dropped, and the string says it is cut. */
 	memset(a.str[0], 'x', 63);
@@ -137,7 +224,7 @@ static void test_no_dwarf_raw(void **state)
 	struct args_values v;
 
 	(void)state;
-	args_plan_make(&f, NULL, 0, &plan);
+	args_plan_make(&f, NULL, 0, NULL, 0, &plan);
 	args_decode(&plan, &a, &v);
 	assert_int_equal(v.n, RETOP_ARG_REGS);
 	for (size_t i = 0; i < v.n; i++) {
@@ -171,6 +258,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_plan_and_decode),
 	    cmocka_unit_test(test_plan_from_sdk),
+	    cmocka_unit_test(test_results),
 	    cmocka_unit_test(test_string_cut_utf8),
 	    cmocka_unit_test(test_no_dwarf_raw),
 	    cmocka_unit_test(test_slowest_merge_keeps_longest),

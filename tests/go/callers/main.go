@@ -3,7 +3,8 @@
 // caller times its own call of Work with the Go clock, so a test can check
 // retop's latency by caller against the program's own numbers.  Last, one
 // planted outlier: main.Planted calls Work for 500 ms on a goroutine whose
-// id it reads from runtime.Stack, and reports it with its arguments.
+// id it reads from runtime.Stack, and reports it with its arguments and
+// its result.
 package main
 
 import (
@@ -77,10 +78,12 @@ func Planted() map[string]interface{} {
 	const spin, tag = 500000, "planted-outlier: a string longer than the 64 bytes retop reads of it"
 	id := goid()
 	start := time.Now()
-	sink += Work(spin, tag) & 1
+	r := Work(spin, tag)
 	d := time.Since(start)
+	sink += r & 1
 	return map[string]interface{}{"goid": id, "caller": "main.Planted", "duration_ns": int64(d),
-		"start": float64(start.UnixNano()) / 1e9, "spin": int64(spin) * 1000, "us": spin, "tag": tag}
+		"start": float64(start.UnixNano()) / 1e9, "spin": int64(spin) * 1000, "us": spin, "tag": tag,
+		"result": r}
 }
 
 func summary(name string) map[string]int64 {
@@ -91,6 +94,11 @@ func summary(name string) map[string]int64 {
 		sum += d
 	}
 	s := map[string]int64{"calls": int64(len(spent[name]))}
+	for _, d := range spent[name] {
+		if d >= 10*time.Millisecond {
+			s["over_10ms"]++
+		}
+	}
 	if len(spent[name]) > 0 {
 		s["mean_ns"] = int64(sum) / int64(len(spent[name]))
 	}
@@ -116,5 +124,8 @@ func main() {
 		"per_func": map[string]map[string]int64{"main.Work": {"calls": f["calls"] + s["calls"] + 1}},
 		"callers":  map[string]map[string]int64{"main.FastPath": f, "main.SlowPath": s},
 		"outlier":  <-outlier,
+		// Calls of Work of 10 ms or more, as the callers timed them: the
+		// slow path's and the planted one.
+		"over_10ms": f["over_10ms"] + s["over_10ms"] + 1,
 	})
 }
