@@ -221,6 +221,23 @@ static __always_inline void undo_drop(struct retop_func_stats *st,
 	__sync_fetch_and_add(&st->reentries, 1);
 }
 
+/* The goroutine's probe hits so far, before this one, which it counts: a
+ * call's traced callees put their traps inside its interval.  No atomics: a
+ * goroutine runs on one thread at a time, and the key holds the process. */
+static __always_inline __u64 goroutine_hit(__u32 tgid, __u64 g)
+{
+	struct retop_goroutine_key gk = {.tgid = tgid, .g = g};
+	struct retop_goroutine_val *v, nv = {.hits = 1};
+
+	if (!g)
+		return 0;
+	v = bpf_map_lookup_elem(&goroutines, &gk);
+	if (v)
+		return v->hits++;
+	bpf_map_update_elem(&goroutines, &gk, &nv, BPF_NOEXIST);
+	return 0;
+}
+
 static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 i)
 {
 	switch (i) {
@@ -288,10 +305,12 @@ int retop_entry(struct pt_regs *ctx)
 	struct retop_inflight_val val = {}, *old;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	__u64 hi, now;
+	__u32 hits0;
 
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->entries, 1);
+	hits0 = (__u32)goroutine_hit(bpf_get_current_pid_tgid() >> 32, ctx->r14) + 1;
 	if (RETOP_COOKIE_SITE(cookie) == RETOP_SITE_ENTRY_ONLY)
 		return 0;
 	if (inflight_key(ctx, func_id, &key, &hi)) {
@@ -319,6 +338,7 @@ int retop_entry(struct pt_regs *ctx)
 			__sync_fetch_and_add(&st->reentries, 1);
 		old->start_ns = now;
 		old->stack_hi = hi;
+		old->hits0 = hits0;
 		note_args(ctx, &key);
 		return 0;
 	}
@@ -326,6 +346,7 @@ int retop_entry(struct pt_regs *ctx)
 	val.start_ns = now;
 	val.stack_hi = hi;
 	val.tid = (__u32)bpf_get_current_pid_tgid();
+	val.hits0 = hits0;
 	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
 		note_drop(st, &key, now);
 		return 0;
@@ -534,11 +555,13 @@ int retop_return(struct pt_regs *ctx)
 	struct retop_inflight_val *val;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	__u64 dur, b, hi;
+	__u32 hits;
 
 	if (!st)
 		return 0;
 	if (site < RETOP_MAX_RET_SITES)
 		__sync_fetch_and_add(&st->ret_hits[site], 1);
+	hits = (__u32)goroutine_hit(bpf_get_current_pid_tgid() >> 32, ctx->r14);
 	if (inflight_key(ctx, func_id, &key, &hi)) {
 		__sync_fetch_and_add(&st->unmatched, 1);
 		return 0;
@@ -550,6 +573,9 @@ int retop_return(struct pt_regs *ctx)
 		return 0;
 	}
 	dur = now - val->start_ns;
+	hits -= val->hits0; /* the callees' hits since the entry */
+	if ((__s32)hits < 0) /* its goroutine's count was lost (LRU): unknown */
+		hits = 0;
 	/* Delete first: only the return that removed the entry counts it. */
 	if (bpf_map_delete_elem(&inflight, &key) != 0) {
 		note_ret(&key, now);
@@ -557,6 +583,7 @@ int retop_return(struct pt_regs *ctx)
 	}
 	__sync_fetch_and_add(&st->calls, 1);
 	__sync_fetch_and_add(&st->sum_ns, dur);
+	__sync_fetch_and_add(&st->nested_hits, hits);
 	b = retop_hist_bucket(dur);
 	/* Keep the check and the access on one register for the verifier. */
 	asm volatile("" : "+r"(b));
@@ -590,9 +617,13 @@ SEC("uprobe")
 int retop_goexit(struct pt_regs *ctx)
 {
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
-	struct retop_goroutine_val v = {.exit_ns = bpf_ktime_get_ns()};
+	struct retop_goroutine_val v = {.exit_ns = bpf_ktime_get_ns()}, *old;
 
 	if (gk.g) {
+		/* Its hit count goes on: a call still in flight keeps its base. */
+		old = bpf_map_lookup_elem(&goroutines, &gk);
+		if (old)
+			v.hits = old->hits;
 		bpf_map_update_elem(&goroutines, &gk, &v, BPF_ANY);
 		/* The g is reused for a new goroutine: no restart to recognise. */
 		bpf_map_delete_elem(&drop_marks, &gk);

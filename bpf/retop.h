@@ -65,7 +65,7 @@ struct retop_inflight_val {
 	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
 	__u64 stack_hi; /* g.stack.hi at the entry (a stack copy changes it) */
 	__u32 tid;
-	__u32 pad;
+	__u32 hits0;	/* the goroutine's probe hits after this entry's (low bits) */
 };
 
 /* A goroutine of a process: g pointers repeat across processes of one
@@ -84,6 +84,7 @@ struct retop_goroutine_val {
 	__u64 ret_depth, ret_ns; /* the latest RET */
 	__u64 min_depth, min_ns; /* the shallowest RET, the latest at that depth */
 	__u64 exit_ns;		 /* runtime.goexit1: every frame before is dead */
+	__u64 hits;		 /* probe hits on it: every entry and RET of a traced function */
 };
 
 /* The first entry a goroutine made into a function since it was attached
@@ -117,6 +118,8 @@ struct retop_func_stats {
 			   * goroutine could not be read at the entry */
 	__u64 before_attach; /* RET hits of calls that began before the entry
 			      * probe was in (or after it was removed): expected */
+	__u64 nested_hits; /* probe hits inside its paired calls (traced callees):
+			    * their traps are in its durations */
 	__u64 slow_over;  /* calls at least --slow long (0 when --slow is off) */
 	__u64 slow_lost;  /* slow calls not shipped: the ring buffer was full */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */

@@ -168,6 +168,9 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "ret_sites", sites);
 	json_object_object_add(o, "sampled", json_fixed(f->sampled, 4));
 	json_object_object_add(o, "estimated", json_object_new_boolean(f->estimated));
+	/* The traps of traced callees are inside its durations: so many a call,
+	 * each about probe_hit_ns. */
+	json_object_object_add(o, "probe_hits_inside", json_fixed(v->hits_inside, 3));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
 	json_object_object_add(o, "slowest", snapshot_slowest_json(&f->slowest));

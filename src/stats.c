@@ -149,6 +149,7 @@ void stats_compute(const struct retop_func_stats *cur, const struct retop_func_s
 	out->unmatched = cur->unmatched;
 	out->reentries = cur->reentries;
 	out->dropped = cur->dropped;
+	out->hits_inside = cur->calls ? (double)cur->nested_hits / (double)cur->calls : 0;
 	out->slow_over = cur->slow_over;
 	out->slow_over_delta = cur->slow_over - (prev ? prev->slow_over : 0);
 	out->slow_lost = cur->slow_lost;

@@ -33,6 +33,7 @@ struct stats_view {
 	uint64_t mean_ns, p50_ns, p99_ns, max_ns, min_ns;	/* since tracing began */
 	uint64_t p50_interval_ns, p99_interval_ns, mean_interval_ns; /* last interval; 0 if no call */
 	uint64_t unmatched, reentries, dropped;
+	double hits_inside; /* probe hits of traced callees inside a call, on average */
 	uint64_t slow_over, slow_over_delta; /* calls at least --slow long */
 	uint64_t slow_lost; /* slow calls not reported: the ring buffer was full */
 	uint64_t ret_hits[RETOP_MAX_RET_SITES];

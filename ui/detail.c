@@ -125,6 +125,21 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   "re-entries %llu",
 			   (unsigned long long)sf->in_flight, old, (unsigned long long)sf->orphans,
 			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries);
+	/* What the probes add: the traps of traced callees are inside each
+	 * call, so its durations are that much longer than untraced. */
+	if (sf->v.hits_inside >= 0.005 && (y = detail_row(pg)) >= 0) {
+		char each[16] = "";
+		if (ui->snap.hit_ns > 0) {
+			fmt_duration((uint64_t)ui->snap.hit_ns, each, sizeof(each));
+			draw_textf(y, 0, COLS, DR_WARN,
+				   "Probe hits inside a call: %.2f (traced callees, ~%s each): in its durations",
+				   sf->v.hits_inside, each);
+		} else {
+			draw_textf(y, 0, COLS, DR_WARN,
+				   "Probe hits inside a call: %.2f (traced callees): their traps are in its durations",
+				   sf->v.hits_inside);
+		}
+	}
 	/* Its own line, so that 80 columns show it. */
 	if (sf->v.dropped && (y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, DR_WARN,
