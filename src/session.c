@@ -186,7 +186,7 @@ int session_start_tracing(struct session *s, char *err)
 	if (ret)
 		return ret;
 	session_calibrate(s);
-	s->start_ns = s->last_ns = tracer_now_ns();
+	s->start_ns = s->last_ns = s->cpu_ns = tracer_now_ns();
 	guard_arm(&s->guard, s->opts.max_duration_s, s->start_ns);
 	s->last_cpu_s = session_cpu_seconds();
 	return 0;
@@ -447,7 +447,7 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 			 "e.g. %s", refused, nchosen, first_refused);
 	/* The first interval starts when the probes are in, not before; so
 	 * does the first measure of retop's own CPU use. */
-	s->last_ns = tracer_now_ns();
+	s->last_ns = s->cpu_ns = tracer_now_ns();
 	s->last_cpu_s = session_cpu_seconds();
 	if (attached == 0)
 		return err_set(err, EINVAL, "nothing could be traced: %s",
@@ -634,9 +634,16 @@ const struct snapshot *session_sample(struct session *s)
 	s->snap.exe = s->display;
 	s->snap.attach_pid = s->attach_pid;
 	s->snap.target_exited = s->target_exited;
-	s->snap.self_cpu_pct = interval > 0 ? 100.0 * (cpu - s->last_cpu_s) / interval : 0;
+	/* Over half a second at least: CPU time comes in clock ticks, and a
+	 * snapshot taken right after another (the last one, on SIGINT) would
+	 * show one tick as a busy CPU. */
+	if (now - s->cpu_ns >= 500000000ull) {
+		s->cpu_pct = 100.0 * (cpu - s->last_cpu_s) / ((double)(now - s->cpu_ns) / 1e9);
+		s->last_cpu_s = cpu;
+		s->cpu_ns = now;
+	}
+	s->snap.self_cpu_pct = s->cpu_pct;
 	s->snap.self_cpu_s = cpu;
-	s->last_cpu_s = cpu;
 	s->last_ns = now;
 	for (size_t i = 0; i < s->nfuncs; i++)
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);

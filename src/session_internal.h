@@ -36,7 +36,9 @@ struct session {
 	size_t nfuncs;
 	bool target_exited;
 	uint64_t start_ns, last_ns;
-	double last_cpu_s;
+	double last_cpu_s;   /* retop's CPU time at cpu_ns */
+	uint64_t cpu_ns;     /* start of the window of its CPU use */
+	double cpu_pct;	     /* over the last window of at least 0.5 s */
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
 	bool warned_dropped; /* the one-line warning about a full map */
 	uint64_t load_bias;  /* a PIE's, in the traced process (callers) */

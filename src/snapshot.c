@@ -358,6 +358,39 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		fprintf(out, "    %s of the time (--budget): ~ marks estimates\n", status);
 }
 
+/* One call of a slowest list, indented under its function's row. */
+static void snapshot_text_call(FILE *out, const struct slowest_call *c)
+{
+	char dur[16], a[512] = "", r[512] = "";
+
+	stats_format_duration(c->dur_ns, dur, sizeof(dur));
+	if (c->has_args)
+		args_format(&c->args, "arg", a, sizeof(a));
+	if (c->has_results)
+		args_format(&c->results, "r", r, sizeof(r));
+	fprintf(out, "    %7s  goroutine %llu  from %s%s%s%s%s\n", dur, (unsigned long long)c->goid,
+		c->caller, c->has_args ? ": " : "", a, c->has_results ? " -> " : "", r);
+}
+
+/* Under a function's row: its calls over --slow in the interval, else with
+ * --args the slowest of the interval and what it was called with. */
+static void snapshot_text_calls(FILE *out, const struct snapshot *snap, const struct snapshot_func *f)
+{
+	char thr[16];
+
+	if (snap->slow_ns) {
+		stats_format_duration(snap->slow_ns, thr, sizeof(thr));
+		fprintf(out, "    >= %s: %llu calls, %llu in this interval%s\n", thr,
+			(unsigned long long)f->v.slow_over, (unsigned long long)f->v.slow_over_delta,
+			f->v.slow_lost ? " (some not listed: ring buffer full)" : "");
+		for (size_t i = 0; i < f->slow_calls.n; i++)
+			snapshot_text_call(out, &f->slow_calls.calls[i]);
+	} else if (f->args && f->slowest_interval.n) {
+		fprintf(out, "    slowest of the interval:\n");
+		snapshot_text_call(out, &f->slowest_interval.calls[0]);
+	}
+}
+
 void snapshot_print_text(FILE *out, const struct snapshot *snap)
 {
 	uint64_t dropped = 0;
@@ -365,6 +398,7 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap)
 	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
 		snapshot_text_row(out, &snap->funcs[i]);
+		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;
 	}
 	if (dropped)

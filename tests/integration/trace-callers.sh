@@ -26,12 +26,27 @@ fixture=$FIXTURE_PID
 rp=$!
 track_pid "$rp"
 sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+# A second retop on the same function, text for a person: both count alike.
+"$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' --slow 10ms -d 0.2 >"$T/$v.txt" 2>"$T/err.txt" &
+rt=$!
+track_pid "$rt"
+wait_file "$T/$v.txt" 15 || fail "the text retop did not attach: $(head -n 3 "$T/err.txt")"
 kill -USR1 "$fixture"
 wait_file "$out" 30 || fail "no result from the fixture in 30 s (did it crash?)"
 sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp"
+kill -INT "$rp" "$rt"
 if wait "$rp"; then rc=0; else rc=$?; fi
 [ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+if wait "$rt"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "the text retop exited $rc after SIGINT: $(head -n 3 "$T/err.txt")"
+# Text: the count over 10 ms in the last snapshot, and the planted call
+# listed with its caller, arguments and result.
+want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["over_10ms"])' "$out")
+got=$(sed -n 's/^    >= 10.0ms: \([0-9]*\) calls.*/\1/p' "$T/$v.txt" | tail -n 1)
+[ "$got" = "$want" ] || fail "callers-$v: text: $got calls >= 10ms, the program counted $want"
+res=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outlier"]["result"])' "$out")
+grep -Eq "^ +[0-9.]+ms  goroutine [0-9]+  from main\.Planted: us=500000 tag=\"planted-outlier: .*\.\.\.\" -> r0=$res\$" "$T/$v.txt" ||
+    fail "callers-$v: text: no line for the planted call: $(grep -m 3 'from main.Planted' "$T/$v.txt")"
 
 sc exact "$snap" "$out" main.Work || fail "callers-$v: main.Work: total counts differ from the fixture's"
 python3 - "$snap" "$out" <<'PY' || fail "callers-$v: latency by caller differs from the fixture's own clock"
