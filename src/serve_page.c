@@ -236,6 +236,14 @@ static uint64_t get_max(const struct snapshot_func *sn)
 {
 	return sn->v.max_ns;
 }
+static uint64_t get_hits_inside(const struct snapshot_func *sn)
+{
+	return sn->raw->nested_hits;
+}
+static uint64_t get_slow(const struct snapshot_func *sn)
+{
+	return sn->raw->slow_over;
+}
 
 /* No percentile gauges: a p50 since tracing began can be neither summed
  * across processes nor narrowed to a window, and hides a recent change;
@@ -269,6 +277,12 @@ static const struct serve_fam serve_fams[] = {
      "bound.",
      false, get_dropped},
     {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
+    {"retop_function_probe_hits_inside_total", "counter",
+     "Probe hits of traced callees inside its paired calls: their traps are part of its "
+     "durations.",
+     false, get_hits_inside},
+    {"retop_function_slow_calls_total", "counter",
+     "Calls at least --slow long (0 without --slow).", false, get_slow},
     {"retop_function_sampled_ratio", "gauge",
      "Share of time the function's probes are in under --budget: below 1 the *_total counters "
      "count only the calls seen; divide their rates by this for an estimate.",

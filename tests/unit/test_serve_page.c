@@ -120,6 +120,16 @@ static void test_render_counts(void **state)
 	assert_int_equal(value_of(page, key), 5);
 	snprintf(key, sizeof(key), "retop_function_calls_total%s} ", lbl);
 	assert_int_equal(value_of(page, key), 5);
+	free(page);
+	/* The traps of traced callees inside its calls, and calls over --slow:
+	 * counters straight from BPF's. */
+	k.raw.nested_hits = 12;
+	k.raw.slow_over = 3;
+	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
+	snprintf(key, sizeof(key), "retop_function_probe_hits_inside_total%s} ", lbl);
+	assert_int_equal(value_of(page, key), 12);
+	snprintf(key, sizeof(key), "retop_function_slow_calls_total%s} ", lbl);
+	assert_int_equal(value_of(page, key), 3);
 	/* 107 boundaries and +Inf, nothing else. */
 	size_t nb = 0;
 	for (const char *p = page; (p = strstr(p, "_bucket{")); p++)
