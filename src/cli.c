@@ -182,12 +182,10 @@ static bool parse_duration_ns(const char *s, uint64_t *out)
 		const char *unit;
 		double ns;
 	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}, {"", 1e9}};
-	char *end;
+	const char *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v <= 0)
+	if (!guard_parse_number(s, &v, &end))
 		return false;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 		if (strcmp(end, units[i].unit) == 0) {

@@ -103,16 +103,23 @@ uint64_t guard_maps_estimate(uint32_t inflight_max)
 	return b;
 }
 
+bool guard_parse_number(const char *s, double *v, const char **unit)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	*unit = end;
+	return !errno && end != s && isfinite(*v) && *v > 0;
+}
+
 bool guard_parse_size(const char *s, uint64_t *out)
 {
 	const char *units = "KMG";
-	const char *u;
-	char *end;
+	const char *u, *end;
 	double v;
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || !isfinite(v) || v <= 0)
+	if (!guard_parse_number(s, &v, &end))
 		return false;
 	if (*end && (u = strchr(units, *end & ~0x20)) != NULL) {
 		for (const char *k = units; k <= u; k++)

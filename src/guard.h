@@ -39,6 +39,8 @@ uint64_t guard_maps_estimate(uint32_t inflight_max);
 /* "64M", "1.5G", "512K", "1048576": bytes (K, M, G are powers of 1024).
  * Returns false on anything else. */
 bool guard_parse_size(const char *s, uint64_t *out);
+/* A positive, finite number at the start of s; *unit is what follows it. */
+bool guard_parse_number(const char *s, double *v, const char **unit);
 /* "38.2 MiB" */
 void guard_format_bytes(uint64_t bytes, char *buf, size_t len);
 /* "9:58" or "1:02:03" */

@@ -60,10 +60,18 @@ keys Enter
 expect_screen '^Functions: [0-9]+' 20 "browser opens again"
 keys f
 expect_screen '^Functions: [0-9]+, [0-9]+ packages' 5 "folded"
-npkg=$(sed -n 's/^Functions: [0-9]*, \([0-9]*\) packages.*/\1/p' "$SCREEN")
-sed -n 's/^ *\(▸\|▾\|+\|-\) \(.*\) ([0-9]* functions\{0,1\})$/\2/p' "$SCREEN" | sort >"$T/shown"
-[ "$(wc -l <"$T/shown")" -eq "$npkg" ] ||
-    fail "header says $npkg packages, $(wc -l <"$T/shown") rows on screen: $(cat "$SCREEN")"
+# tmux may capture a frame half drawn (a row's new text, not yet its cleared
+# end): read the screen again until the rows are all there, for 5 s.
+n=50
+while :; do
+    npkg=$(sed -n 's/^Functions: [0-9]*, \([0-9]*\) packages.*/\1/p' "$SCREEN")
+    sed -n 's/^ *\(▸\|▾\|+\|-\) \(.*\) ([0-9]* functions\{0,1\})$/\2/p' "$SCREEN" | sort >"$T/shown"
+    [ "$(wc -l <"$T/shown")" -eq "${npkg:-0}" ] && break
+    [ "$n" -gt 0 ] || fail "header says $npkg packages, $(wc -l <"$T/shown") rows on screen: $(cat "$SCREEN")"
+    n=$((n - 1))
+    sleep 0.1
+    snap
+done
 # Go's reading, less what it leaves unnamed ("" for assembly and the
 # compiler's own type.. functions, which the browser groups by name).
 "$FIXTURES/gosym-oracle" packages "$FIXTURES/payments-default" | grep -v '^$' | sort >"$T/want"
