@@ -637,10 +637,13 @@ const struct snapshot *session_sample(struct session *s)
 	/* Over half a second at least: CPU time comes in clock ticks, and a
 	 * snapshot taken right after another (the last one, on SIGINT) would
 	 * show one tick as a busy CPU. */
-	if (now - s->cpu_ns >= 500000000ull) {
+	if (now > s->cpu_ns && (now - s->cpu_ns >= 500000000ull || !s->cpu_pct_set)) {
 		s->cpu_pct = 100.0 * (cpu - s->last_cpu_s) / ((double)(now - s->cpu_ns) / 1e9);
-		s->last_cpu_s = cpu;
-		s->cpu_ns = now;
+		s->cpu_pct_set = true;
+		if (now - s->cpu_ns >= 500000000ull) {
+			s->last_cpu_s = cpu;
+			s->cpu_ns = now;
+		}
 	}
 	s->snap.self_cpu_pct = s->cpu_pct;
 	s->snap.self_cpu_s = cpu;

@@ -39,6 +39,7 @@ struct session {
 	double last_cpu_s;   /* retop's CPU time at cpu_ns */
 	uint64_t cpu_ns;     /* start of the window of its CPU use */
 	double cpu_pct;	     /* over the last window of at least 0.5 s */
+	bool cpu_pct_set;    /* else over the first window, however short */
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
 	bool warned_dropped; /* the one-line warning about a full map */
 	uint64_t load_bias;  /* a PIE's, in the traced process (callers) */

@@ -30,7 +30,13 @@ sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
 "$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' --slow 10ms -d 0.2 >"$T/$v.txt" 2>"$T/err.txt" &
 rt=$!
 track_pid "$rt"
-wait_file "$T/$v.txt" 15 || fail "the text retop did not attach: $(head -n 3 "$T/err.txt")"
+# Its first snapshot, printed once every probe is in.
+n=150
+until [ -s "$T/$v.txt" ]; do
+    [ "$n" -gt 0 ] && kill -0 "$rt" 2>/dev/null || fail "the text retop did not attach: $(head -n 3 "$T/err.txt")"
+    n=$((n - 1))
+    sleep 0.1
+done
 kill -USR1 "$fixture"
 wait_file "$out" 30 || fail "no result from the fixture in 30 s (did it crash?)"
 sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
