@@ -24,6 +24,10 @@
  * is at full probe cost for at most this long. */
 #define BUDGET_RECHECK_NS 20000000ull
 #define BUDGET_CALIBRATE_HITS 4000
+/* The budget is a ceiling, and the cost of a hit an estimate (timed in
+ * retop's own process; the windows that measure a load run with every
+ * probe in): aim below it. */
+#define BUDGET_AIM 0.9
 
 /* The calibration target: one RET instruction, as the kernel sees a Go
  * function's RET (single-stepped out of line, not emulated). */
@@ -162,13 +166,18 @@ static uint64_t budget_hits(struct session *s, const struct session_func *sf)
  * all of them would make with every probe in.  A target busy on a CPU that
  * spends a share c of its time in traps does the same work 1/(1-c) times
  * slower: for a slowdown of at most p, c = p/(1+p). */
+double budget_allowed_hits(const struct budget *b)
+{
+	double p = b->pct / 100.0;
+	double allowed = b->hit_ns > 0 ? BUDGET_AIM * p / (1 + p) * 1e9 / b->hit_ns : 0;
+
+	return allowed > BUDGET_MAX_HITS_PER_S ? BUDGET_MAX_HITS_PER_S : allowed;
+}
+
 static double budget_fraction(struct session *s)
 {
-	double p = s->budget.pct / 100.0;
-	double allowed = p / (1 + p) * 1e9 / s->budget.hit_ns, total = 0;
+	double allowed = budget_allowed_hits(&s->budget), total = 0;
 
-	if (allowed > BUDGET_MAX_HITS_PER_S)
-		allowed = BUDGET_MAX_HITS_PER_S;
 	for (size_t i = 0; i < s->nfuncs; i++)
 		if (s->funcs[i].slot >= 0)
 			total += s->funcs[i].bf.rate;

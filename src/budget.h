@@ -46,6 +46,9 @@ struct budget_func {
  * the cost of one hit in ns.  0 and a reason on failure. */
 double budget_calibrate(char *err);
 
+/* Probe hits a second the budget lets all functions make together. */
+double budget_allowed_hits(const struct budget *b);
+
 /* A function was just attached. */
 void budget_func_start(struct budget_func *bf, uint64_t now_ns);
 /* Measure, and pause or resume functions as the duty cycle says.  Returns

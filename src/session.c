@@ -175,7 +175,7 @@ static void session_calibrate(struct session *s)
 		s->budget.hit_ns = 50000;
 	}
 	log_info("budget", "a probe hit costs %.0f ns: --budget %g%% allows %.0f hits/s", s->budget.hit_ns,
-		 s->budget.pct, s->budget.pct / 100.0 * 1e9 / s->budget.hit_ns);
+		 s->budget.pct, budget_allowed_hits(&s->budget));
 }
 
 int session_start_tracing(struct session *s, char *err)
