@@ -511,7 +511,9 @@ static uint64_t session_load_bias(struct session *s)
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
-	memset(out, 0, sizeof(*out));
+	/* Not the slowest lists: written below, their calls only. */
+	memset(out, 0, offsetof(struct snapshot_func, slowest));
+	out->slowest_interval.n = out->slow_calls.n = 0;
 	out->name = sf->f->name;
 	out->f = sf->f;
 	out->state = sf->state;
@@ -543,7 +545,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->raw = &sf->cur;
 	/* Detached: the last callers read stay shown, like the counters. */
 	out->callers = sf->callers;
-	out->slowest = sf->slowest;
+	slowest_copy(&out->slowest, &sf->slowest);
 	out->entries = sf->cur.entries;
 	if (sf->entry_only) {
 		/* No RET to count: what an operator can still see is entries. */

@@ -120,22 +120,30 @@ int slowest_poll(struct slowest *sl, const uint32_t *gens)
 	return n < 0 ? n : 0;
 }
 
-void slowest_take(struct slowest *sl, int slot, struct slowest_list *out)
+void slowest_copy(struct slowest_list *dst, const struct slowest_list *src)
 {
-	memset(out, 0, sizeof(*out));
+	dst->n = src->n;
+	memcpy(dst->calls, src->calls, src->n * sizeof(src->calls[0]));
+}
+
+/* Move list into out, leaving it empty. */
+static void slowest_move(struct slowest_list *list, int slot, struct slowest_list *out)
+{
+	out->n = 0;
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return;
-	*out = sl->pending[slot];
-	memset(&sl->pending[slot], 0, sizeof(sl->pending[slot]));
+	slowest_copy(out, &list[slot]);
+	list[slot].n = 0;
+}
+
+void slowest_take(struct slowest *sl, int slot, struct slowest_list *out)
+{
+	slowest_move(sl->pending, slot, out);
 }
 
 void slowest_take_over(struct slowest *sl, int slot, struct slowest_list *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
-		return;
-	*out = sl->over[slot];
-	memset(&sl->over[slot], 0, sizeof(sl->over[slot]));
+	slowest_move(sl->over, slot, out);
 }
 
 void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan)

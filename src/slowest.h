@@ -50,6 +50,8 @@ void slowest_take(struct slowest *sl, int slot, struct slowest_list *out);
 void slowest_take_over(struct slowest *sl, int slot, struct slowest_list *out);
 /* Decode the arguments of slot's calls with plan (NULL: no arguments). */
 void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan);
+/* dst = src, copying only the calls it holds (a list is ~20 KiB). */
+void slowest_copy(struct slowest_list *dst, const struct slowest_list *src);
 /* Keep into the N longest of into and from. */
 void slowest_merge(struct slowest_list *into, const struct slowest_list *from);
 

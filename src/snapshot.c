@@ -106,6 +106,16 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 	return a;
 }
 
+void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		memcpy(&dst[i], &src[i], offsetof(struct snapshot_func, slowest));
+		slowest_copy(&dst[i].slowest, &src[i].slowest);
+		slowest_copy(&dst[i].slowest_interval, &src[i].slowest_interval);
+		slowest_copy(&dst[i].slow_calls, &src[i].slow_calls);
+	}
+}
+
 const char *func_state_name(enum func_state st)
 {
 	switch (st) {

@@ -56,13 +56,15 @@ struct snapshot_func {
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 	struct callers_view callers; /* since tracing began */
-	struct slowest_list slowest;	      /* since tracing began */
-	struct slowest_list slowest_interval; /* in the last interval */
-	struct slowest_list slow_calls;	      /* --slow: the latest of the interval */
 	/* The counters as read from BPF since tracing began, unscaled by the
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
 	const struct retop_func_stats *raw;
+	/* Last, and large (~20 KiB each): only their first n calls are
+	 * written (slowest_copy), never the whole arrays. */
+	struct slowest_list slowest;	      /* since tracing began */
+	struct slowest_list slowest_interval; /* in the last interval */
+	struct slowest_list slow_calls;	      /* --slow: the latest of the interval */
 };
 
 struct snapshot {
@@ -88,6 +90,9 @@ struct snapshot {
 	size_t nfuncs;
 };
 
+/* Copy n functions of a snapshot, their slowest lists' calls only (a
+ * function is ~60 KiB with every array whole, mostly empty calls). */
+void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n);
 /* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */
 void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len);
 void snapshot_print_text(FILE *out, const struct snapshot *snap);

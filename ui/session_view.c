@@ -99,7 +99,7 @@ static bool ui_sync_snap_locked(struct ui *ui, struct worker *w)
 	ui->snap_seq = w->snap_seq;
 	ui->snap = w->snap;
 	ui->nfuncs = w->snap_n;
-	memcpy(ui->funcs, w->snap_funcs, w->snap_n * sizeof(*ui->funcs));
+	snapshot_funcs_copy(ui->funcs, w->snap_funcs, w->snap_n);
 	memcpy(ui->fptr, w->snap_fptr, w->snap_n * sizeof(*ui->fptr));
 	ui->snap.funcs = ui->funcs;
 	ui->have_snap = w->snap_seq > 0 && w->state == WS_READY;

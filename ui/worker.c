@@ -427,7 +427,7 @@ static void worker_sample(struct worker *w)
 		w->snap = *snap;
 		w->snap.funcs = w->snap_funcs;
 		w->snap_n = snap->nfuncs;
-		memcpy(w->snap_funcs, snap->funcs, snap->nfuncs * sizeof(*snap->funcs));
+		snapshot_funcs_copy(w->snap_funcs, snap->funcs, snap->nfuncs);
 		for (size_t i = 0; i < snap->nfuncs; i++)
 			w->snap_fptr[i] = snap->funcs[i].f;
 		w->snap_seq++;
