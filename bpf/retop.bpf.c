@@ -221,21 +221,28 @@ static __always_inline void undo_drop(struct retop_func_stats *st,
 	__sync_fetch_and_add(&st->reentries, 1);
 }
 
-/* The goroutine's probe hits so far, before this one, which it counts: a
- * call's traced callees put their traps inside its interval.  No atomics: a
- * goroutine runs on one thread at a time, and the key holds the process. */
-static __always_inline __u64 goroutine_hit(__u32 tgid, __u64 g)
+/* What the probes saw of goroutine g of process tgid (retop.h), created
+ * empty on its first probe hit; NULL for no g, or no room. */
+static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u64 g)
 {
 	struct retop_goroutine_key gk = {.tgid = tgid, .g = g};
-	struct retop_goroutine_val *v, nv = {.hits = 1};
+	struct retop_goroutine_val *v, nv = {};
 
 	if (!g)
-		return 0;
+		return NULL;
 	v = bpf_map_lookup_elem(&goroutines, &gk);
 	if (v)
-		return v->hits++;
+		return v;
 	bpf_map_update_elem(&goroutines, &gk, &nv, BPF_NOEXIST);
-	return 0;
+	return bpf_map_lookup_elem(&goroutines, &gk);
+}
+
+/* Count a probe hit on the goroutine; its hits before this one.  A call's
+ * traced callees put their traps inside its interval.  No atomics: a
+ * goroutine runs on one thread at a time, and the key holds the process. */
+static __always_inline __u32 goroutine_hit(struct retop_goroutine_val *v)
+{
+	return v ? (__u32)v->hits++ : 0;
 }
 
 static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 i)
@@ -304,13 +311,15 @@ int retop_entry(struct pt_regs *ctx)
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val val = {}, *old;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
+	struct retop_goroutine_val *gv;
 	__u64 hi, now;
 	__u32 hits0;
 
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->entries, 1);
-	hits0 = (__u32)goroutine_hit(bpf_get_current_pid_tgid() >> 32, ctx->r14) + 1;
+	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14);
+	hits0 = goroutine_hit(gv) + 1;
 	if (RETOP_COOKIE_SITE(cookie) == RETOP_SITE_ENTRY_ONLY)
 		return 0;
 	if (inflight_key(ctx, func_id, &key, &hi)) {
@@ -330,8 +339,8 @@ int retop_entry(struct pt_regs *ctx)
 		 * entry is the live one. */
 		struct retop_goroutine_key gk = {.tgid = key.tgid, .g = key.g};
 		__u64 *rec = bpf_map_lookup_elem(&recovered, &gk);
-		struct retop_goroutine_val *gv = bpf_map_lookup_elem(&goroutines, &gk);
-		/* Or the goroutine exited since, and its g is reused. */
+		/* Or the goroutine exited since, and its g is reused (gv is
+		 * this goroutine's: key.g is R14, read above). */
 		if ((rec && *rec > old->start_ns) || (gv && gv->exit_ns > old->start_ns))
 			__sync_fetch_and_add(&st->abandoned, 1);
 		else
@@ -357,19 +366,13 @@ int retop_entry(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Every RET is evidence about its goroutine's deeper frames. */
-static __always_inline void note_ret(const struct retop_inflight_key *key, __u64 now)
+/* Every RET is evidence about its goroutine's deeper frames; v is the
+ * goroutine's entry (goroutine_val), NULL when there was no room. */
+static __always_inline void note_ret(struct retop_goroutine_val *v,
+				     const struct retop_inflight_key *key, __u64 now)
 {
-	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
-	struct retop_goroutine_val *v = bpf_map_lookup_elem(&goroutines, &gk);
-	struct retop_goroutine_val nv = {};
-
-	if (!v) {
-		nv.ret_depth = nv.min_depth = key->depth;
-		nv.ret_ns = nv.min_ns = now;
-		bpf_map_update_elem(&goroutines, &gk, &nv, BPF_ANY);
+	if (!v)
 		return;
-	}
 	v->ret_depth = key->depth;
 	v->ret_ns = now;
 	if (!v->min_ns || key->depth <= v->min_depth) {
@@ -554,6 +557,7 @@ int retop_return(struct pt_regs *ctx)
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val *val;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
+	struct retop_goroutine_val *gv;
 	__u64 dur, b, hi;
 	__u32 hits;
 
@@ -561,14 +565,17 @@ int retop_return(struct pt_regs *ctx)
 		return 0;
 	if (site < RETOP_MAX_RET_SITES)
 		__sync_fetch_and_add(&st->ret_hits[site], 1);
-	hits = (__u32)goroutine_hit(bpf_get_current_pid_tgid() >> 32, ctx->r14);
+	/* One lookup of the goroutine for its hit count and its RET evidence:
+	 * inflight_key() reads the same g (R14) of the same process. */
+	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14);
+	hits = goroutine_hit(gv);
 	if (inflight_key(ctx, func_id, &key, &hi)) {
 		__sync_fetch_and_add(&st->unmatched, 1);
 		return 0;
 	}
 	val = bpf_map_lookup_elem(&inflight, &key);
 	if (!val) {
-		note_ret(&key, now);
+		note_ret(gv, &key, now);
 		note_unpaired(st, &key);
 		return 0;
 	}
@@ -578,7 +585,7 @@ int retop_return(struct pt_regs *ctx)
 		hits = 0;
 	/* Delete first: only the return that removed the entry counts it. */
 	if (bpf_map_delete_elem(&inflight, &key) != 0) {
-		note_ret(&key, now);
+		note_ret(gv, &key, now);
 		return 0;
 	}
 	__sync_fetch_and_add(&st->calls, 1);
@@ -594,7 +601,7 @@ int retop_return(struct pt_regs *ctx)
 	note_slow(ctx, st, func_id, dur, now, &key);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
-	note_ret(&key, now);
+	note_ret(gv, &key, now);
 	return 0;
 }
 

@@ -281,6 +281,38 @@ void args_decode_results(const struct args_plan *plan, const struct retop_args *
 		args_decode_one(&plan->res[i], r, &out->v[out->n++]);
 }
 
+void args_value_text(const struct args_value *a, char *buf, size_t len)
+{
+	switch (a->kind) {
+	case ARGS_INT:
+		snprintf(buf, len, "%lld", (long long)a->i);
+		return;
+	case ARGS_UINT:
+		snprintf(buf, len, "%llu", (unsigned long long)a->u);
+		return;
+	case ARGS_BOOL:
+		snprintf(buf, len, "%s", a->u ? "true" : "false");
+		return;
+	case ARGS_STRING:
+		/* Only the first bytes are read; "..." says there is more. */
+		snprintf(buf, len, "%s%s", a->s, a->truncated ? "..." : "");
+		return;
+	case ARGS_IFACE:
+		snprintf(buf, len, "%s", a->u ? "non-nil" : "nil");
+		return;
+	case ARGS_SLICE:
+		snprintf(buf, len, "len %llu", (unsigned long long)a->u);
+		return;
+	case ARGS_POINTER:
+	case ARGS_RAW:
+		snprintf(buf, len, "0x%llx", (unsigned long long)a->u);
+		return;
+	case ARGS_UNAVAILABLE:
+		break;
+	}
+	snprintf(buf, len, "?");
+}
+
 void args_format(const struct args_values *v, const char *unnamed, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -289,40 +321,16 @@ void args_format(const struct args_values *v, const char *unnamed, char *buf, si
 		buf[0] = '\0';
 	for (size_t i = 0; i < v->n && off < len; i++) {
 		const struct args_value *a = &v->v[i];
-		char name[32], val[RETOP_ARG_STR_LEN + 8];
+		char name[32], val[ARGS_TEXT_LEN];
+		int n;
 
 		if (a->name)
 			snprintf(name, sizeof(name), "%s", a->name);
 		else
 			snprintf(name, sizeof(name), "%s%zu", unnamed, i);
-		switch (a->kind) {
-		case ARGS_INT:
-			snprintf(val, sizeof(val), "%lld", (long long)a->i);
-			break;
-		case ARGS_UINT:
-			snprintf(val, sizeof(val), "%llu", (unsigned long long)a->u);
-			break;
-		case ARGS_BOOL:
-			snprintf(val, sizeof(val), "%s", a->u ? "true" : "false");
-			break;
-		case ARGS_STRING:
-			snprintf(val, sizeof(val), "\"%s%s\"", a->s, a->truncated ? "..." : "");
-			break;
-		case ARGS_IFACE:
-			snprintf(val, sizeof(val), "%s", a->u ? "non-nil" : "nil");
-			break;
-		case ARGS_SLICE:
-			snprintf(val, sizeof(val), "len %llu", (unsigned long long)a->u);
-			break;
-		case ARGS_POINTER:
-		case ARGS_RAW:
-			snprintf(val, sizeof(val), "0x%llx", (unsigned long long)a->u);
-			break;
-		case ARGS_UNAVAILABLE:
-			snprintf(val, sizeof(val), "?");
-			break;
-		}
-		int n = snprintf(buf + off, len - off, "%s%s=%s", i ? " " : "", name, val);
+		args_value_text(a, val, sizeof(val));
+		n = snprintf(buf + off, len - off, a->kind == ARGS_STRING ? "%s%s=\"%s\"" : "%s%s=%s",
+			     i ? " " : "", name, val);
 		if (n < 0)
 			break;
 		off += (size_t)n;

@@ -2,6 +2,7 @@
 
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -118,6 +119,17 @@ int slowest_poll(struct slowest *sl, const uint32_t *gens)
 	sl->gens = gens;
 	n = ring_buffer__consume(sl->rb);
 	return n < 0 ? n : 0;
+}
+
+void slowest_call_values(const struct slowest_call *c, char *buf, size_t len)
+{
+	char a[SLOWEST_VALUES_LEN / 2] = "", r[SLOWEST_VALUES_LEN / 2] = "";
+
+	if (c->has_args)
+		args_format(&c->args, "arg", a, sizeof(a));
+	if (c->has_results)
+		args_format(&c->results, "r", r, sizeof(r));
+	snprintf(buf, len, "%s%s%s", a, c->has_results ? " -> " : "", r);
 }
 
 void slowest_copy(struct slowest_list *dst, const struct slowest_list *src)

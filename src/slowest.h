@@ -50,6 +50,10 @@ void slowest_take(struct slowest *sl, int slot, struct slowest_list *out);
 void slowest_take_over(struct slowest *sl, int slot, struct slowest_list *out);
 /* Decode the arguments of slot's calls with plan (NULL: no arguments). */
 void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan);
+/* A call's arguments and results for a screen: `id=1 key="k" -> r0=2`,
+ * "" when it has neither. */
+#define SLOWEST_VALUES_LEN 1024
+void slowest_call_values(const struct slowest_call *c, char *buf, size_t len);
 /* dst = src, copying only the calls it holds (a list is ~20 KiB). */
 void slowest_copy(struct slowest_list *dst, const struct slowest_list *src);
 /* Keep into the N longest of into and from. */

@@ -43,7 +43,7 @@ static struct json_object *snapshot_args_json(const struct args_values *a, const
 	for (size_t i = 0; i < a->n; i++) {
 		const struct args_value *v = &a->v[i];
 		struct json_object *j = NULL;
-		char key[32], buf[RETOP_ARG_STR_LEN + 8];
+		char key[32], buf[ARGS_TEXT_LEN];
 
 		if (!v->name)
 			snprintf(key, sizeof(key), "%s%zu", unnamed, i);
@@ -57,22 +57,15 @@ static struct json_object *snapshot_args_json(const struct args_values *a, const
 		case ARGS_BOOL:
 			j = json_object_new_boolean(v->u != 0);
 			break;
-		case ARGS_STRING:
-			/* Only the first bytes are read; "..." says there is more. */
-			snprintf(buf, sizeof(buf), "%s%s", v->s, v->truncated ? "..." : "");
-			j = json_object_new_string(buf);
-			break;
-		case ARGS_IFACE:
-			/* JSON null is "not read"; an interface is "nil" or not. */
-			j = json_object_new_string(v->u ? "non-nil" : "nil");
-			break;
 		case ARGS_SLICE:
 			j = json_object_new_object();
 			json_object_object_add(j, "len", json_object_new_uint64(v->u));
 			break;
+		case ARGS_STRING:
+		case ARGS_IFACE: /* JSON null is "not read": "nil" or "non-nil" */
 		case ARGS_POINTER:
 		case ARGS_RAW:
-			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)v->u);
+			args_value_text(v, buf, sizeof(buf));
 			j = json_object_new_string(buf);
 			break;
 		case ARGS_UNAVAILABLE:
@@ -371,15 +364,12 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 /* One call of a slowest list, indented under its function's row. */
 static void snapshot_text_call(FILE *out, const struct slowest_call *c)
 {
-	char dur[16], a[512] = "", r[512] = "";
+	char dur[16], values[SLOWEST_VALUES_LEN];
 
 	stats_format_duration(c->dur_ns, dur, sizeof(dur));
-	if (c->has_args)
-		args_format(&c->args, "arg", a, sizeof(a));
-	if (c->has_results)
-		args_format(&c->results, "r", r, sizeof(r));
-	fprintf(out, "    %7s  goroutine %llu  from %s%s%s%s%s\n", dur, (unsigned long long)c->goid,
-		c->caller, c->has_args ? ": " : "", a, c->has_results ? " -> " : "", r);
+	slowest_call_values(c, values, sizeof(values));
+	fprintf(out, "    %7s  goroutine %llu  from %s%s%s\n", dur, (unsigned long long)c->goid,
+		c->caller, values[0] ? ": " : "", values);
 }
 
 /* Under a function's row: its calls over --slow in the interval, else with

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "../src/args.h"
 #include "../src/elf_image.h"
 #include "../src/retsites.h"
 #include "../src/stats.h"
@@ -272,17 +271,15 @@ static void detail_callers(const struct snapshot_func *sf, struct detail_page *p
 /* A call's arguments and results, under it: "id=4242 key=\"k\" -> r0=4253". */
 static void detail_call_args(const struct slowest_call *c, struct detail_page *pg)
 {
-	char a[512], r[512];
+	char values[SLOWEST_VALUES_LEN];
 	int y;
 
 	if (!c->has_args && !c->has_results)
 		return;
 	if ((y = detail_row(pg)) < 0)
 		return;
-	args_format(&c->args, "arg", a, sizeof(a));
-	args_format(&c->results, "r", r, sizeof(r));
-	draw_textf(y, 0, COLS, DR_DIM, "            %s%s%s", c->has_args ? a : "",
-		   c->has_results ? " -> " : "", c->has_results ? r : "");
+	slowest_call_values(c, values, sizeof(values));
+	draw_textf(y, 0, COLS, DR_DIM, "            %s", values);
 }
 
 /* The slowest calls since start: the outlier, which goroutine, from where,
