@@ -70,10 +70,26 @@ struct {
 	__type(value, struct retop_first_val);
 } first_entry SEC(".maps");
 
-/* Per slot, set by user space: the attach generation, and whether the entry
- * probe is being removed (RETs without entry are then expected). */
+/* Per slot, set by user space: the owner generation (a new function in the
+ * slot: its callers and slowest calls start anew), the epoch (each time the
+ * RET probes come back: which entries a goroutine made since), whether the
+ * entry probe is being removed (RETs without entry are then expected), and
+ * whether calls are timed (kept in flight for their RET) or only counted
+ * at their entry (the overhead budget shed the RET probes). */
 __u32 slot_gen[RETOP_MAX_FUNCS];
+__u32 slot_epoch[RETOP_MAX_FUNCS];
 __u32 slot_closing[RETOP_MAX_FUNCS];
+__u32 slot_record[RETOP_MAX_FUNCS];
+/* Calls of the slot in the in-flight map: the budget waits for them to
+ * drain before it removes the RET probes.  User space's deletes count too. */
+__s64 slot_inflight[RETOP_MAX_FUNCS];
+/* The estimate's sampling windows (retop.h); gate_len 0: no gate. */
+__u64 gate_base[RETOP_MAX_FUNCS];
+__u64 gate_len[RETOP_MAX_FUNCS];
+__u64 gate_on[RETOP_MAX_FUNCS][RETOP_GATE_RING];
+__u64 gate_n[RETOP_MAX_FUNCS][RETOP_GATE_RING];
+/* Hits of the runtime watchers (goexit1, recovery): in the budget too. */
+__u64 watch_hits;
 
 /* Latency by caller (retop.h).  Entries are allocated on first use
  * (BPF_F_NO_PREALLOC): a function has at most RETOP_CALLER_SITES + 1. */
@@ -167,7 +183,7 @@ static __always_inline void note_first_entry(const struct retop_inflight_key *ke
 
 	if (slot >= RETOP_MAX_FUNCS)
 		return;
-	fv.gen = slot_gen[slot];
+	fv.gen = slot_epoch[slot];
 	cur = bpf_map_lookup_elem(&first_entry, &fk);
 	if (cur && cur->gen == fv.gen)
 		return;
@@ -303,63 +319,129 @@ static __always_inline void note_args(struct pt_regs *ctx, const struct retop_in
 	bpf_map_update_elem(&inflight_args, key, a, BPF_ANY);
 }
 
+/* Is this hit outside the slot's sampling windows?  Inside one, the call
+ * is counted in the window's tally. */
+static __always_inline int gated_out(__u32 slot, __u64 now, int begins)
+{
+	__u64 len, base, k;
+	__u32 i;
+
+	if (slot >= RETOP_MAX_FUNCS)
+		return 1;
+	len = gate_len[slot];
+	if (!len)
+		return 0;
+	base = gate_base[slot];
+	if (now < base)
+		return 1;
+	k = (now - base) / len;
+	i = (__u32)(k % RETOP_GATE_RING);
+	if (gate_on[slot][i] != k + 1)
+		return 1;
+	if (begins)
+		__sync_fetch_and_add(&gate_n[slot][i], 1);
+	return 0;
+}
+
+/* The same frame entered again while its call is in flight. */
+static __always_inline void entry_again(struct pt_regs *ctx, struct retop_func_stats *st,
+					struct retop_inflight_val *old,
+					const struct retop_inflight_key *key,
+					struct retop_goroutine_val *gv, __u64 hi, __u64 now,
+					__u32 hits0, int restart, int jcc)
+{
+	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
+	__u64 *rec;
+
+	if (old->restarting) {
+		/* The prologue's restart (the stack grew, or a preemption):
+		 * the same call, whose clock runs from its first entry. */
+		__sync_fetch_and_add(&st->reentries, 1);
+		old->restarting = restart;
+		old->stack_hi = hi;
+		return;
+	}
+	if (jcc) {
+		/* At the prologue's jump the last hit was not taken: that call
+		 * began and never returned (a panic unwound it, or its
+		 * goroutine exited and the g is reused): an orphan. */
+		__sync_fetch_and_add(&st->abandoned, 1);
+	} else {
+		/* Usually the stack-check prologue restarted the function:
+		 * one call, and nothing runs on the goroutine between the two
+		 * entries.  So if the goroutine recovered from a panic since,
+		 * or exited and its g is reused, the earlier call was unwound
+		 * and never returns: an orphan. */
+		rec = bpf_map_lookup_elem(&recovered, &gk);
+		if ((rec && *rec > old->start_ns) || (gv && gv->exit_ns > old->start_ns)) {
+			__sync_fetch_and_add(&st->abandoned, 1);
+		} else {
+			__sync_fetch_and_add(&st->reentries, 1);
+			__sync_fetch_and_add(&st->begun, -1); /* not a new call */
+		}
+	}
+	old->start_ns = now;
+	old->stack_hi = hi;
+	old->hits0 = hits0;
+	old->restarting = restart;
+	note_args(ctx, key);
+}
+
 SEC("uprobe")
 int retop_entry(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 func_id = RETOP_COOKIE_FUNC(cookie);
+	__u32 func_id = RETOP_COOKIE_FUNC(cookie), site = RETOP_COOKIE_SITE(cookie);
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val val = {}, *old;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_val *gv;
-	__u64 hi, now;
+	__u64 hi, now = bpf_ktime_get_ns();
 	__u32 hits0;
+	int jcc = !!(site & RETOP_ENTRY_JCC), restart;
 
-	if (!st)
+	if (!st || func_id >= RETOP_MAX_FUNCS)
 		return 0;
 	__sync_fetch_and_add(&st->entries, 1);
+	/* Taken, the prologue's jump leads to morestack and back to the
+	 * entry: this hit does not begin a call, the next one does. */
+	restart = jcc && retop_jcc_taken(ctx->eflags, RETOP_ENTRY_CC(site));
+	if (gated_out(func_id, now, !restart))
+		return 0;
+	if (!restart)
+		__sync_fetch_and_add(&st->begun, 1);
 	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14);
 	hits0 = goroutine_hit(gv) + 1;
-	if (RETOP_COOKIE_SITE(cookie) == RETOP_SITE_ENTRY_ONLY)
+	if (site & RETOP_ENTRY_ONLY)
 		return 0;
 	if (inflight_key(ctx, func_id, &key, &hi)) {
 		/* No key, no pairing: the call is lost, and says so. */
-		__sync_fetch_and_add(&st->dropped, 1);
+		if (!restart)
+			__sync_fetch_and_add(&st->dropped, 1);
 		return 0;
 	}
-	now = bpf_ktime_get_ns();
 	old = bpf_map_lookup_elem(&inflight, &key);
 	if (old) {
-		/* The same frame entered again.  Usually the stack-check
-		 * prologue restarted the function (after growing the stack, or
-		 * for a preemption): one call, and nothing runs on the goroutine
-		 * between the two entries.  So if the goroutine recovered from a
-		 * panic since, even after a stack copy, the earlier call was
-		 * unwound and never returns: an orphan.  Either way the newer
-		 * entry is the live one. */
-		struct retop_goroutine_key gk = {.tgid = key.tgid, .g = key.g};
-		__u64 *rec = bpf_map_lookup_elem(&recovered, &gk);
-		/* Or the goroutine exited since, and its g is reused (gv is
-		 * this goroutine's: key.g is R14, read above). */
-		if ((rec && *rec > old->start_ns) || (gv && gv->exit_ns > old->start_ns))
-			__sync_fetch_and_add(&st->abandoned, 1);
-		else
-			__sync_fetch_and_add(&st->reentries, 1);
-		old->start_ns = now;
-		old->stack_hi = hi;
-		old->hits0 = hits0;
-		note_args(ctx, &key);
+		entry_again(ctx, st, old, &key, gv, hi, now, hits0, restart, jcc);
+		return 0;
+	}
+	if (!slot_record[func_id & (RETOP_MAX_FUNCS - 1)]) {
+		/* Not timing: the call is counted here, at its start. */
+		if (!restart)
+			__sync_fetch_and_add(&st->untimed, 1);
 		return 0;
 	}
 	note_first_entry(&key);
 	val.start_ns = now;
 	val.stack_hi = hi;
-	val.tid = (__u32)bpf_get_current_pid_tgid();
+	val.tid = (__u32)bpf_get_current_pid_tgid() & 0x7FFFFFFF;
 	val.hits0 = hits0;
+	val.restarting = restart;
 	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
 		note_drop(st, &key, now);
 		return 0;
 	}
+	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], 1);
 	if (st->dropped)
 		undo_drop(st, &key);
 	note_args(ctx, &key);
@@ -402,7 +484,9 @@ static __always_inline void note_unpaired(struct retop_func_stats *st,
 			bpf_map_delete_elem(&drop_marks, &gk);
 	}
 	first = bpf_map_lookup_elem(&first_entry, &fk);
-	if (slot_closing[slot] || !first || first->gen != slot_gen[slot] ||
+	/* Not timing, or sampling slices: RETs of calls begun outside them. */
+	if (slot_closing[slot] || !slot_record[slot] || gate_len[slot] || !first ||
+	    first->gen != slot_epoch[slot] ||
 	    key->depth < first->depth)
 		__sync_fetch_and_add(&st->before_attach, 1);
 	else
@@ -588,6 +672,8 @@ int retop_return(struct pt_regs *ctx)
 		note_ret(gv, &key, now);
 		return 0;
 	}
+	/* The mask keeps the verifier sure of the bound. */
+	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], -1);
 	__sync_fetch_and_add(&st->calls, 1);
 	__sync_fetch_and_add(&st->sum_ns, dur);
 	__sync_fetch_and_add(&st->nested_hits, hits);
@@ -613,6 +699,7 @@ int retop_recovery(struct pt_regs *ctx)
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->rax};
 	__u64 now = bpf_ktime_get_ns();
 
+	__sync_fetch_and_add(&watch_hits, 1);
 	if (gk.g)
 		bpf_map_update_elem(&recovered, &gk, &now, BPF_ANY);
 	return 0;
@@ -626,6 +713,7 @@ int retop_goexit(struct pt_regs *ctx)
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
 	struct retop_goroutine_val v = {.exit_ns = bpf_ktime_get_ns()}, *old;
 
+	__sync_fetch_and_add(&watch_hits, 1);
 	if (gk.g) {
 		/* Its hit count goes on: a call still in flight keeps its base. */
 		old = bpf_map_lookup_elem(&goroutines, &gk);

@@ -43,14 +43,55 @@ static inline __u32 retop_hist_bucket(__u64 v)
 	return (msb - RETOP_HIST_SUB_BITS) * RETOP_HIST_SUB + (__u32)(v >> (msb - RETOP_HIST_SUB_BITS));
 }
 
-/* Attach cookie: which function and which site fired. */
+/* Attach cookie: which function and which site fired.  A RET site is its
+ * index; an entry is RETOP_SITE_ENTRY with RETOP_ENTRY_* bits. */
 #define RETOP_COOKIE(func_id, site) (((__u64)(func_id) << 32) | (__u32)(site))
 #define RETOP_COOKIE_FUNC(c) ((__u32)((c) >> 32))
 #define RETOP_COOKIE_SITE(c) ((__u32)(c))
-#define RETOP_SITE_ENTRY 0xFFFFFFFFu
+#define RETOP_SITE_ENTRY 0xFFFF0000u
+#define RETOP_SITE_IS_ENTRY(s) (((s) & 0xFFFF0000u) == RETOP_SITE_ENTRY)
 /* The entry of a function traced entry-only: counted, never kept in flight
  * (no RET would ever take it out; it would only fill the map). */
-#define RETOP_SITE_ENTRY_ONLY 0xFFFFFFFEu
+#define RETOP_ENTRY_ONLY 0x1u
+/* The probe sits on the stack-check prologue's conditional jump, whose
+ * condition (bits 8-11, x86's cc nibble) is known: taken, the runtime grows
+ * the stack and the function starts again from its entry (a restart of the
+ * same call, not a new one). */
+#define RETOP_ENTRY_JCC 0x2u
+#define RETOP_ENTRY_CC(s) (((s) >> 8) & 0xFu)
+#define RETOP_ENTRY_SITE(flags, cc) (RETOP_SITE_ENTRY | (flags) | ((__u32)(cc) << 8))
+
+/* x86's condition codes, as the kernel's emulation of a jcc evaluates
+ * them: is the jump with condition cc taken under EFLAGS f? */
+#define RETOP_EFLAGS_CF 0x001u
+#define RETOP_EFLAGS_PF 0x004u
+#define RETOP_EFLAGS_ZF 0x040u
+#define RETOP_EFLAGS_SF 0x080u
+#define RETOP_EFLAGS_OF 0x800u
+static inline int retop_jcc_taken(__u64 f, __u32 cc)
+{
+	int r;
+
+	switch (cc >> 1) {
+	case 0: r = !!(f & RETOP_EFLAGS_OF); break;
+	case 1: r = !!(f & RETOP_EFLAGS_CF); break;
+	case 2: r = !!(f & RETOP_EFLAGS_ZF); break;
+	case 3: r = !!(f & (RETOP_EFLAGS_CF | RETOP_EFLAGS_ZF)); break;
+	case 4: r = !!(f & RETOP_EFLAGS_SF); break;
+	case 5: r = !!(f & RETOP_EFLAGS_PF); break;
+	case 6: r = !(f & RETOP_EFLAGS_SF) != !(f & RETOP_EFLAGS_OF); break;
+	default: r = (f & RETOP_EFLAGS_ZF) || (!(f & RETOP_EFLAGS_SF) != !(f & RETOP_EFLAGS_OF)); break;
+	}
+	return (cc & 1) ? !r : r;
+}
+
+/* The estimate's sampling windows (the overhead budget's last resort): time
+ * is cut into slices of gate_len ns from gate_base; slice k is sampled when
+ * gate_on[slot][k % RETOP_GATE_RING] == k + 1.  Calls begun in a sampled
+ * slice are counted in gate_n[slot][k % RETOP_GATE_RING] and timed; the
+ * others are neither (their entries still trap: user space removes the
+ * probe between sampled slices). */
+#define RETOP_GATE_RING 4
 
 /* In-flight calls: the same key at the entry and at every RET, even when the
  * goroutine moved to another thread or its stack was copied (docs/ARCHITECTURE.md). */
@@ -62,9 +103,10 @@ struct retop_inflight_key {
 };
 
 struct retop_inflight_val {
-	__u64 start_ns; /* bpf_ktime_get_ns() at the entry */
+	__u64 start_ns; /* bpf_ktime_get_ns() at the first entry of the call */
 	__u64 stack_hi; /* g.stack.hi at the entry (a stack copy changes it) */
-	__u32 tid;
+	__u32 tid : 31;
+	__u32 restarting : 1; /* the prologue's jump was taken: the entry comes again */
 	__u32 hits0;	/* the goroutine's probe hits after this entry's (low bits) */
 };
 
@@ -104,7 +146,13 @@ struct retop_first_val {
 
 /* Per-function counters, updated with atomic adds; user space reads them. */
 struct retop_func_stats {
-	__u64 calls;	  /* paired returns */
+	__u64 calls;	  /* paired returns: the timed calls */
+	__u64 begun;	  /* calls begun: entry hits less the prologue's restarts
+			   * (exact where the entry is at the prologue's jump, or
+			   * where the function has no restart; else as far as the
+			   * in-flight map tells a restart) */
+	__u64 untimed;	  /* calls begun while the slot was not timing (slot_record
+			   * 0): counted at their entry, no duration */
 	__u64 sum_ns;
 	__u64 min_ns;	  /* 0 until the first call */
 	__u64 max_ns;
@@ -136,7 +184,7 @@ struct retop_func_stats {
 
 struct retop_caller_key {
 	__u32 func_id;
-	__u32 gen; /* slot_gen at the attach: entries of an earlier function are stale */
+	__u32 gen; /* slot_gen: entries of the slot's earlier functions are stale */
 	__u64 ret_addr;
 };
 

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "budget.h"
 #include "log.h"
 #include "session.h"
 #include "tracer.h"
@@ -55,8 +54,8 @@ int batch_run(const struct cli_options *o)
 	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations); n++) {
 		/* Absolute deadlines: the sampler's own work is not added to the
 		 * period, so intervals stay even. */
-		/* The overhead budget's duty cycle runs between snapshots. */
-		for (uint64_t wake; !batch_stop && (wake = budget_tick(s, tracer_now_ns())) < next;)
+		/* The engine's clock runs between snapshots. */
+		for (uint64_t wake; !batch_stop && (wake = session_tick(s)) < next;)
 			batch_sleep_until(wake);
 		batch_sleep_until(next);
 		next += period;

@@ -11,23 +11,30 @@
 
 #include "interlock.h"
 #include "log.h"
+#include "procs.h"
 #include "session_internal.h"
 #include "snapshot.h"
 #include "tracer.h"
 
-/* The first window at full rate, to measure; the shortest window with the
- * probes in (an attach takes about a millisecond); the cycle under budget. */
-#define BUDGET_MEASURE_NS 20000000ull
-#define BUDGET_MIN_ON_NS 20000000ull
-#define BUDGET_CYCLE_NS 1000000000ull
-/* Under budget, how often the rate is measured again: a load that starts
- * is at full probe cost for at most this long. */
-#define BUDGET_RECHECK_NS 20000000ull
+#include <math.h>
+
 #define BUDGET_CALIBRATE_HITS 4000
-/* The budget is a ceiling, and the cost of a hit an estimate (timed in
- * retop's own process; the windows that measure a load run with every
- * probe in): aim below it. */
+/* The budget is a ceiling, and demand is measured after the fact: aim
+ * below it. */
 #define BUDGET_AIM 0.9
+/* How long the calls timed in a slice get to return once it ended, with
+ * the RET probes still in; those still in flight then lose their duration
+ * (they were counted, at their entry). */
+#define BUDGET_DRAIN_NS 1000000000ull
+/* A constrained function goes back to a dearer mode only when that fits
+ * with room to spare (HEADROOM) and after HOLD in its mode: no flapping. */
+#define BUDGET_HOLD_NS 2000000000ull
+#define BUDGET_HEADROOM 0.7
+/* The least share of time an estimated function is sampled. */
+#define BUDGET_MIN_SHARE 0.002
+/* Sampled slices with calls an estimate needs before its interval has an
+ * upper end. */
+#define BUDGET_MIN_SLICES 10
 
 /* The calibration target: one RET instruction, as the kernel sees a Go
  * function's RET (single-stepped out of line, not emulated). */
@@ -136,160 +143,551 @@ double budget_calibrate(char *err)
 	return ns > 1 ? ns : 1;
 }
 
-void budget_func_start(struct budget_func *bf, uint64_t now_ns)
-{
-	*bf = (struct budget_func){.attached_ns = now_ns,
-				   .on_since_ns = now_ns,
-				   .rate_since_ns = now_ns,
-				   .switch_ns = now_ns + BUDGET_MEASURE_NS,
-				   .fraction = 1.0};
-}
-
-/* Probe hits of a function so far: its entries and every RET. */
-static uint64_t budget_hits(struct session *s, const struct session_func *sf)
-{
-	struct retop_func_stats *st = malloc(sizeof(*st));
-	uint64_t hits = 0;
-
-	if (!st)
-		return 0;
-	if (tracer_read(s->tracer, sf->slot, st) == 0) {
-		hits = st->entries;
-		for (size_t i = 0; i < RETOP_MAX_RET_SITES; i++)
-			hits += st->ret_hits[i];
-	}
-	free(st);
-	return hits;
-}
-
-/* The duty cycle every function gets: the allowed hits a second over what
- * all of them would make with every probe in.  A target busy on a CPU that
- * spends a share c of its time in traps does the same work 1/(1-c) times
- * slower: for a slowdown of at most p, c = p/(1+p). */
 double budget_allowed_hits(const struct budget *b)
 {
-	double p = b->pct / 100.0;
-	double allowed = b->hit_ns > 0 ? BUDGET_AIM * p / (1 + p) * 1e9 / b->hit_ns : 0;
+	double allowed = b->hits_per_s;
 
-	return allowed > BUDGET_MAX_HITS_PER_S ? BUDGET_MAX_HITS_PER_S : allowed;
+	if (b->hits_per_s <= 0)
+		return 0;
+	if (b->pct > 0 && b->hit_ns > 0) {
+		/* A target busy on a CPU that spends a share c of its time in
+		 * traps does the same work 1/(1-c) times slower: for a
+		 * slowdown of at most p, c = p/(1+p). */
+		double p = b->pct / 100.0, cpu = p / (1 + p) * 1e9 / b->hit_ns;
+		if (cpu < allowed)
+			allowed = cpu;
+	}
+	return allowed;
 }
 
-static double budget_fraction(struct session *s)
+void budget_func_start(struct budget_func *bf, const struct interlock_verdict *v, uint64_t now_ns)
 {
-	double allowed = budget_allowed_hits(&s->budget), total = 0;
+	*bf = (struct budget_func){.mode = BUDGET_FULL,
+				   .counts_at_entry = v->entry_counts_calls,
+				   .entry_only = v->entry_only,
+				   .attached_ns = now_ns,
+				   .mode_since_ns = now_ns,
+				   .in_since_ns = now_ns,
+				   .share = 1.0};
+}
+
+static double budget_rand(struct budget *b)
+{
+	if (!b->rng)
+		b->rng = tracer_now_ns() * 0x9E3779B97F4A7C15ull | 1;
+	b->rng ^= b->rng << 13;
+	b->rng ^= b->rng >> 7;
+	b->rng ^= b->rng << 17;
+	return (double)(b->rng >> 11) / 9007199254740992.0;
+}
+
+/* Calls counted exactly so far: timed at their RET, counted at their entry
+ * (not timing), and those whose timing was given up. */
+static uint64_t budget_counted(const struct budget_func *bf, const struct retop_func_stats *st)
+{
+	if (bf->entry_only)
+		return st->begun;
+	return st->calls + st->untimed + bf->drained;
+}
+
+static int budget_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
+			    char *err)
+{
+	struct interlock_verdict v;
+	/* Approved again: the file on disk may have changed since. */
+	int ret = interlock_approve(s->idx, sf->f, s->binary, &v, err);
+
+	if (!ret && rets)
+		ret = tracer_rets_in(s->tracer, sf->slot, &v, s->binary, s->attach_pid, err);
+	if (!ret && entry)
+		ret = tracer_entry_in(s->tracer, sf->slot, &v, s->binary, s->attach_pid, err);
+	return ret;
+}
+
+/* The RET probes stay while timed calls are in flight, up to the drain's
+ * deadline; then the calls left lose their duration (counted all the
+ * same) and the probes go. */
+static void budget_drain(struct session *s, struct session_func *sf, uint64_t now)
+{
+	struct budget_func *bf = &sf->bf;
+	int slot = sf->slot;
+
+	if (!tracer_rets_are_in(s->tracer, slot))
+		return;
+	if (!bf->drain_until_ns)
+		bf->drain_until_ns = now + BUDGET_DRAIN_NS;
+	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < bf->drain_until_ns)
+		return;
+	uint64_t n = tracer_slot_inflight(s->tracer, slot) > 0 ? tracer_untime_inflight(s->tracer, slot) : 0;
+	if (bf->mode != BUDGET_ESTIMATED)
+		bf->drained += n; /* counted exactly: at their entry */
+	tracer_rets_out(s->tracer, slot);
+	bf->drain_until_ns = 0;
+}
+
+/* ---- the estimate's slices */
+
+static void budget_stop_estimate(struct session_func *sf, const char *why)
+{
+	if (sf->bf.stopped)
+		return;
+	sf->bf.stopped = true;
+	snprintf(sf->bf.why, sizeof(sf->bf.why), "%.150s", why);
+	log_warn("budget", "%s: the estimate of its calls stopped: %s", sf->f->name, why);
+}
+
+/* Slices [k_read, c) are over: add what the sampled ones counted. */
+static void budget_read_slices(struct session *s, struct session_func *sf, uint64_t c)
+{
+	struct budget_func *bf = &sf->bf;
+
+	for (; bf->k_read < c; bf->k_read++) {
+		uint64_t k = bf->k_read, n = tracer_gate_take(s->tracer, sf->slot, k);
+		size_t i = k % RETOP_GATE_RING;
+		if (k >= bf->k_plan) {
+			/* retop fell behind: a slice went unplanned, and its
+			 * chance of being sampled was not the one stated. */
+			budget_stop_estimate(sf, "retop fell behind its sampling slices");
+			continue;
+		}
+		double p = bf->slice_p[i];
+		/* A slice left out by chance is time nobody saw. */
+		bf->ht_partial += p < 1;
+		if (!bf->slice_on[i] || bf->stopped)
+			continue;
+		bf->ht_sum += (double)n / p;
+		bf->ht_seen += (double)n;
+		bf->ht_slices_with_calls += n > 0 && p < 1;
+		bf->ht_var += (double)n * (double)n * (1 - p) / (p * p);
+		double rate = (double)n * 1e9 / BUDGET_SLICE_NS;
+		bf->calls_per_s = bf->calls_per_s > 0 ? 0.7 * bf->calls_per_s + 0.3 * rate : rate;
+	}
+}
+
+/* Decide slices up to c + 2 at random, each sampled with the share: a
+ * tick up to a slice late still finds the slice under way planned. */
+static void budget_plan_slices(struct session *s, struct session_func *sf, uint64_t c)
+{
+	struct budget_func *bf = &sf->bf;
+
+	for (; bf->k_plan <= c + 2; bf->k_plan++) {
+		uint64_t k = bf->k_plan;
+		size_t i = k % RETOP_GATE_RING;
+		bool on = budget_rand(&s->budget) < bf->share;
+		if (k <= c) {
+			/* Its time began unplanned: never sampled. */
+			on = false;
+			budget_stop_estimate(sf, "retop fell behind its sampling slices");
+		}
+		bf->slice_on[i] = on;
+		bf->slice_p[i] = bf->share;
+		tracer_gate_plan(s->tracer, sf->slot, k, on);
+	}
+}
+
+/* Probes in for the sampled slices (the entry one slice early at most),
+ * out between them. */
+static void budget_run_estimate(struct session *s, struct session_func *sf, uint64_t now)
+{
+	struct budget_func *bf = &sf->bf;
+	uint64_t c = (now - bf->gate_base) / BUDGET_SLICE_NS;
+	char err[ERR_LEN];
+
+	budget_read_slices(s, sf, c);
+	budget_plan_slices(s, sf, c);
+	bool want = bf->slice_on[c % RETOP_GATE_RING] || bf->slice_on[(c + 1) % RETOP_GATE_RING];
+	bool in = tracer_entry_is_in(s->tracer, sf->slot) &&
+		  (bf->entry_only || tracer_rets_are_in(s->tracer, sf->slot));
+	if (want && !bf->stopped && !in) {
+		if (budget_probes_in(s, sf, true, !bf->entry_only, err) != 0) {
+			/* Slices planned in are not sampled: the estimate ends. */
+			tracer_gate_plan(s->tracer, sf->slot, c, false);
+			tracer_gate_plan(s->tracer, sf->slot, c + 1, false);
+			budget_stop_estimate(sf, err);
+		}
+		bf->drain_until_ns = 0;
+	} else if ((!want || bf->stopped) && tracer_entry_is_in(s->tracer, sf->slot)) {
+		tracer_entry_out(s->tracer, sf->slot);
+	}
+	if (!tracer_entry_is_in(s->tracer, sf->slot))
+		budget_drain(s, sf, now);
+}
+
+/* ---- modes */
+
+static void budget_enter_estimate(struct session *s, struct session_func *sf, uint64_t now,
+				  const struct retop_func_stats *st)
+{
+	struct budget_func *bf = &sf->bf;
+
+	/* Slices from the one this tick is in: it is sampled for sure (its
+	 * probes are in), with chance 1. */
+	uint64_t base = now - (now - bf->attached_ns) % BUDGET_SLICE_NS;
+
+	for (size_t i = 0; i < RETOP_GATE_RING; i++)
+		bf->slice_on[i] = false;
+	bf->gate_base = base;
+	bf->k_read = 0;
+	bf->k_plan = 1;
+	bf->slice_on[0] = true;
+	bf->slice_p[0] = 1.0;
+	tracer_gate(s->tracer, sf->slot, base, BUDGET_SLICE_NS);
+	tracer_gate_plan(s->tracer, sf->slot, 0, true);
+	/* The exact period ends: the calls still in flight were counted at
+	 * their entry, as the estimate counts every call. */
+	uint64_t begun = budget_counted(bf, st) + (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
+	bf->exact_base += begun > bf->period_start ? begun - bf->period_start : 0;
+	bf->ever_estimated = true;
+	/* The calls of sampled slices are timed: their RETs go in first (the
+	 * timing mode may have taken them out). */
+	char err[ERR_LEN];
+	if (!bf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot) &&
+	    budget_probes_in(s, sf, false, true, err) != 0) {
+		budget_stop_estimate(sf, err);
+		tracer_gate_plan(s->tracer, sf->slot, 0, false);
+		return;
+	}
+	tracer_record(s->tracer, sf->slot, true);
+}
+
+static void budget_leave_estimate(struct session *s, struct session_func *sf, uint64_t now,
+				  const struct retop_func_stats *st)
+{
+	struct budget_func *bf = &sf->bf;
+	uint64_t c = (now - bf->gate_base) / BUDGET_SLICE_NS;
+
+	budget_read_slices(s, sf, c);
+	/* The slice under way was sampled with chance 1 (see budget_tick):
+	 * what it counted so far is exact. */
+	uint64_t part = tracer_gate_take(s->tracer, sf->slot, c);
+	tracer_gate(s->tracer, sf->slot, 0, 0);
+	if (!bf->stopped)
+		bf->ht_sum += (double)part;
+	/* Calls timed in flight were counted in their slice. */
+	bf->period_start = budget_counted(bf, st) + (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
+}
+
+/* Move a function to the mode the plan gave it. */
+static void budget_apply(struct session *s, struct session_func *sf, enum budget_mode to,
+			 uint64_t now, const struct retop_func_stats *st)
+{
+	struct budget_func *bf = &sf->bf;
+	char err[ERR_LEN];
+
+	if (to == BUDGET_ESTIMATED && s->budget.hit_ns <= 0) {
+		/* The estimate's bound needs the cost of a hit: timed once,
+		 * before any slice is planned (it takes a few hundred ms). */
+		s->budget.hit_ns = budget_calibrate(err);
+		if (s->budget.hit_ns <= 0)
+			s->budget.hit_ns = 50000; /* the dearest seen: a wider bound */
+		to = bf->mode;
+	}
+	if (to != bf->mode) {
+		if (bf->mode == BUDGET_ESTIMATED) {
+			/* Leave on a sampled slice only, so no call goes unseen:
+			 * the next one is sampled for sure. */
+			uint64_t c = (now - bf->gate_base) / BUDGET_SLICE_NS;
+			if (!bf->slice_on[c % RETOP_GATE_RING] || bf->stopped ||
+			    !tracer_entry_is_in(s->tracer, sf->slot)) {
+				bf->share = 1.0;
+				budget_run_estimate(s, sf, now);
+				if (!bf->stopped)
+					return;
+			}
+			budget_leave_estimate(s, sf, now, st);
+		}
+		if (to == BUDGET_ESTIMATED)
+			budget_enter_estimate(s, sf, now, st);
+		log_debug("budget", "%s: %s -> %s", sf->f->name,
+			  bf->mode == BUDGET_FULL ? "full" : bf->mode == BUDGET_TIMING ? "timing" : "estimated",
+			  to == BUDGET_FULL ? "full" : to == BUDGET_TIMING ? "timing" : "estimated");
+		bf->mode = to;
+		bf->mode_since_ns = now;
+		bf->timing = false;
+	}
+	switch (bf->mode) {
+	case BUDGET_FULL:
+		if (!bf->stopped &&
+		    (!tracer_entry_is_in(s->tracer, sf->slot) ||
+		     (!bf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot))) &&
+		    budget_probes_in(s, sf, true, !bf->entry_only, err) != 0)
+			log_warn("budget", "%s", err);
+		tracer_record(s->tracer, sf->slot, true);
+		bf->drain_until_ns = 0;
+		break;
+	case BUDGET_TIMING:
+		/* This slice times calls or not, at random. */
+		bf->timing = budget_rand(&s->budget) < bf->share;
+		if (bf->timing && !tracer_rets_are_in(s->tracer, sf->slot) &&
+		    budget_probes_in(s, sf, false, true, err) != 0) {
+			log_warn("budget", "%s", err);
+			bf->timing = false;
+		}
+		tracer_record(s->tracer, sf->slot, bf->timing);
+		if (bf->timing)
+			bf->drain_until_ns = 0;
+		else
+			budget_drain(s, sf, now);
+		break;
+	case BUDGET_ESTIMATED:
+		budget_run_estimate(s, sf, now);
+		break;
+	}
+}
+
+/* ---- the plan */
+
+struct budget_need {
+	struct session_func *sf;
+	double hits; /* a second, with every probe in */
+};
+
+static int budget_need_cmp(const void *a, const void *b)
+{
+	double x = ((const struct budget_need *)a)->hits, y = ((const struct budget_need *)b)->hits;
+	return x < y ? -1 : x > y;
+}
+
+/* Calls begun in the last second: the budget is hits in any second, so a
+ * burst may spend a second's worth at once, and a load that rises past it
+ * is seen within a slice. */
+static void budget_measure(struct session *s, struct session_func *sf, uint64_t now,
+			   const struct retop_func_stats *st)
+{
+	struct budget_func *bf = &sf->bf;
+	uint64_t hits = st->entries, begun = st->begun;
+	size_t i = s->budget.slice % BUDGET_RING;
+
+	(void)now;
+
+	for (size_t k = 0; k < RETOP_MAX_RET_SITES; k++)
+		hits += st->ret_hits[k];
+	bf->hits_ring[i] = hits - bf->last_hits;
+	bf->begun_ring[i] = begun - bf->last_begun;
+	bf->last_hits = hits;
+	bf->last_begun = begun;
+	if (bf->mode == BUDGET_ESTIMATED)
+		return; /* from its sampled slices (budget_read_slices) */
+	uint64_t sum = 0;
+	for (size_t k = 0; k < BUDGET_RING; k++)
+		sum += bf->begun_ring[k];
+	bf->calls_per_s = (double)sum;
+}
+
+/* Water-filling: the cheapest functions in full while each fits in an
+ * equal share of what is left.  Then, cheapest first, the others keep
+ * their entries in (every call counted) while those fit in what is left,
+ * less a fifth for the rest; the ones that do not fit are estimated.
+ * What remains is shared: RET slices of the timed, sampled slices of the
+ * estimated. */
+static void budget_plan(struct session *s, struct budget_need *need, size_t n, double allowed,
+			uint64_t now, enum budget_mode *to)
+{
+	double left = allowed * BUDGET_AIM;
+	size_t i = 0;
+
+	(void)s;
+	qsort(need, n, sizeof(*need), budget_need_cmp);
+	for (; i < n; i++) {
+		struct budget_func *bf = &need[i].sf->bf;
+		bool settled = now - bf->mode_since_ns >= BUDGET_HOLD_NS;
+		double cost = bf->mode == BUDGET_FULL ? need[i].hits
+			      : settled		  ? need[i].hits / BUDGET_HEADROOM
+						  : INFINITY;
+		if (cost > left / (double)(n - i))
+			break;
+		to[i] = BUDGET_FULL;
+		bf->share = 1.0;
+		left -= need[i].hits;
+	}
+	for (size_t j = i; j < n; j++) {
+		struct budget_func *bf = &need[j].sf->bf;
+		double entries = bf->entry_only ? need[j].hits : bf->calls_per_s;
+		bool settled = now - bf->mode_since_ns >= BUDGET_HOLD_NS;
+		double room = bf->mode != BUDGET_ESTIMATED ? 0.8 : settled ? 0.8 * BUDGET_HEADROOM : 0;
+		if (bf->counts_at_entry && !bf->entry_only && entries <= left * room) {
+			to[j] = BUDGET_TIMING;
+			left -= entries;
+		} else
+			to[j] = BUDGET_ESTIMATED;
+	}
+	double each = n > i && left > 0 ? left / (double)(n - i) : 0;
+	for (size_t j = i; j < n; j++) {
+		struct budget_func *bf = &need[j].sf->bf;
+		if (to[j] == BUDGET_TIMING)
+			bf->share = bf->calls_per_s > 0 ? each / bf->calls_per_s : 1.0;
+		else /* the entry goes in a slice early: twice the cost */
+			bf->share = need[j].hits > 0 ? each / (2 * need[j].hits) : 1.0;
+		if (bf->share >= 1) {
+			/* Every slice timed: that is the full mode. */
+			bf->share = 1;
+			to[j] = to[j] == BUDGET_TIMING ? BUDGET_FULL : to[j];
+		}
+		if (bf->share < BUDGET_MIN_SHARE)
+			bf->share = BUDGET_MIN_SHARE;
+	}
+}
+
+/* The CPU time of the targets, for the estimates' bounds. */
+static uint64_t budget_target_cpu(struct session *s)
+{
+	uint64_t sum = 0;
+
+	if (s->attach_pid > 0)
+		return procs_cpu_ns(s->attach_pid);
+	for (size_t i = 0; i < s->snap.npids; i++)
+		sum += procs_cpu_ns(s->snap.pids[i]);
+	return sum;
+}
+
+/* Traps against CPU time over the slice that ended, for the functions
+ * estimated with their probes in during it. */
+static void budget_trap_share(struct session *s, struct budget_need *need, size_t n)
+{
+	bool any = false;
+
+	for (size_t j = 0; j < n; j++)
+		any |= need[j].sf->bf.mode == BUDGET_ESTIMATED;
+	if (!any) {
+		s->budget.cpu_ns = 0;
+		return;
+	}
+	uint64_t cpu = budget_target_cpu(s), last = s->budget.cpu_ns;
+	s->budget.cpu_ns = cpu;
+	if (!last || cpu < last)
+		return; /* a thread's time left with it: this slice says nothing */
+	for (size_t j = 0; j < n; j++) {
+		struct budget_func *bf = &need[j].sf->bf;
+		if (bf->mode != BUDGET_ESTIMATED || !bf->probes_were_in)
+			continue;
+		bf->trap_ns += (double)bf->hits_ring[s->budget.slice % BUDGET_RING] * s->budget.hit_ns;
+		bf->cpu_ns += (double)(cpu - last);
+	}
+}
+
+/* The runtime watchers trap at every goroutine exit: they stay in while
+ * that fits in half the budget.  Over it they come out (exits then prove
+ * no call dead: orphans wait for other evidence or --orphan-timeout) and
+ * are tried again, for a slice, every WATCH_RETRY. */
+#define BUDGET_WATCH_RETRY_NS 10000000000ull
+static void budget_watchers(struct session *s, double allowed, uint64_t now)
+{
+	struct budget *b = &s->budget;
+	bool in = tracer_watchers_in(s->tracer), any = false, want;
+	uint64_t sum = 0, last = b->watch_ring[b->slice % BUDGET_RING];
 
 	for (size_t i = 0; i < s->nfuncs; i++)
-		if (s->funcs[i].slot >= 0)
-			total += s->funcs[i].bf.rate;
-	return total > allowed ? allowed / total : 1.0;
-}
-
-/* The end of a window with the probes in: measure, then pause or go on. */
-static void budget_end_window(struct session *s, struct session_func *sf, uint64_t now)
-{
-	struct budget_func *bf = &sf->bf;
-	uint64_t hits = budget_hits(s, sf), window = now - bf->rate_since_ns;
-	double r = window ? (double)(hits - bf->hits_on) * 1e9 / (double)window : 0;
-
-	/* Up at once, down slowly: the budget errs on the target's side.  A
-	 * load that rose (or started inside the window) is measured again in
-	 * the shortest window before a long one. */
-	bf->remeasure = r > 1.5 * bf->rate;
-	bf->rate = r > bf->rate ? r : (bf->rate + r) / 2;
-	s->budget.fraction = budget_fraction(s);
-	bf->fraction = s->budget.fraction;
-	if (s->budget.fraction >= 1.0) {
-		bf->on_ns += now - bf->on_since_ns;
-		bf->on_since_ns = bf->rate_since_ns = now;
-		bf->hits_on = hits;
-		bf->switch_ns = now + BUDGET_RECHECK_NS;
-		return;
-	}
-	double frac = s->budget.fraction;
-	tracer_pause(s->tracer, sf->slot);
-	/* The probes were in until the kernel had removed them, which takes
-	 * tens of milliseconds on a busy machine: that time is on-time too,
-	 * for the cost (the pause that follows is sized on it) and for the
-	 * estimates (scaled by it). */
-	uint64_t off_at = tracer_now_ns(), on = off_at - bf->on_since_ns;
-	bf->on_ns += on;
-	bf->paused = true;
-	bf->switch_ns = off_at + (uint64_t)((double)on * (1 - frac) / frac);
-}
-
-static void budget_start_window(struct session *s, struct session_func *sf)
-{
-	struct budget_func *bf = &sf->bf;
-	double frac = s->budget.fraction;
-	struct interlock_verdict v;
-	char err[ERR_LEN];
-	/* Some probes are in before the attach returns: on-time from here. */
-	uint64_t start = tracer_now_ns();
-
-	/* Approved again: the file on disk may have changed since. */
-	if (interlock_approve(s->idx, sf->f, s->binary, &v, err) != 0 ||
-	    tracer_resume(s->tracer, sf->slot, &v, s->binary, s->attach_pid, err) != 0) {
-		/* Stays paused: counted as time without probes, tried again. */
-		log_warn("budget", "%s", err);
-		bf->switch_ns = tracer_now_ns() + BUDGET_CYCLE_NS;
-		return;
-	}
-	bf->paused = false;
-	bf->on_since_ns = start;
-	bf->rate_since_ns = tracer_now_ns();
-	bf->hits_on = budget_hits(s, sf);
-	uint64_t on = frac * BUDGET_CYCLE_NS > BUDGET_MIN_ON_NS && !bf->remeasure
-			  ? (uint64_t)(frac * BUDGET_CYCLE_NS)
-			  : BUDGET_MIN_ON_NS;
-	bf->switch_ns = bf->on_since_ns + (frac >= 1.0 ? BUDGET_RECHECK_NS : on);
+		any |= s->funcs[i].slot >= 0;
+	for (size_t i = 0; i < BUDGET_RING; i++)
+		sum += b->watch_ring[i];
+	double rate = (double)sum > (double)last * BUDGET_RING ? (double)sum : (double)last * BUDGET_RING;
+	if (!any)
+		want = false;
+	else if (b->hits_per_s <= 0)
+		want = true;
+	else if (in && rate > 0.5 * allowed) {
+		want = false;
+		b->watch_off_until = now + BUDGET_WATCH_RETRY_NS;
+		if (!b->watch_warned)
+			log_info("budget", "runtime.goexit1 traps %.0f times a second, over half the "
+					   "budget: unwatched (calls of exited goroutines become orphans "
+					   "later), tried again every %llu s",
+				 rate, BUDGET_WATCH_RETRY_NS / 1000000000ull);
+		b->watch_warned = true;
+	} else
+		want = in || now >= b->watch_off_until;
+	if (want != in && tracer_watchers(s->tracer, want) != 0)
+		log_debug("budget", "runtime watchers not attached");
+	if (want != in)
+		memset(b->watch_ring, 0, sizeof(b->watch_ring));
 }
 
 uint64_t budget_tick(struct session *s, uint64_t now_ns)
 {
-	uint64_t next = now_ns + BUDGET_CYCLE_NS;
+	struct budget *b = &s->budget;
+	struct retop_func_stats *st;
+	struct budget_need *need;
+	enum budget_mode *to;
+	size_t n = 0;
 
-	if (!s->tracer || s->budget.pct <= 0)
-		return next;
+	if (!s->tracer)
+		return now_ns + BUDGET_SLICE_NS;
+	if (now_ns < b->next_ns)
+		return b->next_ns;
+	st = malloc(sizeof(*st) * (s->nfuncs ? s->nfuncs : 1));
+	need = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*need));
+	to = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*to));
+	if (!st || !need || !to)
+		goto out;
+	b->slice++;
+	uint64_t wh = tracer_watch_hits(s->tracer);
+	b->watch_ring[b->slice % BUDGET_RING] = wh - b->watch_hits;
+	b->watch_hits = wh;
+	double allowed = budget_allowed_hits(b), funcs_allowed = allowed;
+	for (size_t i = 0; i < BUDGET_RING; i++)
+		funcs_allowed -= (double)b->watch_ring[i];
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
-		if (sf->slot < 0)
+		if (sf->slot < 0 || tracer_read(s->tracer, sf->slot, &st[i]) != 0)
 			continue;
-		if (now_ns >= sf->bf.switch_ns) {
-			if (sf->bf.paused)
-				budget_start_window(s, sf);
-			else
-				budget_end_window(s, sf, now_ns);
-		}
-		if (sf->bf.switch_ns < next)
-			next = sf->bf.switch_ns;
+		budget_measure(s, sf, now_ns, &st[i]);
+		need[n].sf = sf;
+		need[n].hits = sf->bf.calls_per_s * (sf->bf.entry_only ? 1 : 2);
+		n++;
 	}
-	return next;
+	budget_trap_share(s, need, n);
+	if (b->hits_per_s > 0)
+		budget_plan(s, need, n, funcs_allowed, now_ns, to);
+	for (size_t j = 0; j < n; j++) {
+		struct session_func *sf = need[j].sf;
+		budget_apply(s, sf, b->hits_per_s > 0 ? to[j] : BUDGET_FULL, now_ns,
+			     &st[sf - s->funcs]);
+		sf->bf.probes_were_in = tracer_entry_is_in(s->tracer, sf->slot);
+	}
+	budget_watchers(s, allowed, now_ns);
+out:
+	free(st);
+	free(need);
+	free(to);
+	b->next_ns = now_ns + BUDGET_SLICE_NS;
+	return b->next_ns;
 }
 
-void budget_scale(struct session_func *sf, uint64_t now_ns, uint64_t interval_ns,
-		  struct snapshot_func *out)
+void budget_fill(struct session *s, struct session_func *sf, struct snapshot_func *out)
 {
 	struct budget_func *bf = &sf->bf;
-	uint64_t on = bf->on_ns + (bf->paused ? 0 : now_ns - bf->on_since_ns);
-	uint64_t elapsed = now_ns - bf->attached_ns, on_int = on - bf->on_ns_sample;
+	uint64_t counted = budget_counted(bf, &sf->cur);
 
-	bf->on_ns_sample = on;
-	out->sampled = bf->attached_ns ? bf->fraction : 1.0;
-	if (!bf->attached_ns || on >= elapsed || !on)
-		return; /* every probe in all along: exact */
-	/* An interval without any window in: its rate is the overall one. */
-	double k = (double)elapsed / (double)on;
-	double ki = on_int ? (double)interval_ns / (double)on_int : 0;
-	struct stats_view *v = &out->v;
-	out->estimated = true;
-	v->calls = (uint64_t)((double)v->calls * k + 0.5);
-	v->calls_delta = (uint64_t)((double)v->calls_delta * ki + 0.5);
-	v->calls_per_s = on_int ? v->calls_per_s * ki : (double)v->calls * 1e9 / (double)elapsed;
-	out->entries = (uint64_t)((double)out->entries * k + 0.5);
-	for (size_t i = 0; i < RETOP_MAX_RET_SITES; i++) {
-		v->ret_hits[i] = (uint64_t)((double)v->ret_hits[i] * k + 0.5);
-		v->ret_hits_delta[i] = (uint64_t)((double)v->ret_hits_delta[i] * ki + 0.5);
+	(void)s;
+	out->mode = bf->mode;
+	out->sampled = bf->mode == BUDGET_FULL ? 1.0 : bf->share;
+	out->timed_calls = sf->cur.calls;
+	out->estimate_stopped = bf->stopped;
+	memcpy(out->estimate_why, bf->why, sizeof(out->estimate_why));
+	if (!bf->ever_estimated) {
+		out->v.calls = counted - bf->period_start + bf->exact_base;
+		return;
 	}
-	if (out->state == FUNC_TRACING)
-		out->state = FUNC_SAMPLED;
+	/* The calls in flight when the estimate ended were counted in it: the
+	 * exact period counts from when as many returned (never below 0, so
+	 * the total never goes back). */
+	double since = bf->mode == BUDGET_ESTIMATED || counted < bf->period_start
+			       ? 0
+			       : (double)(counted - bf->period_start);
+	double exact = (double)bf->exact_base + since;
+	double half = 1.96 * sqrt(bf->ht_var), est = bf->ht_sum;
+	out->estimated = true;
+	out->v.calls = (uint64_t)(exact + est + 0.5);
+	out->calls_ci95[0] = est - half > bf->ht_seen ? exact + est - half : exact + bf->ht_seen;
+	/* The slices count the calls made with the probes in; without them the
+	 * target runs faster, by 1/(1 - share of its CPU in traps) at most
+	 * where its work is what the traps delay.  Past half, unbounded; and
+	 * unbounded until enough sampled slices saw calls: a burst between
+	 * them is invisible, and the variance of a few slices says nothing
+	 * of it. */
+	double trap = bf->cpu_ns > 0 ? bf->trap_ns / bf->cpu_ns : 0;
+	out->trap_share = trap;
+	bool bounded = trap < 0.5 && !bf->stopped &&
+		       (bf->ht_slices_with_calls >= BUDGET_MIN_SLICES || !bf->ht_partial);
+	out->calls_ci95[1] = bounded ? exact + (est + half) / (1 - trap) : INFINITY;
 }

@@ -1,62 +1,107 @@
-/* The overhead budget: retop's probes may slow the target down by at most
- * PCT % (--budget): their traps take at most PCT/(100+PCT) of one CPU; and
- * they make at most RFD 061's 10,000 probe hits a second.
- * The cost is estimated as probe hits x the calibrated cost of one hit.
- * Over budget, whole functions are duty-cycled: all their probes (entry
- * and every RET) are removed for part of each cycle and put back together,
- * never half; counts and rates are then scaled by the time the probes
- * were in and marked as estimates. */
+/* The overhead budget (--budget): retop's probes make at most N hits a
+ * second (RFD 061: 10,000 by default), and with --budget PCT% their traps
+ * take at most PCT/(100+PCT) of one CPU (the cost of a hit is timed).
+ *
+ * The governor keeps every count exact for as long as it can:
+ *   full       every probe in: every call counted and timed;
+ *   timing     the entry probe in, the RET probes (the single-stepped,
+ *              costly half) only in random slices of time: every call is
+ *              counted at its entry, and the calls begun in a slice are
+ *              timed to their RET, however long (the RETs stay until they
+ *              drained); needs an entry proven to count calls (entry_count.h);
+ *   estimated  even the entries do not fit: every probe only in random
+ *              slices; calls are estimated from the slices sampled
+ *              (Horvitz-Thompson), with a 95% interval.
+ * The cheapest functions are traced in full first.  The runtime watchers
+ * (goexit1, recovery) count in the budget and are in only while timed
+ * calls are in flight. */
 #ifndef RETOP_BUDGET_H
 #define RETOP_BUDGET_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#define BUDGET_DEFAULT_PCT 1.0
 /* RFD 061: the production default rate limit, in probe hits a second. */
-#define BUDGET_MAX_HITS_PER_S 10000.0
+#define BUDGET_DEFAULT_HITS_PER_S 10000.0
+/* A slice of the governor's clock, and of the random sampling. */
+#define BUDGET_SLICE_NS 100000000ull
+#define BUDGET_RING 10 /* slices of history: rates over the last second */
 
 struct session;
 struct session_func;
 struct snapshot_func;
+struct interlock_verdict;
+
+enum budget_mode { BUDGET_FULL, BUDGET_TIMING, BUDGET_ESTIMATED };
 
 struct budget {
-	double pct;	 /* of one CPU; 0: no budget */
-	double hit_ns;	 /* calibrated cost of one probe hit */
-	double fraction; /* the duty cycle now (1: every probe in) */
+	double pct;	   /* --budget PCT%: of one CPU; 0: no CPU cap */
+	double hits_per_s; /* --budget N/s, or the default; 0: no budget at all */
+	double hit_ns;	   /* timed cost of one probe hit (with pct only) */
+	uint64_t next_ns;  /* the governor's next slice */
+	uint64_t watch_hits, watch_ring[BUDGET_RING]; /* the runtime watchers' hits */
+	uint64_t slice;	   /* slices since tracing began */
+	uint64_t cpu_ns;   /* the targets' CPU time at the last slice; 0: unknown */
+	uint64_t watch_off_until; /* the watchers cost too much: out until then */
+	bool watch_warned;
+	uint64_t rng;
 };
 
 /* Per traced function. */
 struct budget_func {
-	bool paused;	       /* probes removed by the duty cycle */
-	uint64_t attached_ns;  /* when tracing began */
-	uint64_t switch_ns;    /* when the duty cycle changes it next */
-	uint64_t on_since_ns;  /* when its probes last came back */
-	uint64_t on_ns;	       /* probe time since tracing began */
-	uint64_t on_ns_sample; /* on_ns at the last snapshot */
-	uint64_t hits_on;      /* probe hits when they last came back */
-	uint64_t rate_since_ns; /* when the attach that brought them back returned */
-	double rate;	       /* probe hits a second with every probe in */
-	bool remeasure;	       /* the rate rose: the next window is the shortest */
-	double fraction;       /* its duty cycle now (1: every probe in) */
+	enum budget_mode mode;
+	bool counts_at_entry; /* the entry is proven to count calls */
+	bool entry_only;
+	uint64_t attached_ns, mode_since_ns;
+	/* Demand: probe hits and calls begun, per slice, over the last second. */
+	uint64_t last_hits, last_begun;
+	uint64_t hits_ring[BUDGET_RING], begun_ring[BUDGET_RING];
+	double calls_per_s;  /* calls begun in the last second (estimated: a second,
+			      * from its sampled slices) */
+	double share;	     /* planned share of time with its probes in */
+	uint64_t in_ns, in_since_ns; /* time its probes (timing: RETs) were in */
+	/* Timing: whether this slice times calls; RETs drain until then. */
+	bool timing;
+	uint64_t drain_until_ns;
+	uint64_t drained; /* timed calls left in flight at the deadline: untimed */
+	/* The ledger of calls: exact periods and the estimate's slices. */
+	uint64_t exact_base;	  /* calls of closed exact periods */
+	uint64_t period_start;	  /* counted calls when this exact period began */
+	double ht_sum, ht_var;	  /* the estimate since, and its variance */
+	double ht_seen;		  /* the calls its slices saw: a floor */
+	unsigned ht_slices_with_calls; /* sampled slices (chance < 1) that saw calls */
+	unsigned ht_partial;	       /* slices read with a chance below 1 */
+	bool ever_estimated;
+	/* Estimated: the slices' plan (k % RETOP_GATE_RING) and read cursor. */
+	uint64_t gate_base, k_read, k_plan;
+	double slice_p[4];
+	bool slice_on[4];
+	/* While its probes were in: their traps (hits x the timed cost of a
+	 * hit) against the targets' CPU time.  Traps slow what they count:
+	 * the estimate's upper bound widens by their share. */
+	bool probes_were_in;
+	double trap_ns, cpu_ns;
+	bool stopped; /* an estimate that could not go on: frozen, reason said */
+	char why[160];
 };
 
 /* Time a burst of hits on a uprobe at a RET instruction (single-stepped,
- * like a Go function's entry compare and its RETs) in retop's own process:
- * the cost of one hit in ns.  0 and a reason on failure. */
+ * like a Go function's RETs) in retop's own process: the cost of one hit
+ * in ns.  0 and a reason on failure. */
 double budget_calibrate(char *err);
 
-/* Probe hits a second the budget lets all functions make together. */
+/* Probe hits a second the budget lets all functions make together; 0: no
+ * budget. */
 double budget_allowed_hits(const struct budget *b);
 
-/* A function was just attached. */
-void budget_func_start(struct budget_func *bf, uint64_t now_ns);
-/* Measure, and pause or resume functions as the duty cycle says.  Returns
- * when it wants to run next (tracer_now_ns() clock). */
+/* A function was just attached, every probe in. */
+void budget_func_start(struct budget_func *bf, const struct interlock_verdict *v,
+		       uint64_t now_ns);
+/* The governor's clock: measure, plan, move probes.  Returns when it wants
+ * to run next (tracer_now_ns() clock). */
 uint64_t budget_tick(struct session *s, uint64_t now_ns);
-/* Scale counts and rates of a duty-cycled function; interval_ns since the
- * last snapshot. */
-void budget_scale(struct session_func *sf, uint64_t now_ns, uint64_t interval_ns,
-		  struct snapshot_func *out);
+/* A function's counts as the governor knows them: calls (exact, or the
+ * estimate with its interval), its mode and share. */
+void budget_fill(struct session *s, struct session_func *sf, struct snapshot_func *out);
 
 #endif

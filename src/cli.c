@@ -86,10 +86,10 @@ void cli_usage(FILE *out)
 		"      --max-in-flight N      calls tracked in flight at once, all functions\n"
 		"                             together (%u: %.0f MiB of kernel memory, about\n"
 		"                             %u bytes a call); calls past it are 'dropped'\n"
-		"      --budget PCT           the probes may slow each target by at most PCT %%\n"
-		"                             (1; 0: no budget), with at most %.0f probe\n"
-		"                             hits/s; over it functions are sampled\n"
-		"                             (default from $RETOP_BUDGET if set)\n"
+		"      --budget N/s|PCT%%      at most N probe hits a second (%.0f/s), or\n"
+		"                             traps at most PCT %% of a CPU; over it calls\n"
+		"                             are counted at their entry and a sample is\n"
+		"                             timed, or estimated (~); 0: none ($RETOP_BUDGET)\n"
 		"      --max-duration SECS    detach every probe after this long (600; 0: never;\n"
 		"                             --serve: never unless given); the dashboard's\n"
 		"                             '+' key adds another period\n"
@@ -121,7 +121,7 @@ void cli_usage(FILE *out)
 		RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
 		(double)tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
 		(unsigned)(tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / TRACER_DEFAULT_IN_FLIGHT),
-		BUDGET_MAX_HITS_PER_S, STATS_PERCENTILE_ERROR_PCT,
+		BUDGET_DEFAULT_HITS_PER_S, STATS_PERCENTILE_ERROR_PCT,
 		(double)guard_maps_estimate(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0));
 }
 
@@ -163,17 +163,29 @@ static bool parse_seconds(const char *s, double min, double *out)
 	return true;
 }
 
-/* "1", "0.5", "2%": a percentage of one CPU, 0 to 100. */
-static bool parse_budget(const char *s, double *out)
+/* "10000/s": probe hits a second (0 to 10 million); "2%", "0.5" or "1": a
+ * percentage of one CPU (0 to 100), under the default hits a second; "0":
+ * no budget. */
+static bool parse_budget(const char *s, double *pct, double *hits)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || (*end && strcmp(end, "%")) || !isfinite(v) || v < 0 || v > 100)
+	if (errno || end == s || !isfinite(v) || v < 0)
 		return false;
-	*out = v;
+	if (!strcmp(end, "/s")) {
+		if (v > 1e7)
+			return false;
+		*hits = v;
+		*pct = 0;
+		return true;
+	}
+	if ((*end && strcmp(end, "%")) || v > 100)
+		return false;
+	*pct = v;
+	*hits = v > 0 ? BUDGET_DEFAULT_HITS_PER_S : 0;
 	return true;
 }
 
@@ -281,8 +293,9 @@ static int cli_parse_one(int c, struct cli_options *o)
 		o->max_duration_given = true;
 		return 0;
 	case OPT_BUDGET:
-		if (!parse_budget(optarg, &o->budget_pct))
-			return usage_error("--budget takes a percentage of one CPU from 0 (no budget) to 100, got '%s'",
+		if (!parse_budget(optarg, &o->budget_pct, &o->budget_hits))
+			return usage_error("--budget takes probe hits a second (e.g. 10000/s), a percentage "
+					   "of one CPU (e.g. 2%%) or 0 (no budget), got '%s'",
 					   optarg);
 		return 0;
 	case OPT_MAX_MEMORY:
@@ -327,11 +340,12 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	o->max_functions = 64;
 	o->max_in_flight = TRACER_DEFAULT_IN_FLIGHT;
 	o->max_duration_s = GUARD_DEFAULT_MAX_DURATION_S;
-	o->budget_pct = BUDGET_DEFAULT_PCT;
-	/* The site's default (e.g. a test suite that counts every call). */
+	o->budget_hits = BUDGET_DEFAULT_HITS_PER_S;
+	/* The site's default: the same forms as --budget. */
 	const char *env = getenv("RETOP_BUDGET");
-	if (env && !parse_budget(env, &o->budget_pct))
-		return usage_error("RETOP_BUDGET must be a percentage from 0 to 100, got '%s'", env);
+	if (env && !parse_budget(env, &o->budget_pct, &o->budget_hits))
+		return usage_error("RETOP_BUDGET takes the forms of --budget (10000/s, 2%%, 0), got '%s'",
+				   env);
 	opterr = 0; /* one message, ours */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {

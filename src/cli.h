@@ -32,7 +32,8 @@ struct cli_options {
 	double max_duration_s; /* --max-duration: auto-detach after it; 0 = never */
 	bool max_duration_given;
 	uint64_t max_memory; /* --max-memory: bytes, 0 = no limit */
-	double budget_pct;   /* --budget: % of one CPU the probes may cost; 0 = none */
+	double budget_pct;   /* --budget PCT%: % of one CPU the probes may cost; 0 = no cap */
+	double budget_hits;  /* --budget N/s: probe hits a second; 0 = no budget */
 	const char *serve_addr;
 	bool no_pid_label; /* --serve: leave the pid label out */
 	bool no_dwarf;

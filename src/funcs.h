@@ -33,6 +33,10 @@ struct func_info {
 	/* Where the entry probe sits, from the entry: 0, or the conditional
 	 * jump of the stack-check prologue (interlock_check). */
 	uint8_t entry_probe_off;
+	/* Whether each call hits the entry probe once (entry_count.h), and
+	 * the prologue jump's condition when the probe sits on it (0xFF: no). */
+	bool entry_counts_calls;
+	uint8_t entry_jcc_cc;
 	/* SDK cross-check. */
 	bool sdk_mismatch;
 	bool sdk_inlined;

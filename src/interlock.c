@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "elf_image.h"
+#include "entry_count.h"
 #include "gopclntab.h"
 #include "log.h"
 
@@ -535,6 +536,8 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	if ((flags & GOPCLNTAB_FLAG_ASM) && (why = check_r14(eng, f, code, bits, buf, sizeof(buf))))
 		return refuse(f, why);
 	f->entry_probe_off = interlock_entry_probe(code, bits, stop, pcsp.flat_end);
+	f->entry_counts_calls =
+	    entry_count_check(idx, f, code, bits, stop, f->entry_probe_off, &f->entry_jcc_cc);
 	/* The BPF side counts hits per RET site in a fixed array. */
 	if (f->rets.count > RETOP_MAX_RET_SITES) {
 		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
@@ -632,6 +635,11 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f, c
 	v->entry_offset = f->file_offset + f->entry_probe_off;
 	v->entry_only =
 	    f->rets.traceable == TRACEABLE_ENTRY_ONLY || f->rets.count > RETOP_MAX_RET_SITES;
+	v->entry_counts_calls = f->entry_counts_calls;
+	v->entry_site = RETOP_ENTRY_SITE(
+	    (v->entry_only ? RETOP_ENTRY_ONLY : 0) |
+		(f->entry_counts_calls && f->entry_jcc_cc < 16 ? RETOP_ENTRY_JCC : 0),
+	    f->entry_jcc_cc < 16 ? f->entry_jcc_cc : 0);
 	if (v->entry_only && f->rets.count > RETOP_MAX_RET_SITES)
 		err_set(err, 0, "%u RET sites, more than %d: durations unavailable", f->rets.count,
 			RETOP_MAX_RET_SITES);

@@ -42,6 +42,10 @@ struct interlock_verdict {
 	uint64_t ret_offsets[RETOP_MAX_RET_SITES];
 	size_t nrets;
 	bool entry_only; /* reason in the approving call's err */
+	/* The entry probe's cookie bits (RETOP_ENTRY_*), and whether each call
+	 * hits it once (entry_count.h): then calls are counted without RETs. */
+	uint32_t entry_site;
+	bool entry_counts_calls;
 	uint64_t seal;	 /* set by interlock_approve() only */
 };
 

@@ -136,6 +136,13 @@ static int listing_func_json(struct line_buf *b, struct func_index *idx, struct 
 	}
 	line_lit(b, "],\"entry_probe\":");
 	line_u64(b, ok ? f->entry_probe_off : 0);
+	/* Whether calls can be counted at the entry alone (entry_count.h):
+	 * over budget, such a function stays exact. */
+	line_lit(b, ",\"counts_at_entry\":");
+	if (ok && f->entry_counts_calls)
+		line_lit(b, "true");
+	else
+		line_lit(b, "false");
 	line_lit(b, ",\"traceable\":");
 	line_str(b, ok ? traceable_name(f->rets.traceable) : "no");
 	line_lit(b, ",\"reason\":");

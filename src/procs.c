@@ -347,3 +347,29 @@ int procs_map_addr(int pid, uint64_t dev, uint64_t ino, uint64_t file_off, uint6
 	fclose(f);
 	return ret;
 }
+
+uint64_t procs_cpu_ns(int pid)
+{
+	char path[64];
+	uint64_t sum = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while ((e = readdir(d))) {
+		unsigned long long ns;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.20s/schedstat", pid, e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &ns) == 1)
+			sum += ns;
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}

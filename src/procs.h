@@ -29,6 +29,8 @@ struct proc_info {
 };
 
 bool procs_alive(int pid);
+/* CPU time of every thread of pid so far, in ns (schedstat): 0 when gone. */
+uint64_t procs_cpu_ns(int pid);
 /* "/proc/PID/exe" into buf after checking the process exists and is
  * readable; one clear message in err otherwise. */
 int procs_exe_path(int pid, char *buf, size_t len, char *err);

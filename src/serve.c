@@ -29,7 +29,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "budget.h"
 #include "config.h"
 #include "dynlib.h"
 #include "log.h"
@@ -294,7 +293,7 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 		 * The overhead budget's duty cycle runs in between. */
 		while ((now = tracer_now_ns()) < next) {
 			if (now >= bnext) {
-				bnext = budget_tick(s, now);
+				bnext = session_tick(s);
 				continue;
 			}
 			uint64_t until = bnext < next ? bnext : next;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,11 +182,37 @@ static void serve_render_self(struct render *r)
 	fprintf(r->f, "process_cpu_seconds_total %.6f\n", r->snap->self_cpu_s);
 }
 
+/* The 95% interval of an estimated calls_total, for the functions that
+ * have one; an open upper end is +Inf. */
+static void serve_render_ci(struct render *r)
+{
+	static const char *const names[] = {"retop_function_calls_ci95_low",
+					    "retop_function_calls_ci95_high"};
+
+	for (size_t k = 0; k < 2; k++) {
+		serve_family(r, names[k], "gauge",
+			     k ? "Upper end of the 95% interval of an estimated calls_total (+Inf: the "
+				 "probes slowed the target too much to bound it)."
+			       : "Lower end of the 95% interval of an estimated calls_total.");
+		for (size_t i = 0; i < r->snap->nfuncs; i++) {
+			const struct snapshot_func *f = &r->snap->funcs[i];
+			if (!f->raw || !f->estimated)
+				continue;
+			fprintf(r->f, "%s{", names[k]);
+			serve_func_labels(r, i);
+			if (isinf(f->calls_ci95[k]))
+				fputs("} +Inf\n", r->f);
+			else
+				fprintf(r->f, "} %.0f\n", f->calls_ci95[k]);
+		}
+	}
+}
+
 static void serve_render_status(struct render *r)
 {
 	serve_family(r, "retop_function_status", "gauge",
-		     "1 for the function's state: tracing, sampled (--budget), entry-only (no RET "
-		     "to probe), detached or error.");
+		     "1 for the function's state: tracing, timing-sampled or sampled (--budget), "
+		     "entry-only (no RET to probe), detached or error.");
 	for (size_t i = 0; i < r->snap->nfuncs; i++) {
 		fputs("retop_function_status{", r->f);
 		serve_func_labels(r, i);
@@ -202,7 +229,11 @@ struct serve_fam {
 
 static uint64_t get_calls(const struct snapshot_func *sn)
 {
-	return sn->raw->calls;
+	return sn->v.calls;
+}
+static uint64_t get_timed(const struct snapshot_func *sn)
+{
+	return sn->timed_calls;
 }
 static uint64_t get_entries(const struct snapshot_func *sn)
 {
@@ -256,7 +287,14 @@ static uint64_t get_sampled(const struct snapshot_func *sn)
 
 static const struct serve_fam serve_fams[] = {
     {"retop_function_calls_total", "counter",
-     "Calls that returned through a probed RET, paired with their entry.", false, get_calls},
+     "Calls: timed to their RET, or counted at their entry while --budget sheds the RET probes; "
+     "estimated from random slices where even the entries exceed it (then "
+     "retop_function_calls_ci95_low/high hold its 95% interval).",
+     false, get_calls},
+    {"retop_function_timed_calls_total", "counter",
+     "Calls with a measured duration: the duration histogram and the callers count these; "
+     "fewer than calls_total when --budget times a sample.",
+     false, get_timed},
     {"retop_function_entries_total", "counter",
      "Entry probe hits (the only count of an entry-only function).", false, get_entries},
     {"retop_function_in_flight", "gauge",
@@ -284,8 +322,8 @@ static const struct serve_fam serve_fams[] = {
     {"retop_function_slow_calls_total", "counter",
      "Calls at least --slow long (0 without --slow).", false, get_slow},
     {"retop_function_sampled_ratio", "gauge",
-     "Share of time the function's probes are in under --budget: below 1 the *_total counters "
-     "count only the calls seen; divide their rates by this for an estimate.",
+     "Share of time --budget keeps the function's probes in (timing-sampled: its RET probes, "
+     "estimated: all of them); 1 when traced in full.",
      true, get_sampled},
 };
 
@@ -422,6 +460,7 @@ int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_
 	}
 	serve_render_self(&r);
 	serve_render_status(&r);
+	serve_render_ci(&r);
 	for (size_t k = 0; k < sizeof(serve_fams) / sizeof(serve_fams[0]); k++)
 		serve_render_fam(&r, &serve_fams[k]);
 	serve_render_hist(&r);

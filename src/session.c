@@ -52,6 +52,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 		.max_in_flight = (uint32_t)o->max_in_flight,
 		.sdk_url = o->sdk_url, .max_duration_s = o->max_duration_s,
 		.max_memory = o->max_memory, .budget_pct = o->budget_pct,
+		.budget_hits = o->budget_hits,
 		.slow_ns = o->slow_ns,
 	};
 }
@@ -166,16 +167,16 @@ static void session_calibrate(struct session *s)
 	char why[ERR_LEN];
 
 	s->budget.pct = s->opts.budget_pct;
-	s->budget.fraction = 1.0;
-	if (s->budget.pct <= 0)
+	s->budget.hits_per_s = s->opts.budget_hits;
+	if (s->budget.pct <= 0 || s->budget.hits_per_s <= 0)
 		return;
 	s->budget.hit_ns = budget_calibrate(why);
 	if (s->budget.hit_ns <= 0) {
 		log_warn("budget", "cannot time a probe hit (%s): assuming 50 us a hit", why);
 		s->budget.hit_ns = 50000;
 	}
-	log_info("budget", "a probe hit costs %.0f ns: --budget %g%% allows %.0f hits/s", s->budget.hit_ns,
-		 s->budget.pct, budget_allowed_hits(&s->budget));
+	log_info("budget", "a probe hit costs %.0f ns: --budget %g%% allows %.0f hits/s",
+		 s->budget.hit_ns, s->budget.pct, budget_allowed_hits(&s->budget));
 }
 
 int session_start_tracing(struct session *s, char *err)
@@ -339,7 +340,11 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	}
 	sf->slot = ret;
 	sf->entry_only = entry_only;
-	budget_func_start(&sf->bf, tracer_now_ns());
+	budget_func_start(&sf->bf, &v, tracer_now_ns());
+	/* The runtime watchers from the first traced function on; the budget
+	 * takes them out if goroutine exits cost too much (budget.c). */
+	if (!tracer_watchers_in(s->tracer))
+		tracer_watchers(s->tracer, true);
 	session_args(s, sf);
 	sf->state = entry_only ? FUNC_ENTRY_ONLY : FUNC_TRACING;
 	snprintf(sf->reason, sizeof(sf->reason), "%s", entry_only ? why : "");
@@ -547,16 +552,18 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->callers = sf->callers;
 	slowest_copy(&out->slowest, &sf->slowest);
 	out->entries = sf->cur.entries;
-	if (sf->entry_only) {
-		/* No RET to count: what an operator can still see is entries. */
-		out->v.calls = sf->cur.entries;
-		out->v.calls_per_s = interval > 0 && sf->have_prev
-					     ? (double)(sf->cur.entries - sf->prev.entries) / interval
-					     : 0;
-	}
-	out->sampled = 1.0;
-	if (sf->slot >= 0)
-		budget_scale(sf, s->last_ns, (uint64_t)(interval * 1e9), out);
+	/* Calls as the governor counts them: at their RET when timed, at their
+	 * entry when not (or estimated); the rates follow. */
+	budget_fill(s, sf, out);
+	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
+	out->v.calls_per_s = interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
+	sf->calls_shown = out->v.calls;
+	/* An entry-only function keeps its state (and reason); the estimate
+	 * marks show it is sampled. */
+	if (sf->slot >= 0 && out->mode == BUDGET_TIMING && out->state == FUNC_TRACING)
+		out->state = FUNC_TIMING;
+	else if (sf->slot >= 0 && out->mode == BUDGET_ESTIMATED && out->state == FUNC_TRACING)
+		out->state = FUNC_SAMPLED;
 	out->nsites = sf->entry_only ? 0 : sf->f->rets.count;
 	if (out->nsites > RETOP_MAX_RET_SITES)
 		out->nsites = RETOP_MAX_RET_SITES;
@@ -591,6 +598,8 @@ static void session_sample_guard(struct session *s, uint64_t now)
 {
 	s->snap.max_duration_s = s->guard.max_duration_s;
 	s->snap.budget_pct = s->budget.pct;
+	s->snap.budget_hits = budget_allowed_hits(&s->budget);
+	s->snap.exits_watched = s->tracer && tracer_watchers_in(s->tracer);
 	s->snap.hit_ns = s->budget.hit_ns;
 	s->snap.slow_ns = s->opts.slow_ns;
 	if (s->tracer && guard_due(&s->guard, now)) {
@@ -613,6 +622,11 @@ static void session_sample_guard(struct session *s, uint64_t now)
 	s->snap.bpf_map_bytes = tracer_map_bytes(s->tracer);
 	s->snap.user_bytes = guard_rss_bytes();
 	s->snap.auto_detached = s->guard.auto_detached;
+}
+
+uint64_t session_tick(struct session *s)
+{
+	return budget_tick(s, tracer_now_ns());
 }
 
 const struct snapshot *session_sample(struct session *s)

@@ -24,7 +24,8 @@ struct session_opts {
 	const char *sdk_url; /* -s; NULL: try the default quietly for a PID */
 	double max_duration_s; /* auto-detach after it; 0: never */
 	uint64_t max_memory;   /* refuse to attach beyond it; 0: no limit */
-	double budget_pct;     /* --budget: % of one CPU; 0: no budget */
+	double budget_pct;     /* --budget PCT%: of one CPU; 0: no CPU cap */
+	double budget_hits;    /* --budget N/s (default 10,000); 0: no budget */
 	uint64_t slow_ns;      /* --slow: report every call this long; 0: off */
 };
 
@@ -77,6 +78,10 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 int session_check_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
 
 /* Read every counter, sweep in-flight calls, compute rates and deltas. */
+/* The engine's one clock: the overhead budget's slices (measure, plan,
+ * move probes).  The faces call it from their loops and sleep until the
+ * time it returns (tracer_now_ns() clock) or their own next event. */
+uint64_t session_tick(struct session *s);
 const struct snapshot *session_sample(struct session *s);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);

@@ -20,7 +20,8 @@ struct session_func {
 	struct slowest_list slowest; /* since tracing began */
 	bool args_on;	/* arguments captured (--args, or the dashboard's key) */
 	bool have_prev;
-	struct budget_func bf; /* the overhead budget's duty cycle */
+	uint64_t calls_shown; /* calls in the last snapshot: its rate's base */
+	struct budget_func bf; /* the overhead budget's modes and ledger */
 };
 
 struct session {

@@ -1,6 +1,7 @@
 #include "snapshot.h"
 
 #include <json-c/json.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -113,6 +114,7 @@ const char *func_state_name(enum func_state st)
 {
 	switch (st) {
 	case FUNC_TRACING: return "tracing";
+	case FUNC_TIMING: return "timing-sampled";
 	case FUNC_SAMPLED: return "sampled";
 	case FUNC_ENTRY_ONLY: return "entry-only";
 	case FUNC_DETACHED: return "detached";
@@ -127,9 +129,18 @@ void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len)
 	case FUNC_TRACING:
 		snprintf(buf, len, "tracing");
 		break;
+	case FUNC_TIMING:
 	case FUNC_SAMPLED:
-		snprintf(buf, len, "sampled %.*f%%", f->sampled < 0.1 ? 1 : 0, f->sampled * 100);
+		snprintf(buf, len, "%s %.*f%%", func_state_name(f->state), f->sampled < 0.1 ? 1 : 0,
+			 f->sampled * 100);
 		break;
+	case FUNC_ENTRY_ONLY:
+		if (f->estimated) {
+			snprintf(buf, len, "entry-only, sampled %.*f%%: %s", f->sampled < 0.1 ? 1 : 0,
+				 f->sampled * 100, f->reason);
+			break;
+		}
+		/* fall through */
 	default:
 		snprintf(buf, len, "%s: %s", func_state_name(f->state), f->reason);
 	}
@@ -169,8 +180,28 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 		json_object_array_add(sites, s);
 	}
 	json_object_object_add(o, "ret_sites", sites);
+	/* The overhead budget: how calls were counted and timed. */
+	static const char *const modes[] = {"full", "timing-sampled", "estimated"};
+	json_object_object_add(o, "mode", json_object_new_string(modes[f->mode % 3]));
 	json_object_object_add(o, "sampled", json_fixed(f->sampled, 4));
+	json_object_object_add(o, "timed_calls", json_object_new_uint64(f->timed_calls));
+	/* Durations, callers and slowest calls come from the timed calls. */
+	json_object_object_add(o, "durations_sampled",
+			       json_object_new_boolean(f->timed_calls < v->calls && !f->entry_only));
 	json_object_object_add(o, "estimated", json_object_new_boolean(f->estimated));
+	if (f->estimated) {
+		struct json_object *ci = json_object_new_array();
+		json_object_array_add(ci, json_object_new_uint64((uint64_t)f->calls_ci95[0]));
+		json_object_array_add(ci, isinf(f->calls_ci95[1])
+						  ? NULL
+						  : json_object_new_uint64((uint64_t)(f->calls_ci95[1] + 0.5)));
+		json_object_object_add(o, "calls_ci95", ci);
+		/* The traps slow what they count: how much, while sampled. */
+		json_object_object_add(o, "trap_share", json_fixed(f->trap_share, 4));
+	}
+	if (f->estimate_stopped)
+		json_object_object_add(o, "estimate_stopped",
+				       json_object_new_string(f->estimate_why));
 	/* The traps of traced callees are inside its durations: so many a call,
 	 * each about probe_hit_ns. */
 	json_object_object_add(o, "probe_hits_inside", json_fixed(v->hits_inside, 3));
@@ -201,6 +232,10 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(mem, "user_bytes", json_object_new_uint64(snap->user_bytes));
 	json_object_object_add(o, "memory", mem);
 	json_object_object_add(o, "budget_pct", json_fixed(snap->budget_pct, 3));
+	json_object_object_add(o, "budget_hits_per_s", json_fixed(snap->budget_hits, 0));
+	/* False: goroutine exits cost over half the budget, and calls of exited
+	 * goroutines stay in flight until other evidence or --orphan-timeout. */
+	json_object_object_add(o, "exits_watched", json_object_new_boolean(snap->exits_watched));
 	json_object_object_add(o, "probe_hit_ns", json_fixed(snap->hit_ns, 0));
 	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
 }
@@ -321,6 +356,18 @@ static void snapshot_mark(char *buf, size_t len)
 	buf[0] = '~';
 }
 
+/* An estimate's line: its interval, open above when the probes slowed
+ * the target too much to bound what it does without them. */
+static void snapshot_text_interval(FILE *out, const struct snapshot_func *f, const char *status)
+{
+	fprintf(out, "    %s of the time (--budget): ~ marks estimates; calls 95%% in %.0f-", status,
+		f->calls_ci95[0]);
+	if (isinf(f->calls_ci95[1]))
+		fprintf(out, "? (its traps took %.0f%% of the CPU: unbounded)\n", f->trap_share * 100);
+	else
+		fprintf(out, "%.0f\n", f->calls_ci95[1]);
+}
+
 static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 {
 	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8];
@@ -337,12 +384,19 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 	stats_format_duration(v->p99_ns, p99, sizeof(p99));
 	stats_format_duration(v->max_ns, max, sizeof(max));
 	if (f->estimated) {
-		/* '~': scaled from a sample (--budget), an estimate. */
+		/* '~': estimated from a sample (--budget). */
 		snapshot_mark(calls, sizeof(calls));
 		snapshot_mark(rate, sizeof(rate));
 	}
+	if (f->timed_calls < v->calls && !f->entry_only) {
+		/* '~': durations of a sample of the calls. */
+		snapshot_mark(p50, sizeof(p50));
+		snapshot_mark(p99, sizeof(p99));
+		snapshot_mark(max, sizeof(max));
+	}
 	snapshot_func_status(f, status, sizeof(status));
-	if (f->state != FUNC_TRACING && f->state != FUNC_SAMPLED && !f->entry_only) {
+	if (f->state != FUNC_TRACING && f->state != FUNC_TIMING && f->state != FUNC_SAMPLED &&
+	    !f->entry_only) {
 		fprintf(out, "%-24s %8s  ", name, calls);
 		snapshot_text_status(out, 35, status);
 		return;
@@ -357,8 +411,13 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
-	if (f->state == FUNC_SAMPLED)
-		fprintf(out, "    %s of the time (--budget): ~ marks estimates\n", status);
+	if (f->estimated)
+		snapshot_text_interval(out, f, status);
+	else if (f->timed_calls < v->calls && !f->entry_only)
+		fprintf(out, "    every call counted, %llu timed (%s): durations from a sample\n",
+			(unsigned long long)f->timed_calls, status);
+	if (f->estimate_stopped)
+		fprintf(out, "    estimate stopped: %s\n", f->estimate_why);
 }
 
 /* One call of a slowest list, indented under its function's row. */

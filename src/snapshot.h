@@ -29,7 +29,9 @@ struct snapshot_site {
  * sampled comes with a reason. */
 enum func_state {
 	FUNC_TRACING,	 /* every probe in */
-	FUNC_SAMPLED,	 /* duty-cycled by --budget: snapshot_func.sampled of the time */
+	FUNC_TIMING,	 /* --budget: every call counted, the calls of random
+			  * slices (snapshot_func.sampled of the time) timed */
+	FUNC_SAMPLED,	 /* --budget: calls estimated from random slices */
 	FUNC_ENTRY_ONLY, /* calls counted, no durations */
 	FUNC_DETACHED,	 /* was traced; its probes are out, its last numbers kept */
 	FUNC_ERROR,	 /* could not be attached */
@@ -51,8 +53,18 @@ struct snapshot_func {
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
 	bool args;	 /* arguments captured with its slowest calls */
-	double sampled;	 /* duty cycle of its probes (--budget): 1 = all in */
-	bool estimated;	 /* counts and rates scaled from a sample */
+	/* The overhead budget (budget.h): 0 full, 1 timing, 2 estimated. */
+	int mode;
+	double sampled;	 /* share of time its probes (timing: RETs) are in: 1 = all */
+	uint64_t timed_calls; /* calls with a duration: what every duration,
+			       * caller and slowest call is made of */
+	bool estimated;	 /* calls and rates estimated from random slices */
+	double calls_ci95[2]; /* when estimated: the 95% interval of calls (the
+			       * upper end INFINITY: unbounded, see trap_share) */
+	double trap_share;    /* estimated: share of the targets' CPU in its traps
+			       * while its probes were in */
+	bool estimate_stopped; /* the estimate could not go on (estimate_why) */
+	char estimate_why[160];
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 	struct callers_view callers; /* since tracing began */
@@ -83,9 +95,11 @@ struct snapshot {
 	size_t auto_detached;	 /* functions detached because time was up */
 	uint64_t bpf_map_bytes;	 /* kernel memory of retop's BPF maps */
 	uint64_t user_bytes;	 /* retop's resident memory */
-	double budget_pct;	 /* --budget; 0: none */
+	double budget_pct;	 /* --budget PCT%; 0: no CPU cap */
+	double budget_hits;	 /* probe hits a second the budget allows; 0: none */
 	double hit_ns;		 /* calibrated cost of one probe hit */
 	uint64_t slow_ns;	 /* --slow; 0: off */
+	bool exits_watched;	 /* runtime.goexit1 probed: exits prove calls dead */
 	struct snapshot_func *funcs;
 	size_t nfuncs;
 };

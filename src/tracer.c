@@ -22,11 +22,19 @@ struct tracer_slot {
 	uint64_t orphans;
 };
 
+/* A runtime function watched for evidence that calls died. */
+struct tracer_watch {
+	struct bpf_program *prog;
+	struct interlock_verdict v; /* approved once; NULL f: not watched */
+	char binary[600];
+	int pid;
+	struct probe_set *set;
+};
+
 struct tracer {
 	struct retop *skel;
 	bool multi;		   /* uprobe_multi links */
-	struct probe_set *recovery; /* runtime.recovery of the target */
-	struct probe_set *goexit;   /* runtime.goexit1 of the target */
+	struct tracer_watch watches[2]; /* runtime.recovery, runtime.goexit1 */
 	struct tracer_opts opts;
 	struct tracer_slot slots[RETOP_MAX_FUNCS];
 	struct retop_func_stats zero; /* for resets; large, so not on the stack */
@@ -156,8 +164,8 @@ void tracer_close(struct tracer *t)
 	 * fires without its entry probe for a reason that is not the detach. */
 	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
 		t->skel->bss->slot_closing[i] = 1;
-	tracer_unlink_all(t, 0, &t->recovery);
-	tracer_unlink_all(t, 1, &t->goexit);
+	tracer_unlink_all(t, 0, &t->watches[0].set);
+	tracer_unlink_all(t, 1, &t->watches[1].set);
 	retop__destroy(t->skel);
 	free(t->sweep_keys);
 	free(t->sweep_vals);
@@ -184,6 +192,80 @@ static int tracer_attach_error(int e, const struct func_info *f, const char *bin
 		       (unsigned long long)off, strerror(e));
 }
 
+int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v,
+		   const char *binary, int pid, char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
+	size_t failed, nrets = v->entry_only ? 0 : v->nrets;
+	int ret;
+
+	if (!interlock_sealed(v))
+		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
+			       v && v->f ? v->f->name : "?");
+	if (s->sets[1] || !nrets)
+		return 0;
+	/* A new epoch: RETs without an entry since are told apart again. */
+	t->skel->bss->slot_epoch[slot]++;
+	for (size_t i = 0; i < nrets; i++) {
+		off[i] = v->ret_offsets[i];
+		cookie[i] = RETOP_COOKIE(slot, (uint32_t)i);
+	}
+	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, binary, pid, off, cookie,
+			       nrets, &s->sets[1], &failed);
+	return ret ? tracer_attach_error(-ret, v->f, binary, off[failed], err) : 0;
+}
+
+void tracer_rets_out(struct tracer *t, int slot)
+{
+	probe_sets_destroy(&t->slots[slot].sets[1], 1);
+}
+
+int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v,
+		    const char *binary, int pid, char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	uint64_t off = v->entry_offset, cookie = RETOP_COOKIE(slot, v->entry_site);
+	size_t failed;
+	int ret;
+
+	if (!interlock_sealed(v))
+		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
+			       v && v->f ? v->f->name : "?");
+	if (s->sets[0])
+		return 0;
+	t->skel->bss->slot_closing[slot] = 0;
+	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, &off, &cookie, 1,
+			       &s->sets[0], &failed);
+	return ret ? tracer_attach_error(-ret, v->f, binary, off, err) : 0;
+}
+
+void tracer_entry_out(struct tracer *t, int slot)
+{
+	/* RETs of calls begun before are expected from here on. */
+	t->skel->bss->slot_closing[slot] = 1;
+	probe_sets_destroy(&t->slots[slot].sets[0], 1);
+}
+
+bool tracer_entry_is_in(const struct tracer *t, int slot)
+{
+	return t->slots[slot].sets[0] != NULL;
+}
+
+bool tracer_rets_are_in(const struct tracer *t, int slot)
+{
+	return t->slots[slot].sets[1] != NULL;
+}
+
+void tracer_record(struct tracer *t, int slot, bool on)
+{
+	/* Calls begun while not timing return with no entry: a new epoch
+	 * tells them from the timed ones. */
+	if (on && !t->skel->bss->slot_record[slot])
+		t->skel->bss->slot_epoch[slot]++;
+	t->skel->bss->slot_record[slot] = on;
+}
+
 /* The RET probes, then the entry probe: two sets, both or neither.  In
  * this order no entry is recorded whose RET could still be missed, so the
  * attach makes no orphan; the RETs of calls begun before the entry probe
@@ -192,33 +274,18 @@ static int tracer_attach_error(int e, const struct func_info *f, const char *bin
 static int tracer_attach_sites(struct tracer *t, int slot, const struct interlock_verdict *v,
 			       const char *binary, int pid, char *err)
 {
-	struct tracer_slot *s = &t->slots[slot];
-	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
-	const struct func_info *f = v->f;
-	size_t failed, nrets = v->entry_only ? 0 : v->nrets;
 	int ret;
 
+	/* A new owner: its callers and slowest calls are its own. */
 	t->skel->bss->slot_gen[slot]++;
-	t->skel->bss->slot_closing[slot] = 0;
-	for (size_t i = 0; i < nrets; i++) {
-		off[i] = v->ret_offsets[i];
-		cookie[i] = RETOP_COOKIE(slot, (uint32_t)i);
-	}
-	if (nrets) {
-		ret = probe_set_attach(t->skel->progs.retop_return, t->multi, binary, pid, off,
-				       cookie, nrets, &s->sets[1], &failed);
-		if (ret)
-			return tracer_attach_error(-ret, f, binary, off[failed], err);
-	}
-	off[0] = v->entry_offset;
-	cookie[0] = RETOP_COOKIE(slot, nrets ? RETOP_SITE_ENTRY : RETOP_SITE_ENTRY_ONLY);
-	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, off, cookie, 1,
-			       &s->sets[0], &failed);
-	if (ret) {
-		tracer_slot_unlink(s);
-		return tracer_attach_error(-ret, f, binary, off[0], err);
-	}
-	return 0;
+	t->skel->bss->slot_record[slot] = 1;
+	t->skel->bss->gate_len[slot] = 0;
+	ret = tracer_rets_in(t, slot, v, binary, pid, err);
+	if (!ret)
+		ret = tracer_entry_in(t, slot, v, binary, pid, err);
+	if (ret)
+		tracer_slot_unlink(&t->slots[slot]);
+	return ret;
 }
 
 static int tracer_read_inflight(struct tracer *t, size_t *out);
@@ -235,6 +302,57 @@ static void tracer_purge_slot(struct tracer *t, int slot)
 	for (size_t i = 0; i < n; i++)
 		if (t->sweep_keys[i].func_id == (uint32_t)slot)
 			bpf_map_delete_elem(fd, &t->sweep_keys[i]);
+	t->skel->bss->slot_inflight[slot] = 0;
+}
+
+uint64_t tracer_untime_inflight(struct tracer *t, int slot)
+{
+	int fd = bpf_map__fd(t->skel->maps.inflight);
+	struct retop_inflight_val val;
+	uint64_t n_untimed = 0;
+	size_t n = 0;
+
+	if (tracer_read_inflight(t, &n) != 0)
+		return 0;
+	/* Each call is deleted here or by its RET, never both: the one that
+	 * deleted it counts it. */
+	for (size_t i = 0; i < n; i++)
+		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
+		    bpf_map_lookup_and_delete_elem(fd, &t->sweep_keys[i], &val) == 0) {
+			__sync_fetch_and_sub(&t->skel->bss->slot_inflight[slot], 1);
+			n_untimed++;
+		}
+	return n_untimed;
+}
+
+int64_t tracer_slot_inflight(const struct tracer *t, int slot)
+{
+	return __atomic_load_n(&t->skel->bss->slot_inflight[slot], __ATOMIC_RELAXED);
+}
+
+void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len)
+{
+	memset(t->skel->bss->gate_on[slot], 0, sizeof(t->skel->bss->gate_on[slot]));
+	memset(t->skel->bss->gate_n[slot], 0, sizeof(t->skel->bss->gate_n[slot]));
+	t->skel->bss->gate_base[slot] = base;
+	__atomic_store_n(&t->skel->bss->gate_len[slot], len, __ATOMIC_RELEASE);
+}
+
+void tracer_gate_plan(struct tracer *t, int slot, uint64_t k, bool on)
+{
+	__atomic_store_n(&t->skel->bss->gate_on[slot][k % RETOP_GATE_RING], on ? k + 1 : 0,
+			 __ATOMIC_RELEASE);
+}
+
+uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k)
+{
+	return __atomic_exchange_n(&t->skel->bss->gate_n[slot][k % RETOP_GATE_RING], 0,
+				   __ATOMIC_ACQ_REL);
+}
+
+uint64_t tracer_watch_hits(const struct tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->watch_hits, __ATOMIC_RELAXED);
 }
 
 int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
@@ -282,54 +400,58 @@ void tracer_detach(struct tracer *t, int slot)
 	t->slots[slot].used = false;
 }
 
-void tracer_pause(struct tracer *t, int slot)
+/* Remember an approved runtime function to watch; tracer_watchers() puts
+ * the probe in and takes it out. */
+static int tracer_watch(struct tracer *t, struct tracer_watch *w, struct bpf_program *prog,
+			const struct interlock_verdict *v, const char *binary, int pid)
 {
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
-		return;
-	t->skel->bss->slot_closing[slot] = 1;
-	probe_sets_destroy(&t->slots[slot].sets[0], 1);
-	probe_sets_destroy(&t->slots[slot].sets[1], 1);
-	/* A call whose RET can no longer be seen is not an orphan: forget it. */
-	tracer_purge_slot(t, slot);
-}
-
-int tracer_resume(struct tracer *t, int slot, const struct interlock_verdict *v, const char *binary,
-		  int pid, char *err)
-{
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
-		return err_set(err, EINVAL, "%s: not traced", v->f->name);
-	if (!interlock_sealed(v))
-		return err_set(err, EPERM, "%s: not approved by the interlock", v->f->name);
-	if (t->slots[slot].sets[0])
-		return 0;
-	return tracer_attach_sites(t, slot, v, binary, pid, err);
-}
-
-/* One probe at an approved runtime function's entry, once per tracer. */
-static int tracer_watch(struct tracer *t, struct bpf_program *prog,
-			const struct interlock_verdict *v, const char *binary, int pid,
-			struct probe_set **set)
-{
-	uint64_t off = v->entry_offset, cookie = 0;
-	size_t failed;
-
-	if (!interlock_sealed(v))
+	if (!interlock_sealed(v) || !v->entry_offset)
 		return -EPERM;
-	if (*set || !off)
-		return 0;
-	return probe_set_attach(prog, t->multi, binary, pid, &off, &cookie, 1, set, &failed);
+	w->prog = prog;
+	w->v = *v;
+	snprintf(w->binary, sizeof(w->binary), "%s", binary);
+	w->pid = pid;
+	return 0;
 }
 
 int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
 			  const char *binary, int pid)
 {
-	return tracer_watch(t, t->skel->progs.retop_recovery, recovery, binary, pid, &t->recovery);
+	return tracer_watch(t, &t->watches[0], t->skel->progs.retop_recovery, recovery, binary,
+			    pid);
 }
 
 int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit,
 			const char *binary, int pid)
 {
-	return tracer_watch(t, t->skel->progs.retop_goexit, goexit, binary, pid, &t->goexit);
+	return tracer_watch(t, &t->watches[1], t->skel->progs.retop_goexit, goexit, binary, pid);
+}
+
+int tracer_watchers(struct tracer *t, bool on)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < 2; i++) {
+		struct tracer_watch *w = &t->watches[i];
+		uint64_t off = w->v.entry_offset, cookie = 0;
+		size_t failed;
+		if (!on) {
+			probe_sets_destroy(&w->set, 1);
+			continue;
+		}
+		if (w->set || !interlock_sealed(&w->v))
+			continue;
+		int r = probe_set_attach(w->prog, t->multi, w->binary, w->pid, &off, &cookie, 1,
+					 &w->set, &failed);
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+bool tracer_watchers_in(const struct tracer *t)
+{
+	return t->watches[0].set || t->watches[1].set;
 }
 
 size_t tracer_probe_count(const struct tracer *t, int slot)
@@ -520,8 +642,10 @@ static void sweep_delete(struct tracer *t, int fd, const struct sweep_entry *e, 
 		    now.start_ns != e->val.start_ns || bpf_map_delete_elem(fd, &e->key) != 0)
 			return;
 	}
+	__sync_fetch_and_sub(&t->skel->bss->slot_inflight[e->key.func_id], 1);
 	if (now.start_ns != e->val.start_ns) {
-		bpf_map_update_elem(fd, &e->key, &now, BPF_NOEXIST);
+		if (bpf_map_update_elem(fd, &e->key, &now, BPF_NOEXIST) == 0)
+			__sync_fetch_and_add(&t->skel->bss->slot_inflight[e->key.func_id], 1);
 		return;
 	}
 	if (orphan)

@@ -60,21 +60,45 @@ void tracer_close(struct tracer *t);
 int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
 		  bool *entry_only, char *err);
 void tracer_detach(struct tracer *t, int slot);
-/* The overhead budget's duty cycle: remove every probe of a slot (entry
- * first, then the RETs; its in-flight calls are forgotten, not orphans)
- * but keep its counters; put them back (RETs first, as tracer_attach).
- * resume is all or nothing, like tracer_attach. */
-void tracer_pause(struct tracer *t, int slot);
-int tracer_resume(struct tracer *t, int slot, const struct interlock_verdict *v, const char *binary,
-		  int pid, char *err);
-/* Watch the target's runtime.recovery, so that calls unwound by a recovered
- * panic count as orphans, not as restarts.  Once per tracer. */
+/* The overhead budget's levers (budget.c), each on an attached slot and
+ * with the verdict that approved it.  The entry probe and the RET probes
+ * come and go apart: put the RETs in before calls are timed and take them
+ * out once the timed calls drained; rets_in starts a new epoch. */
+int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v,
+		    const char *binary, int pid, char *err);
+void tracer_entry_out(struct tracer *t, int slot);
+int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v,
+		   const char *binary, int pid, char *err);
+void tracer_rets_out(struct tracer *t, int slot);
+bool tracer_entry_is_in(const struct tracer *t, int slot);
+bool tracer_rets_are_in(const struct tracer *t, int slot);
+/* Time the slot's calls (keep them in flight for their RET), or only count
+ * them at their entry (BPF's untimed counter). */
+void tracer_record(struct tracer *t, int slot, bool on);
+/* The slot's calls in the in-flight map now. */
+int64_t tracer_slot_inflight(const struct tracer *t, int slot);
+/* Take the slot's timed calls out of the in-flight map: each one deleted
+ * here (not by its RET) is returned in the count, to be counted untimed. */
+uint64_t tracer_untime_inflight(struct tracer *t, int slot);
+/* The estimate's sampling windows (retop.h): slices of len ns from base
+ * (len 0: no windows, every call counted); slice k sampled or not; the
+ * calls begun in slice k, read once (its tally is zeroed). */
+void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len);
+void tracer_gate_plan(struct tracer *t, int slot, uint64_t k, bool on);
+uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k);
+/* Approve the target's runtime.recovery (calls unwound by a recovered
+ * panic are orphans, not restarts) and runtime.goexit1 (the calls of a
+ * goroutine that exits are orphans at once) for watching. */
 int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
 			  const char *binary, int pid);
-/* Watch the target's runtime.goexit1, so that the calls of a goroutine
- * that exits (runtime.Goexit) are orphans at once.  Once per tracer. */
 int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit,
 			const char *binary, int pid);
+/* Put the watchers' probes in or take them out: a trap at every goroutine
+ * exit is paid only while timed calls are in flight (budget.c). */
+int tracer_watchers(struct tracer *t, bool on);
+bool tracer_watchers_in(const struct tracer *t);
+/* Hits of the watchers so far. */
+uint64_t tracer_watch_hits(const struct tracer *t);
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);

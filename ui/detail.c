@@ -3,6 +3,7 @@
  * site with its source line, and the instructions leading to each RET.
  * The page scrolls; everything is drawn through a virtual line cursor. */
 #define _GNU_SOURCE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,21 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 				   sf->v.hits_inside);
 		}
 	}
+	/* --budget: which figures are a sample, and how good the estimate is. */
+	if (sf->estimated && (y = detail_row(pg)) >= 0) {
+		if (isinf(sf->calls_ci95[1]))
+			draw_textf(y, 0, COLS, DR_WARN,
+				   "Calls estimated: at least %.0f (95%%); its traps took %.0f%% of the "
+				   "CPU while sampled: no upper bound",
+				   sf->calls_ci95[0], sf->trap_share * 100);
+		else
+			draw_textf(y, 0, COLS, DR_WARN, "Calls estimated: 95%% in %.0f - %.0f",
+				   sf->calls_ci95[0], sf->calls_ci95[1]);
+	}
+	if (sf->timed_calls < sf->v.calls && !sf->entry_only && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_WARN,
+			   "Durations from %llu timed calls of %llu (--budget): a sample",
+			   (unsigned long long)sf->timed_calls, (unsigned long long)sf->v.calls);
 	/* Its own line, so that 80 columns show it. */
 	if (sf->v.dropped && (y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, DR_WARN,

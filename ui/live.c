@@ -163,15 +163,21 @@ static void live_rets(const struct snapshot_func *f, int width, char *buf, size_
 	}
 }
 
-/* '~': scaled from a sample (--budget), an estimate. */
-static void live_mark_estimate(const struct snapshot_func *f, char *buf, size_t len)
+/* '~': from a sample (--budget): estimated counts (mark set), or the
+ * durations of timed calls that are a sample of every call. */
+static void live_mark(bool mark, char *buf, size_t len)
 {
 	size_t n = strlen(buf);
 
-	if (!f->estimated || n + 2 > len)
+	if (!mark || n + 2 > len || !n)
 		return;
 	memmove(buf + 1, buf, n + 1);
 	buf[0] = '~';
+}
+
+static bool live_durations_sampled(const struct snapshot_func *f)
+{
+	return f->timed_calls < f->v.calls && !f->entry_only;
 }
 
 static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum live_col c,
@@ -184,15 +190,24 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 		/* Calls were lost to a full in-flight map: a lower bound. */
 		if (f->v.dropped && strlen(buf) + 1 < len)
 			strcat(buf, "!");
-		live_mark_estimate(f, buf, len);
+		live_mark(f->estimated, buf, len);
 		break;
 	case LC_RATE:
 		fmt_count(f->v.calls_per_s, buf, len);
-		live_mark_estimate(f, buf, len);
+		live_mark(f->estimated, buf, len);
 		break;
-	case LC_P50: fmt_duration(f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
-	case LC_P99: fmt_duration(f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
-	case LC_MAX: fmt_duration(f->entry_only ? 0 : f->v.max_ns, buf, len); break;
+	case LC_P50:
+		fmt_duration(f->entry_only ? 0 : live_p50(ui, f), buf, len);
+		live_mark(live_durations_sampled(f), buf, len);
+		break;
+	case LC_P99:
+		fmt_duration(f->entry_only ? 0 : live_p99(ui, f), buf, len);
+		live_mark(live_durations_sampled(f), buf, len);
+		break;
+	case LC_MAX:
+		fmt_duration(f->entry_only ? 0 : f->v.max_ns, buf, len);
+		live_mark(live_durations_sampled(f), buf, len);
+		break;
 	case LC_INFL: fmt_count((double)f->in_flight, buf, len); break;
 	case LC_OLDEST: fmt_duration(f->oldest_in_flight_ns, buf, len); break;
 	case LC_ORPH: fmt_count((double)f->orphans, buf, len); break;
@@ -211,7 +226,8 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 	enum draw_role role = sel ? DR_SELECTED : DR_NORMAL;
 	/* After the target exited every function is detached, and its final
 	 * counters are what the operator came for. */
-	bool tracing = f->state == FUNC_TRACING || f->state == FUNC_SAMPLED ||
+	bool tracing = f->state == FUNC_TRACING || f->state == FUNC_TIMING ||
+		       f->state == FUNC_SAMPLED ||
 		       (ui->exited && f->state == FUNC_DETACHED);
 	int x = 0;
 
@@ -278,11 +294,11 @@ static void live_draw_header(struct ui *ui)
 	double rate = 0;
 	char r[16], line[300], maps[32], user[32];
 
-	double sampled = 1;
+	size_t estimated = 0, timing = 0;
 	for (size_t i = 0; i < ui->nfuncs; i++) {
 		rate += ui->funcs[i].v.calls_per_s;
-		if (ui->funcs[i].estimated && ui->funcs[i].sampled < sampled)
-			sampled = ui->funcs[i].sampled;
+		estimated += ui->funcs[i].estimated;
+		timing += !ui->funcs[i].estimated && live_durations_sampled(&ui->funcs[i]);
 	}
 	fmt_count(rate, r, sizeof(r));
 	guard_format_bytes(ui->have_snap ? ui->snap.bpf_map_bytes : 0, maps, sizeof(maps));
@@ -294,10 +310,11 @@ static void live_draw_header(struct ui *ui)
 		 ui->interval_pct ? "last interval" : "since start", STATS_PERCENTILE_ERROR_PCT,
 		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "", maps,
 		 user);
-	if (sampled < 1) {
+	if (estimated || timing) {
+		/* --budget: say which figures come from a sample. */
 		size_t n = strlen(line);
-		snprintf(line + n, sizeof(line) - n, ", SAMPLED %.*f%% (--budget): ~ = estimate",
-			 sampled < 0.1 ? 1 : 0, sampled * 100);
+		snprintf(line + n, sizeof(line) - n, ", --budget: ~ = from a sample (%zu estimated, "
+			 "%zu timed in part)", estimated, timing);
 	}
 	draw_text(1, 0, COLS, DR_HEADER, true, line);
 }

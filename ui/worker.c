@@ -11,7 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../src/budget.h"
 
 static const char worker_unresolved_reason[] = "could not decode its code";
 
@@ -493,7 +492,7 @@ static void *worker_main(void *arg)
 		if (w->s && now >= bnext) {
 			/* The overhead budget's duty cycle (--budget). */
 			worker_unlock(w);
-			bnext = budget_tick(w->s, now);
+			bnext = session_tick(w->s);
 			worker_lock(w);
 			continue;
 		}

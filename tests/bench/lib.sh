@@ -8,9 +8,9 @@
 : "${abs_top_builddir:=$abs_top_srcdir/build}"
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$abs_top_srcdir/tests/lib.sh"
-# Benchmarks measure retop tracing every call; budget.sh gives --budget.
-: "${RETOP_BUDGET=0}"
-export RETOP_BUDGET
+# Every benchmark runs retop at its defaults unless its own command line
+# says otherwise, and why (run_traced below).
+unset RETOP_BUDGET
 
 # pick_functions BIN N: the first N fully traceable functions of main,
 # strconv, sort, strings and fmt in BIN (not the runtime's own), by package
@@ -95,7 +95,9 @@ run_none() {
     echo "none $1 $(result_fields "$out")" >>"$T/results"
 }
 
-# run_traced MODE REP: the fixture traced by retop -b (with $RETOP_FLAGS);
+# run_traced MODE REP: the fixture traced by retop -b (with $RETOP_FLAGS and
+# --budget 0: what these benchmarks compare is the cost of timing every
+# call, which a budget would shed);
 # appends "MODE REP calls elapsed_ns retop_calls retop_status" to
 # $T/results, the counts from retop's last snapshot.
 run_traced() {
@@ -106,7 +108,7 @@ run_traced() {
     # shellcheck disable=SC2086 # $FIX_FLAGS is a list
     start_fixture "$FIX" -calls "$CALLS" -out "$out" $FIX_FLAGS
     # shellcheck disable=SC2086 # $RETOP_FLAGS is a list
-    "$RETOP" -b -p "$FIXTURE_PID" -t "$FUNC" -d 1 -o json $RETOP_FLAGS >"$snaps" 2>"$T/retop.err" &
+    "$RETOP" -b -p "$FIXTURE_PID" -t "$FUNC" -d 1 -o json --budget 0 $RETOP_FLAGS >"$snaps" 2>"$T/retop.err" &
     rt=$!
     track_pid "$rt"
     wait_lines "$snaps" 1 30 ||

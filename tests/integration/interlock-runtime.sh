@@ -102,7 +102,9 @@ for f in snaps[-1]["functions"]:
     o = listing[f["name"]][k]
     want = o["traceable"]
     st = f["status"]
-    ok = (want == "full" and st == "tracing") or \
+    # Attached with its RETs: in full, or with the budget's sampling.
+    ok = (want == "full" and (st == "tracing" or st.startswith("timing-sampled ") or
+                              st.startswith("sampled "))) or \
          (want == "entry-only" and st.startswith("entry-only")) or \
          (want == "no" and st.startswith("error: ") and o["reason"][:40] in st)
     n[want] += 1

@@ -48,7 +48,10 @@ a=$FIXTURE_PID
 kill -USR1 "$a"
 
 snap=$T/snap
-"$RETOP" -b -x "$bin" -t main.Tiny -d 0.2 -o json >"$snap" 2>"$T/err" &
+# --budget 0: A's tight loop is far over the default budget, which would
+# take the probes out between its slices; here they must be firing when
+# retop is killed.
+"$RETOP" -b -x "$bin" -t main.Tiny -d 0.2 -o json --budget 0 >"$snap" 2>"$T/err" &
 rp=$!
 track_pid "$rp"
 # Attached to both, and the probes fire in A.

@@ -5,7 +5,9 @@
 # RET probes, the function's slot is reused, and no call of the first
 # session may show up in the second: after the re-attach, main.Work has
 # calls, 0 orphans, 0 unmatched returns, 0 dropped (at 160 columns every
-# column is shown).
+# column is shown).  At the defaults: ~10,000 calls a second are over the
+# budget, so calls may be estimated ('~' before them): the counts that must
+# be 0 are exact all the same.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=tmux.sh
@@ -18,7 +20,7 @@ start_fixture stress-default -mode steady -loop -workers 8
 kill -USR1 "$FIXTURE_PID"
 tui_start 160 30 -p "$FIXTURE_PID" -d 0.3 -t main.Work
 expect_screen '^FUNCTION .* ORPH .* UNMATCH +DROP' 15 "live table with every column at 160"
-expect_screen '^main\.Work +[1-9]' 15 "main.Work traced"
+expect_screen '^main\.Work +~?[1-9]' 15 "main.Work traced"
 
 # field N: the Nth field of main.Work's row, as a number (FUNCTION is 0).
 field() {
@@ -41,7 +43,7 @@ for round in 1 2 3; do
     keys Space
     expect_screen '^\* main\.Work ' 30 "round $round: main.Work traced again"
     keys Tab
-    expect_screen '^main\.Work +[0-9]' 10 "round $round: live row"
+    expect_screen '^main\.Work +~?[0-9]' 10 "round $round: live row"
     # Calls counted again, for a few refreshes.
     n=100
     while :; do

@@ -66,6 +66,8 @@ static void fake_call(struct fake *k, uint64_t ns)
 	k->raw.hist[retop_hist_bucket(ns)]++;
 	k->raw.calls++;
 	k->raw.sum_ns += ns;
+	/* Every call timed: the snapshot's count is the counter's. */
+	k->sn.v.calls = k->sn.timed_calls = k->raw.calls;
 }
 
 /* The value of the line that starts with prefix, or -1. */
