@@ -6,6 +6,7 @@
 
 #include "dwarf_info.h"
 #include "sdk_client.h"
+#include "text_escape.h"
 
 /* How a Go type passes in integer registers: 1 for scalars and pointers,
  * 2 for a string or an interface, 3 for a slice; 0 for a float (one XMM register, which a BPF program
@@ -329,6 +330,12 @@ void args_format(const struct args_values *v, const char *unnamed, char *buf, si
 		else
 			snprintf(name, sizeof(name), "%s%zu", unnamed, i);
 		args_value_text(a, val, sizeof(val));
+		if (a->kind == ARGS_STRING) {
+			/* The target's bytes: escaped for a terminal and a line. */
+			size_t n_esc = text_escape(a->s, strlen(a->s), true, val, sizeof(val) - 3);
+			if (a->truncated)
+				memcpy(val + n_esc, "...", 4);
+		}
 		n = snprintf(buf + off, len - off, a->kind == ARGS_STRING ? "%s%s=\"%s\"" : "%s%s=%s",
 			     i ? " " : "", name, val);
 		if (n < 0)

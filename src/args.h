@@ -74,7 +74,7 @@ void args_decode_results(const struct args_plan *plan, const struct retop_args *
 
 /* One value as text: a number, true/false, a string as read (then "..."
  * when longer), nil/non-nil, "len N", hex, or '?' when unavailable. */
-#define ARGS_TEXT_LEN (RETOP_ARG_STR_LEN + 8)
+#define ARGS_TEXT_LEN (4 * RETOP_ARG_STR_LEN + 8) /* escaped: 4 bytes a byte at most */
 void args_value_text(const struct args_value *v, char *buf, size_t len);
 /* One line for a screen: `id=4242 key="planted-key" r=?`; unnamed values
  * are <unnamed><index> (arg0, r0), strings quoted. */

@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "config.h"
+#include "funcs.h"
 #include "prom_text.h"
 #include "stats.h"
 
@@ -96,6 +97,17 @@ static void serve_put_target_labels(struct render *r, FILE *f)
 		fprintf(f, ",pid=\"%s\"", r->pid);
 }
 
+/* Whether another traced function has function i's name (an ABI wrapper,
+ * a generic shape): then the series tell them apart by entry address, or
+ * Prometheus would reject the whole scrape for duplicate series. */
+static bool serve_name_shared(const struct render *r, size_t i, size_t n)
+{
+	for (size_t j = 0; j < n; j++)
+		if (j != i && !strcmp(r->snap->funcs[j].name, r->snap->funcs[i].name))
+			return true;
+	return false;
+}
+
 /* Fill r->labels and r->off: 0 or -ENOMEM. */
 static int serve_make_labels(struct render *r)
 {
@@ -113,6 +125,8 @@ static int serve_make_labels(struct render *r)
 		fputs("function=\"", f);
 		prom_text_put_label(f, r->snap->funcs[i].name);
 		fputs("\",", f);
+		if (r->snap->funcs[i].f && serve_name_shared(r, i, n))
+			fprintf(f, "entry=\"0x%llx\",", (unsigned long long)r->snap->funcs[i].f->entry);
 		serve_put_target_labels(r, f);
 		fputc('\0', f);
 	}

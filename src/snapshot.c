@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "guard.h"
+#include "text_escape.h"
 
 /* A double with a fixed number of decimals: rates and times need no more. */
 static struct json_object *json_fixed(double v, int decimals)
@@ -323,9 +324,12 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 
 /* A status from column col on, wrapped at spaces to 80 columns; the
  * continuation lines are indented, so every line fits a terminal. */
-static void snapshot_text_status(FILE *out, int col, const char *s)
+static void snapshot_text_status(FILE *out, int col, const char *status)
 {
 	int room = SNAPSHOT_TEXT_COLS - col;
+	/* A reason may quote the target (a name, a path): escaped. */
+	char esc[4 * (SNAPSHOT_STATUS_LEN + 16)];
+	const char *s = text_escape_str(status, esc, sizeof(esc));
 
 	while (*s) {
 		int n = (int)strlen(s);
@@ -370,9 +374,10 @@ static void snapshot_text_interval(FILE *out, const struct snapshot_func *f, con
 
 static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 {
-	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8];
+	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8], esc[256];
 	const struct stats_view *v = &f->v;
-	const char *name = snapshot_fit_name(f->name, fit, 24);
+	/* Names come from the target's binary: escaped. */
+	const char *name = snapshot_fit_name(text_escape_str(f->name, esc, sizeof(esc)), fit, 24);
 	char status[SNAPSHOT_STATUS_LEN + 16];
 
 	stats_format_count((double)v->calls, calls, sizeof(calls));
@@ -423,12 +428,13 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 /* One call of a slowest list, indented under its function's row. */
 static void snapshot_text_call(FILE *out, const struct slowest_call *c)
 {
-	char dur[16], values[SLOWEST_VALUES_LEN];
+	char dur[16], values[SLOWEST_VALUES_LEN], caller[256];
 
 	stats_format_duration(c->dur_ns, dur, sizeof(dur));
+	/* Values escaped where they are made (args_format); the caller here. */
 	slowest_call_values(c, values, sizeof(values));
 	fprintf(out, "    %7s  goroutine %llu  from %s%s%s\n", dur, (unsigned long long)c->goid,
-		c->caller, values[0] ? ": " : "", values);
+		text_escape_str(c->caller, caller, sizeof(caller)), values[0] ? ": " : "", values);
 }
 
 /* Under a function's row: its calls over --slow in the interval, else with

@@ -51,8 +51,19 @@ want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["over_10m
 got=$(sed -n 's/^    >= 10.0ms: \([0-9]*\) calls.*/\1/p' "$T/$v.txt" | tail -n 1)
 [ "$got" = "$want" ] || fail "callers-$v: text: $got calls >= 10ms, the program counted $want"
 res=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outlier"]["result"])' "$out")
-grep -Eq "^ +[0-9.]+ms  goroutine [0-9]+  from main\.Planted: us=500000 tag=\"planted-outlier: .*\.\.\.\" -> r0=$res\$" "$T/$v.txt" ||
-    fail "callers-$v: text: no line for the planted call: $(grep -m 3 'from main.Planted' "$T/$v.txt")"
+grep -Eq "^ +[0-9.]+ms  goroutine [0-9]+  from main\.Planted: us=500000 tag=\"planted: \\\\x1b\]52;c;Zm9yZ2Vk\\\\x07.*\\\\nmain\.Fake 9\\\\r\\\\xc2\\\\x9b.*\.\.\.\" -> r0=$res\$" "$T/$v.txt" ||
+    fail "callers-$v: text: no line for the planted call, its string escaped: $(grep -m 3 'from main.Planted' "$T/$v.txt")"
+# The planted string's bytes reach no terminal: no control byte but the
+# newlines retop writes, no C1 control, no line it did not write.
+python3 - "$T/$v.txt" <<'PY' || fail "callers-$v: text: the target's bytes reached the output raw"
+import re, sys
+b = open(sys.argv[1], "rb").read()
+bad = re.findall(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", b)
+forged = [l for l in b.split(b"\n") if l.startswith(b"main.Fake")]
+if bad or forged:
+    print("%d control bytes, %d forged lines" % (len(bad), len(forged)))
+    sys.exit(1)
+PY
 
 sc exact "$snap" "$out" main.Work || fail "callers-$v: main.Work: total counts differ from the fixture's"
 python3 - "$snap" "$out" <<'PY' || fail "callers-$v: latency by caller differs from the fixture's own clock"
@@ -110,7 +121,9 @@ err = abs(top["duration_ns"] - own["duration_ns"]) / own["duration_ns"]
 if err > 0.05 or top["duration_ns"] < own["spin"]:
     print("slowest[0] lasted %d ns, the program measured %d ns" % (top["duration_ns"], own["duration_ns"]))
     bad = True
-want_args = {"us": own["us"], "tag": own["tag"][:64] + ("..." if len(own["tag"]) > 64 else "")}
+# retop reads the string's first 64 bytes (not characters).
+tag = own["tag"].encode()
+want_args = {"us": own["us"], "tag": tag[:64].decode(errors="replace") + ("..." if len(tag) > 64 else "")}
 if top.get("args") != want_args:
     print("slowest[0].args = %r, the program passed %r" % (top.get("args"), want_args))
     bad = True

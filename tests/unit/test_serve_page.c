@@ -284,6 +284,37 @@ static void test_states(void **state)
 	}
 }
 
+/* Two traced copies of one name (an ABI wrapper, a generic shape): their
+ * series differ by entry address, so no two series share their labels. */
+static void test_render_same_names(void **state)
+{
+	static struct fake k;
+	static struct func_info g;
+	struct snapshot_func two[2];
+	char *page = NULL;
+	size_t len = 0;
+
+	(void)state;
+	fake_init(&k, "main.Work", "/srv/app");
+	k.f.entry = 0x401000;
+	g = k.f;
+	g.entry = 0x402000;
+	two[0] = k.sn;
+	two[1] = k.sn;
+	two[1].f = &g;
+	k.snap.funcs = two;
+	k.snap.nfuncs = 2;
+	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
+	assert_non_null(strstr(page, "retop_function_calls_total{function=\"main.Work\",entry=\"0x401000\","));
+	assert_non_null(strstr(page, "retop_function_calls_total{function=\"main.Work\",entry=\"0x402000\","));
+	free(page);
+	/* One copy alone keeps the plain labels. */
+	k.snap.nfuncs = 1;
+	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
+	assert_null(strstr(page, "entry=\""));
+	free(page);
+}
+
 int main(void)
 {
 	/* clang-format off */
@@ -292,6 +323,7 @@ int main(void)
 	    cmocka_unit_test(test_render_counts),
 	    cmocka_unit_test(test_states),
 	    cmocka_unit_test(test_render_labels),
+	    cmocka_unit_test(test_render_same_names),
 	    cmocka_unit_test(test_render_no_pid_label),
 	    cmocka_unit_test(test_render_starting),
 	    cmocka_unit_test(test_accepts_gzip),

@@ -75,7 +75,10 @@ func goid() int64 {
 
 //go:noinline
 func Planted() map[string]interface{} {
-	const spin, tag = 500000, "planted-outlier: a string longer than the 64 bytes retop reads of it"
+	// A hostile string in its first 64 bytes: terminal escapes that would
+	// set the clipboard and the title, a newline that would forge a line,
+	// a carriage return and a C1 control (CSI); then more than retop reads.
+	const spin, tag = 500000, "planted: \x1b]52;c;Zm9yZ2Vk\x07\x1b]0;x\x07\nmain.Fake 9\r\u009b and more bytes past the 64 retop reads"
 	id := goid()
 	start := time.Now()
 	r := Work(spin, tag)
