@@ -18,7 +18,7 @@
 
 #include <math.h>
 
-#define BUDGET_CALIBRATE_HITS 4000
+#define BUDGET_CALIBRATE_HITS 1000
 /* The budget is a ceiling, and demand is measured after the fact: aim
  * below it. */
 #define BUDGET_AIM 0.9
@@ -32,6 +32,10 @@
 #define BUDGET_HEADROOM 0.7
 /* The least share of time an estimated function is sampled. */
 #define BUDGET_MIN_SHARE 0.002
+#define BUDGET_FIRST_NS 20000000ull
+/* How early the probes go in before a sampled slice (an attach takes about
+ * a millisecond). */
+#define BUDGET_LEAD_NS 5000000ull
 /* Sampled slices with calls an estimate needs before its interval has an
  * upper end. */
 #define BUDGET_MIN_SLICES 10
@@ -160,14 +164,20 @@ double budget_allowed_hits(const struct budget *b)
 	return allowed;
 }
 
-void budget_func_start(struct budget_func *bf, const struct interlock_verdict *v, uint64_t now_ns)
+void budget_func_start(struct budget *b, struct budget_func *bf, const struct interlock_verdict *v,
+		       uint64_t now_ns)
 {
+	/* Its first measure soon: a load far over budget costs a slice at
+	 * full rate before the plan sees it. */
+	if (!b->next_ns || b->next_ns > now_ns + BUDGET_FIRST_NS)
+		b->next_ns = now_ns + BUDGET_FIRST_NS;
 	*bf = (struct budget_func){.mode = BUDGET_FULL,
 				   .counts_at_entry = v->entry_counts_calls,
 				   .entry_only = v->entry_only,
 				   .attached_ns = now_ns,
 				   .mode_since_ns = now_ns,
 				   .in_since_ns = now_ns,
+				   .slice_cost = 2.0,
 				   .share = 1.0};
 }
 
@@ -214,8 +224,13 @@ static void budget_drain(struct session *s, struct session_func *sf, uint64_t no
 
 	if (!tracer_rets_are_in(s->tracer, slot))
 		return;
-	if (!bf->drain_until_ns)
+	if (!bf->drain_until_ns) {
 		bf->drain_until_ns = now + BUDGET_DRAIN_NS;
+		/* Short calls return within microseconds: wait a little for
+		 * them rather than a slice of RET traps. */
+		for (int i = 0; i < 5 && tracer_slot_inflight(s->tracer, slot) > 0; i++)
+			usleep(1000);
+	}
 	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < bf->drain_until_ns)
 		return;
 	uint64_t n = tracer_slot_inflight(s->tracer, slot) > 0 ? tracer_untime_inflight(s->tracer, slot) : 0;
@@ -226,6 +241,13 @@ static void budget_drain(struct session *s, struct session_func *sf, uint64_t no
 }
 
 /* ---- the estimate's slices */
+
+/* The slice under way at now (the gate may have been set after now was
+ * read). */
+static uint64_t budget_slice_of(const struct budget_func *bf, uint64_t now)
+{
+	return now > bf->gate_base ? (now - bf->gate_base) / BUDGET_SLICE_NS : 0;
+}
 
 static void budget_stop_estimate(struct session_func *sf, const char *why)
 {
@@ -261,6 +283,7 @@ static void budget_read_slices(struct session *s, struct session_func *sf, uint6
 		bf->ht_var += (double)n * (double)n * (1 - p) / (p * p);
 		double rate = (double)n * 1e9 / BUDGET_SLICE_NS;
 		bf->calls_per_s = bf->calls_per_s > 0 ? 0.7 * bf->calls_per_s + 0.3 * rate : rate;
+		bf->rate_per_s = bf->calls_per_s;
 	}
 }
 
@@ -290,12 +313,21 @@ static void budget_plan_slices(struct session *s, struct session_func *sf, uint6
 static void budget_run_estimate(struct session *s, struct session_func *sf, uint64_t now)
 {
 	struct budget_func *bf = &sf->bf;
-	uint64_t c = (now - bf->gate_base) / BUDGET_SLICE_NS;
+	uint64_t c = budget_slice_of(bf, now);
+	uint64_t next_start = bf->gate_base + (c + 1) * BUDGET_SLICE_NS;
 	char err[ERR_LEN];
 
 	budget_read_slices(s, sf, c);
 	budget_plan_slices(s, sf, c);
-	bool want = bf->slice_on[c % RETOP_GATE_RING] || bf->slice_on[(c + 1) % RETOP_GATE_RING];
+	/* The probes go in just before a sampled slice: the governor wakes
+	 * for it. */
+	bool next_on = bf->slice_on[(c + 1) % RETOP_GATE_RING];
+	bool want = bf->slice_on[c % RETOP_GATE_RING] || (next_on && now + BUDGET_LEAD_NS >= next_start);
+	uint64_t wake = next_on && !want ? next_start - BUDGET_LEAD_NS
+			: want && !next_on ? next_start + BUDGET_LEAD_NS / 5 /* out as it ends */
+					   : UINT64_MAX;
+	if (s->budget.next_ns > wake)
+		s->budget.next_ns = wake;
 	bool in = tracer_entry_is_in(s->tracer, sf->slot) &&
 		  (bf->entry_only || tracer_rets_are_in(s->tracer, sf->slot));
 	if (want && !bf->stopped && !in) {
@@ -320,22 +352,26 @@ static void budget_enter_estimate(struct session *s, struct session_func *sf, ui
 {
 	struct budget_func *bf = &sf->bf;
 
-	/* Slices from the one this tick is in: it is sampled for sure (its
-	 * probes are in), with chance 1. */
-	uint64_t base = now - (now - bf->attached_ns) % BUDGET_SLICE_NS;
+	struct retop_func_stats *now_st = malloc(sizeof(*now_st));
 
+	/* Slices from now, the first one sampled at random like the others:
+	 * from the moment the gate is set, a call counts in a sampled slice
+	 * or not at all. */
 	for (size_t i = 0; i < RETOP_GATE_RING; i++)
 		bf->slice_on[i] = false;
-	bf->gate_base = base;
+	bf->gate_base = tracer_now_ns();
 	bf->k_read = 0;
 	bf->k_plan = 1;
-	bf->slice_on[0] = true;
-	bf->slice_p[0] = 1.0;
-	tracer_gate(s->tracer, sf->slot, base, BUDGET_SLICE_NS);
-	tracer_gate_plan(s->tracer, sf->slot, 0, true);
-	/* The exact period ends: the calls still in flight were counted at
-	 * their entry, as the estimate counts every call. */
+	bf->slice_on[0] = budget_rand(&s->budget) < bf->share;
+	bf->slice_p[0] = bf->share;
+	tracer_gate(s->tracer, sf->slot, bf->gate_base, BUDGET_SLICE_NS, bf->slice_on[0]);
+	/* The exact period ends: the counters as the gate closed it, and the
+	 * calls still in flight, counted at their entry as the estimate
+	 * counts every call. */
+	if (now_st && tracer_read(s->tracer, sf->slot, now_st) == 0)
+		st = now_st;
 	uint64_t begun = budget_counted(bf, st) + (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
+	free(now_st);
 	bf->exact_base += begun > bf->period_start ? begun - bf->period_start : 0;
 	bf->ever_estimated = true;
 	/* The calls of sampled slices are timed: their RETs go in first (the
@@ -354,13 +390,13 @@ static void budget_leave_estimate(struct session *s, struct session_func *sf, ui
 				  const struct retop_func_stats *st)
 {
 	struct budget_func *bf = &sf->bf;
-	uint64_t c = (now - bf->gate_base) / BUDGET_SLICE_NS;
+	uint64_t c = budget_slice_of(bf, now);
 
 	budget_read_slices(s, sf, c);
 	/* The slice under way was sampled with chance 1 (see budget_tick):
 	 * what it counted so far is exact. */
 	uint64_t part = tracer_gate_take(s->tracer, sf->slot, c);
-	tracer_gate(s->tracer, sf->slot, 0, 0);
+	tracer_gate(s->tracer, sf->slot, 0, 0, false);
 	if (!bf->stopped)
 		bf->ht_sum += (double)part;
 	/* Calls timed in flight were counted in their slice. */
@@ -374,19 +410,11 @@ static void budget_apply(struct session *s, struct session_func *sf, enum budget
 	struct budget_func *bf = &sf->bf;
 	char err[ERR_LEN];
 
-	if (to == BUDGET_ESTIMATED && s->budget.hit_ns <= 0) {
-		/* The estimate's bound needs the cost of a hit: timed once,
-		 * before any slice is planned (it takes a few hundred ms). */
-		s->budget.hit_ns = budget_calibrate(err);
-		if (s->budget.hit_ns <= 0)
-			s->budget.hit_ns = 50000; /* the dearest seen: a wider bound */
-		to = bf->mode;
-	}
 	if (to != bf->mode) {
 		if (bf->mode == BUDGET_ESTIMATED) {
 			/* Leave on a sampled slice only, so no call goes unseen:
 			 * the next one is sampled for sure. */
-			uint64_t c = (now - bf->gate_base) / BUDGET_SLICE_NS;
+			uint64_t c = budget_slice_of(bf, now);
 			if (!bf->slice_on[c % RETOP_GATE_RING] || bf->stopped ||
 			    !tracer_entry_is_in(s->tracer, sf->slot)) {
 				bf->share = 1.0;
@@ -458,20 +486,37 @@ static void budget_measure(struct session *s, struct session_func *sf, uint64_t 
 	uint64_t hits = st->entries, begun = st->begun;
 	size_t i = s->budget.slice % BUDGET_RING;
 
-	(void)now;
-
 	for (size_t k = 0; k < RETOP_MAX_RET_SITES; k++)
 		hits += st->ret_hits[k];
 	bf->hits_ring[i] = hits - bf->last_hits;
 	bf->begun_ring[i] = begun - bf->last_begun;
 	bf->last_hits = hits;
 	bf->last_begun = begun;
-	if (bf->mode == BUDGET_ESTIMATED)
-		return; /* from its sampled slices (budget_read_slices) */
+	if (bf->mode == BUDGET_ESTIMATED) {
+		/* Demand from its sampled slices (budget_read_slices).  What a
+		 * sampled slice costs, against the slice itself: the entry goes
+		 * in early, the RETs drain, the kernel takes time to remove
+		 * them.  Measured over the last second, so the share follows. */
+		uint64_t hits_1s = 0;
+		for (size_t k = 0; k < BUDGET_RING; k++)
+			hits_1s += bf->hits_ring[k];
+		double planned = bf->share * bf->rate_per_s * (bf->entry_only ? 1 : 2);
+		if (now - bf->mode_since_ns >= 1000000000ull && planned > 0) {
+			double f = (double)hits_1s / planned;
+			f = f < 1 ? 1 : f > 20 ? 20 : f;
+			bf->slice_cost = 0.7 * bf->slice_cost + 0.3 * f;
+		}
+		return;
+	}
 	uint64_t sum = 0;
 	for (size_t k = 0; k < BUDGET_RING; k++)
 		sum += bf->begun_ring[k];
 	bf->calls_per_s = (double)sum;
+	/* The rate, for the shares: over the time the ring covers. */
+	double covered = (double)(now - bf->attached_ns) / 1e9;
+	bf->rate_per_s = covered > 0 && covered < 1 ? (double)sum / covered : (double)sum;
+	if (bf->rate_per_s < bf->calls_per_s)
+		bf->rate_per_s = bf->calls_per_s;
 }
 
 /* Water-filling: the cheapest functions in full while each fits in an
@@ -514,10 +559,13 @@ static void budget_plan(struct session *s, struct budget_need *need, size_t n, d
 	double each = n > i && left > 0 ? left / (double)(n - i) : 0;
 	for (size_t j = i; j < n; j++) {
 		struct budget_func *bf = &need[j].sf->bf;
+		/* Shares on the rate (calls_per_s is a second's count, which
+		 * a new function has not filled yet). */
+		double rate = bf->rate_per_s, hits = rate * (bf->entry_only ? 1 : 2);
 		if (to[j] == BUDGET_TIMING)
-			bf->share = bf->calls_per_s > 0 ? each / bf->calls_per_s : 1.0;
-		else /* the entry goes in a slice early: twice the cost */
-			bf->share = need[j].hits > 0 ? each / (2 * need[j].hits) : 1.0;
+			bf->share = rate > 0 ? each / rate : 1.0;
+		else /* the cost of a sampled slice, as measured (budget_measure) */
+			bf->share = hits > 0 ? each / (bf->slice_cost * hits) : 1.0;
 		if (bf->share >= 1) {
 			/* Every slice timed: that is the full mode. */
 			bf->share = 1;
@@ -614,6 +662,8 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 		return now_ns + BUDGET_SLICE_NS;
 	if (now_ns < b->next_ns)
 		return b->next_ns;
+	/* The next slice, or sooner where a sampled slice starts (below). */
+	b->next_ns = now_ns + BUDGET_SLICE_NS;
 	st = malloc(sizeof(*st) * (s->nfuncs ? s->nfuncs : 1));
 	need = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*need));
 	to = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*to));
@@ -649,7 +699,6 @@ out:
 	free(st);
 	free(need);
 	free(to);
-	b->next_ns = now_ns + BUDGET_SLICE_NS;
 	return b->next_ns;
 }
 

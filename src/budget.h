@@ -58,7 +58,9 @@ struct budget_func {
 	uint64_t hits_ring[BUDGET_RING], begun_ring[BUDGET_RING];
 	double calls_per_s;  /* calls begun in the last second (estimated: a second,
 			      * from its sampled slices) */
+	double rate_per_s;   /* the same as a rate, over the time measured */
 	double share;	     /* planned share of time with its probes in */
+	double slice_cost;   /* estimated: hits of a sampled slice over its calls' */
 	uint64_t in_ns, in_since_ns; /* time its probes (timing: RETs) were in */
 	/* Timing: whether this slice times calls; RETs drain until then. */
 	bool timing;
@@ -95,7 +97,7 @@ double budget_calibrate(char *err);
 double budget_allowed_hits(const struct budget *b);
 
 /* A function was just attached, every probe in. */
-void budget_func_start(struct budget_func *bf, const struct interlock_verdict *v,
+void budget_func_start(struct budget *b, struct budget_func *bf, const struct interlock_verdict *v,
 		       uint64_t now_ns);
 /* The governor's clock: measure, plan, move probes.  Returns when it wants
  * to run next (tracer_now_ns() clock). */

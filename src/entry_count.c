@@ -86,6 +86,27 @@ static bool no_fall(const uint8_t *code, size_t off, size_t end)
 	       (n == 3 && code[off] == 0xC2) || (n == 2 && code[off] == 0x0F && code[off + 1] == 0x0B);
 }
 
+/* A call to a runtime function that never returns (a panic or a throw):
+ * Go puts a nop after it, so that its return address is inside the
+ * caller, and that nop is never run. */
+static bool calls_no_return(const struct func_index *idx, const struct func_info *f,
+			    const uint8_t *code, size_t off, size_t end)
+{
+	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic", "runtime.throw",
+					       "runtime.fatal"};
+	const struct func_info *callee;
+
+	if (!idx || end - off != 5 || code[off] != 0xE8)
+		return false;
+	callee = funcs_by_addr(idx, f->entry + end + (int64_t)rel32(code + off + 1));
+	if (!callee || callee->entry != f->entry + end + (int64_t)rel32(code + off + 1))
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(callee->name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 /* The SP delta the pc-to-SP table gives at off; false when it says nothing. */
 static bool pcsp_at(const struct func_index *idx, const struct func_info *f, uint64_t off,
 		    int32_t *delta)
@@ -151,23 +172,33 @@ bool entry_count_check(const struct func_index *idx, const struct func_info *f,
 	 * big frames have, would restart a call the probe saw begin), no fall
 	 * into it, and no indirect jump where SP is the entry's (jumps
 	 * elsewhere keep their SP delta, and the probe's is 0). */
-	for (size_t off = 0; off < stop;) {
+	for (size_t off = 0, prev = 0, prev_end = 0; off < stop;) {
 		size_t end = insn_end(bits, off, stop);
 		int64_t target = 0;
 		bool uncond;
 		int32_t delta;
 		enum branch_kind k = branch_at(code, off, end, &target, &uncond);
+		/* The nop after a call that never returns falls into nothing. */
+		bool dead_nop = end - off == 1 && code[off] == 0x90 && prev_end == off &&
+				calls_no_return(idx, f, code, prev, off);
 		if (k == BRANCH_DIRECT && target >= 0 && target <= probe_off &&
 		    (int64_t)off != trailer)
 			return false;
-		if (k == BRANCH_DIRECT && off != probe_off && rstart >= 0 && target >= rstart &&
+		if (k == BRANCH_DIRECT && off > probe_off && rstart >= 0 && target >= rstart &&
 		    target <= trailer)
 			return false;
+		/* Before the probe only the prologue's other check: taken, it
+		 * restarts the call too; it may go nowhere else. */
+		if (k == BRANCH_DIRECT && off < probe_off &&
+		    (rstart < 0 || target < rstart || target > trailer))
+			return false;
 		if ((int64_t)end == rstart && !(k == BRANCH_INDIRECT || (k == BRANCH_DIRECT && uncond) ||
-						 no_fall(code, off, end)))
+						 no_fall(code, off, end) || dead_nop))
 			return false;
 		if (k == BRANCH_INDIRECT && (!pcsp_at(idx, f, off, &delta) || delta == 0))
 			return false;
+		prev = off;
+		prev_end = end;
 		off = end;
 	}
 	return true;

@@ -404,6 +404,17 @@ uint8_t interlock_entry_probe(const uint8_t *code, const uint8_t *bits, size_t s
 		if ((len = cond_jump_len(code + off, stop - off)))
 			break;
 	}
+	/* Big frames check twice (SP - frame underflows, then the guard):
+	 * the probe goes on the last jump, which every call passes once. */
+	size_t next = off + len, cl;
+	if (len && next + 4 < stop && bit_at(bits, next) && (cl = prologue_insn(code + next, stop - next)) == 4 &&
+	    code[next + 1] == 0x3b && bit_at(bits, next + cl)) {
+		size_t l2 = cond_jump_len(code + next + cl, stop - next - cl);
+		if (l2) {
+			off = next + cl;
+			len = l2;
+		}
+	}
 	if (!len || off + len > stop || (off + len < stop && !bit_at(bits, off + len)) ||
 	    off + len > flat_end || interlock_kernel_check(code + off, len) || off > UINT8_MAX)
 		return 0;

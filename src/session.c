@@ -168,15 +168,15 @@ static void session_calibrate(struct session *s)
 
 	s->budget.pct = s->opts.budget_pct;
 	s->budget.hits_per_s = s->opts.budget_hits;
-	if (s->budget.pct <= 0 || s->budget.hits_per_s <= 0)
+	if (s->budget.hits_per_s <= 0)
 		return;
 	s->budget.hit_ns = budget_calibrate(why);
 	if (s->budget.hit_ns <= 0) {
 		log_warn("budget", "cannot time a probe hit (%s): assuming 50 us a hit", why);
 		s->budget.hit_ns = 50000;
 	}
-	log_info("budget", "a probe hit costs %.0f ns: --budget %g%% allows %.0f hits/s",
-		 s->budget.hit_ns, s->budget.pct, budget_allowed_hits(&s->budget));
+	log_info("budget", "a probe hit costs %.0f ns: the budget allows %.0f hits/s",
+		 s->budget.hit_ns, budget_allowed_hits(&s->budget));
 }
 
 int session_start_tracing(struct session *s, char *err)
@@ -340,7 +340,7 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	}
 	sf->slot = ret;
 	sf->entry_only = entry_only;
-	budget_func_start(&sf->bf, &v, tracer_now_ns());
+	budget_func_start(&s->budget, &sf->bf, &v, tracer_now_ns());
 	/* The runtime watchers from the first traced function on; the budget
 	 * takes them out if goroutine exits cost too much (budget.c). */
 	if (!tracer_watchers_in(s->tracer))

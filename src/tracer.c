@@ -330,10 +330,11 @@ int64_t tracer_slot_inflight(const struct tracer *t, int slot)
 	return __atomic_load_n(&t->skel->bss->slot_inflight[slot], __ATOMIC_RELAXED);
 }
 
-void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len)
+void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len, bool first_on)
 {
 	memset(t->skel->bss->gate_on[slot], 0, sizeof(t->skel->bss->gate_on[slot]));
 	memset(t->skel->bss->gate_n[slot], 0, sizeof(t->skel->bss->gate_n[slot]));
+	t->skel->bss->gate_on[slot][0] = first_on ? 1 : 0;
 	t->skel->bss->gate_base[slot] = base;
 	__atomic_store_n(&t->skel->bss->gate_len[slot], len, __ATOMIC_RELEASE);
 }

@@ -81,9 +81,9 @@ int64_t tracer_slot_inflight(const struct tracer *t, int slot);
  * here (not by its RET) is returned in the count, to be counted untimed. */
 uint64_t tracer_untime_inflight(struct tracer *t, int slot);
 /* The estimate's sampling windows (retop.h): slices of len ns from base
- * (len 0: no windows, every call counted); slice k sampled or not; the
- * calls begun in slice k, read once (its tally is zeroed). */
-void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len);
+ * (len 0: no windows, every call counted), slice 0 sampled or not; slice k
+ * sampled or not; the calls begun in slice k, read once (zeroed). */
+void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len, bool first_on);
 void tracer_gate_plan(struct tracer *t, int slot, uint64_t k, bool on);
 uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k);
 /* Approve the target's runtime.recovery (calls unwound by a recovered

@@ -14,7 +14,7 @@
 #   bursty   all call it back to back for 300 ms, then all pause 700 ms
 # Each trial, for each load (alternating which goes first): a fresh
 # fixture; retop -b -p PID -t main.Work -d 1 -o json at its defaults
-# (RETOP_BUDGET unset, no --budget); once its first snapshot is out,
+# (no --budget); once its first snapshot is out,
 # SIGUSR1; once the fixture wrote its count (1.5 s after its last call),
 # one more snapshot, then SIGINT (retop prints a last snapshot and exits
 # 0).  From the last snapshot's main.Work, a trial holds when
@@ -47,8 +47,6 @@ unset T
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-# This benchmark measures retop at its defaults.
-unset RETOP_BUDGET
 
 WORKERS=${WORKERS:-8}
 DURATION=${DURATION:-8}

@@ -10,7 +10,6 @@
 . "$abs_top_srcdir/tests/lib.sh"
 # Every benchmark runs retop at its defaults unless its own command line
 # says otherwise, and why (run_traced below).
-unset RETOP_BUDGET
 
 # pick_functions BIN N: the first N fully traceable functions of main,
 # strconv, sort, strings and fmt in BIN (not the runtime's own), by package
@@ -95,6 +94,23 @@ run_none() {
     echo "none $1 $(result_fields "$out")" >>"$T/results"
 }
 
+# last_func SNAPS FUNC: "calls status sampled" of FUNC in the last snapshot
+# of SNAPS (status with _ for spaces), or "missing none 0".
+last_func() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+last = None
+for line in open(sys.argv[1]):
+    last = json.loads(line)
+for f in last["functions"]:
+    if f["name"] == sys.argv[2]:
+        print(f["calls"], f["status"].replace(" ", "_"), f["sampled"])
+        break
+else:
+    print("missing none 0")
+EOF
+}
+
 # run_traced MODE REP: the fixture traced by retop -b (with $RETOP_FLAGS and
 # --budget 0: what these benchmarks compare is the cost of timing every
 # call, which a budget would shed);
@@ -122,19 +138,7 @@ run_traced() {
     stop_pid "$rt"
     [ "$stop_rc" -eq 0 ] || fail "retop exited $stop_rc on SIGTERM: $(head -n 3 "$T/retop.err")"
     stop_pid "$FIXTURE_PID"
-    got=$(python3 - "$snaps" "$FUNC" <<'EOF'
-import json, sys
-last = None
-for line in open(sys.argv[1]):
-    last = json.loads(line)
-for f in last["functions"]:
-    if f["name"] == sys.argv[2]:
-        print(f["calls"], f["status"].replace(" ", "_"))
-        break
-else:
-    print("missing none")
-EOF
-) || fail "cannot parse retop's snapshots in $snaps"
+    got=$(last_func "$snaps" "$FUNC" | cut -d' ' -f1,2) || fail "cannot parse retop's snapshots in $snaps"
     echo "$mode $1 $(result_fields "$out") $got" >>"$T/results"
 }
 

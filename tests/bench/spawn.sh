@@ -6,7 +6,7 @@
 # alternating order:
 #   none     the fixture alone
 #   traced   the fixture with retop -b -p PID -t main.Cold -d 1 -o json
-#            at its defaults (no --budget, RETOP_BUDGET unset), attached
+#            at its defaults (no --budget), attached
 #            before the work starts (its first snapshot is out)
 # The fixture runs pinned to CPU 1 and retop to CPU 0 (as in budget.sh), so
 # that retop's own sampling never takes the fixture's CPU: what is left is
@@ -28,9 +28,6 @@
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-# lib.sh sets RETOP_BUDGET=0 for the other benchmarks: this one measures
-# retop at its defaults.
-unset RETOP_BUDGET
 
 R=${R:-3}
 DURATION=${DURATION:-3}
@@ -104,19 +101,7 @@ run_traced() {
     stop_pid "$rt"
     [ "$stop_rc" -eq 0 ] || fail "retop exited $stop_rc on SIGTERM: $(head -n 3 "$T/retop.$1.err")"
     stop_pid "$fx"
-    got=$(python3 - "$snaps" "$FUNC" <<'EOF'
-import json, sys
-last = None
-for line in open(sys.argv[1]):
-    last = json.loads(line)
-for f in last["functions"]:
-    if f["name"] == sys.argv[2]:
-        print(f["calls"], f["status"].replace(" ", "_"), f["sampled"])
-        break
-else:
-    print("missing none 0")
-EOF
-) || fail "cannot parse retop's snapshots in $snaps"
+    got=$(last_func "$snaps" "$FUNC") || fail "cannot parse retop's snapshots in $snaps"
     echo "traced $1 $(rate "$out") $got" >>"$T/results"
     last_snaps=$snaps
     last_err=$T/retop.$1.err

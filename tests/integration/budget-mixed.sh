@@ -1,5 +1,5 @@
 #!/bin/sh
-# The overhead governor at its defaults (no --budget, no RETOP_BUDGET) on
+# The overhead governor at its defaults (no --budget) on
 # three functions traced together (the mixed fixture): main.Hot, far over
 # any budget; main.Slow, 12 calls of 200 ms; main.Burst, 5,000 quick calls
 # back to back after a quiet second.  A budget may cost Hot its exact count
@@ -15,8 +15,6 @@ need_retop
 need_fixture mixed-default
 sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
-# make check counts every call (RETOP_BUDGET=0): here the default is wanted.
-unset RETOP_BUDGET
 snap=$T/snap out=$T/result
 start_fixture mixed-default -out "$out"
 fixture=$FIXTURE_PID

@@ -76,8 +76,13 @@ for try in 1 2 3 4 5; do
     running "$RP" && break
     grep -q 'cannot listen' "$T/serve.err" || fail "retop --serve failed: $(head -n 3 "$T/serve.err")"
 done
-sc holds "$RP" >"$T/held"
-grep -q '^link ' "$T/held" || fail "retop --serve holds no BPF link before its time is up"
+# /healthz answers before the probes are in: poll up to 2 s for them.
+n=40
+until sc holds "$RP" >"$T/held" && grep -q '^link ' "$T/held"; do
+    [ $n -gt 0 ] || fail "retop --serve holds no BPF link before its time is up"
+    n=$((n - 1))
+    sleep 0.05
+done
 sc released "$T/held" 8 || fail "3 s after --max-duration 3, retop still holds BPF links or programs"
 running "$RP" || fail "retop --serve exited at --max-duration instead of serving on"
 [ -z "$(sc holds "$RP")" ] || fail "retop --serve still holds: $(sc holds "$RP" | tr '\n' ' ')"

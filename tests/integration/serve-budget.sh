@@ -1,6 +1,6 @@
 #!/bin/sh
-# retop --serve with the overhead governor at its defaults (no --budget, no
-# RETOP_BUDGET) on the mixed fixture with -loop: main.Hot, far over any
+# retop --serve with the overhead governor at its defaults (no --budget) on
+# the mixed fixture with -loop: main.Hot, far over any
 # budget, runs for the whole test, so the governor duty-cycles all along.
 # Scraped every second for 60 s: no retop_function_calls_total or
 # retop_caller_calls_total series ever decreases (a counter that goes down
@@ -14,8 +14,6 @@ need_cmd python3
 need_retop
 need_fixture mixed-default
 
-# make check counts every call (RETOP_BUDGET=0): here the default is wanted.
-unset RETOP_BUDGET
 out=$T/result
 start_fixture mixed-default -loop -burst 1000 -out "$out"
 fixture=$FIXTURE_PID
