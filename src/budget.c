@@ -181,6 +181,20 @@ void budget_func_start(struct budget *b, struct budget_func *bf, const struct in
 				   .share = 1.0};
 }
 
+void budget_func_reset(struct budget_func *bf)
+{
+	/* Its counters start again from zero in BPF: so does the ledger, and
+	 * the demand is measured afresh.  The mode and its probes stay. */
+	bf->last_hits = bf->last_begun = 0;
+	memset(bf->hits_ring, 0, sizeof(bf->hits_ring));
+	memset(bf->begun_ring, 0, sizeof(bf->begun_ring));
+	bf->drained = bf->exact_base = bf->period_start = 0;
+	bf->ht_sum = bf->ht_var = bf->ht_seen = 0;
+	bf->ht_slices_with_calls = bf->ht_partial = 0;
+	bf->trap_ns = bf->cpu_ns = 0;
+	bf->ever_estimated = bf->mode == BUDGET_ESTIMATED;
+}
+
 static double budget_rand(struct budget *b)
 {
 	if (!b->rng)

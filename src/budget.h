@@ -99,6 +99,8 @@ double budget_allowed_hits(const struct budget *b);
 /* A function was just attached, every probe in. */
 void budget_func_start(struct budget *b, struct budget_func *bf, const struct interlock_verdict *v,
 		       uint64_t now_ns);
+/* The function's counters were reset: its ledger starts again. */
+void budget_func_reset(struct budget_func *bf);
 /* The governor's clock: measure, plan, move probes.  Returns when it wants
  * to run next (tracer_now_ns() clock). */
 uint64_t budget_tick(struct session *s, uint64_t now_ns);

@@ -686,6 +686,8 @@ void session_reset(struct session *s)
 			session_set_args(s, &s->funcs[i], s->funcs[i].args_on);
 		}
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
+		budget_func_reset(&s->funcs[i].bf);
+		s->funcs[i].calls_shown = 0;
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
 		memset(&s->funcs[i].slowest, 0, sizeof(s->funcs[i].slowest));
 		s->funcs[i].have_prev = false;
