@@ -741,7 +741,10 @@ void budget_fill(struct session *s, struct session_func *sf, struct snapshot_fun
 	double half = 1.96 * sqrt(bf->ht_var), est = bf->ht_sum;
 	out->estimated = true;
 	out->v.calls = (uint64_t)(exact + est + 0.5);
-	out->calls_ci95[0] = est - half > bf->ht_seen ? exact + est - half : exact + bf->ht_seen;
+	/* Below: the calls seen are sure; the normal interval only once
+	 * enough sampled slices saw calls (few say nothing of the spread). */
+	bool enough = bf->ht_slices_with_calls >= BUDGET_MIN_SLICES || !bf->ht_partial;
+	out->calls_ci95[0] = enough && est - half > bf->ht_seen ? exact + est - half : exact + bf->ht_seen;
 	/* The slices count the calls made with the probes in; without them the
 	 * target runs faster, by 1/(1 - share of its CPU in traps) at most
 	 * where its work is what the traps delay.  Past half, unbounded; and
@@ -750,7 +753,6 @@ void budget_fill(struct session *s, struct session_func *sf, struct snapshot_fun
 	 * of it. */
 	double trap = bf->cpu_ns > 0 ? bf->trap_ns / bf->cpu_ns : 0;
 	out->trap_share = trap;
-	bool bounded = trap < 0.5 && !bf->stopped &&
-		       (bf->ht_slices_with_calls >= BUDGET_MIN_SLICES || !bf->ht_partial);
+	bool bounded = trap < 0.5 && !bf->stopped && enough;
 	out->calls_ci95[1] = bounded ? exact + (est + half) / (1 - trap) : INFINITY;
 }
