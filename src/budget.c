@@ -176,7 +176,6 @@ void budget_func_start(struct budget *b, struct budget_func *bf, const struct in
 				   .entry_only = v->entry_only,
 				   .attached_ns = now_ns,
 				   .mode_since_ns = now_ns,
-				   .in_since_ns = now_ns,
 				   .slice_cost = 2.0,
 				   .share = 1.0};
 }
@@ -445,7 +444,6 @@ static void budget_apply(struct session *s, struct session_func *sf, enum budget
 			  to == BUDGET_FULL ? "full" : to == BUDGET_TIMING ? "timing" : "estimated");
 		bf->mode = to;
 		bf->mode_since_ns = now;
-		bf->timing = false;
 	}
 	switch (bf->mode) {
 	case BUDGET_FULL:
@@ -457,20 +455,21 @@ static void budget_apply(struct session *s, struct session_func *sf, enum budget
 		tracer_record(s->tracer, sf->slot, true);
 		bf->drain_until_ns = 0;
 		break;
-	case BUDGET_TIMING:
+	case BUDGET_TIMING: {
 		/* This slice times calls or not, at random. */
-		bf->timing = budget_rand(&s->budget) < bf->share;
-		if (bf->timing && !tracer_rets_are_in(s->tracer, sf->slot) &&
+		bool timing = budget_rand(&s->budget) < bf->share;
+		if (timing && !tracer_rets_are_in(s->tracer, sf->slot) &&
 		    budget_probes_in(s, sf, false, true, err) != 0) {
 			log_warn("budget", "%s", err);
-			bf->timing = false;
+			timing = false;
 		}
-		tracer_record(s->tracer, sf->slot, bf->timing);
-		if (bf->timing)
+		tracer_record(s->tracer, sf->slot, timing);
+		if (timing)
 			bf->drain_until_ns = 0;
 		else
 			budget_drain(s, sf, now);
 		break;
+	}
 	case BUDGET_ESTIMATED:
 		budget_run_estimate(s, sf, now);
 		break;
@@ -539,13 +538,12 @@ static void budget_measure(struct session *s, struct session_func *sf, uint64_t 
  * less a fifth for the rest; the ones that do not fit are estimated.
  * What remains is shared: RET slices of the timed, sampled slices of the
  * estimated. */
-static void budget_plan(struct session *s, struct budget_need *need, size_t n, double allowed,
+static void budget_plan(struct budget_need *need, size_t n, double allowed,
 			uint64_t now, enum budget_mode *to)
 {
 	double left = allowed * BUDGET_AIM;
 	size_t i = 0;
 
-	(void)s;
 	qsort(need, n, sizeof(*need), budget_need_cmp);
 	for (; i < n; i++) {
 		struct budget_func *bf = &need[i].sf->bf;
@@ -701,7 +699,7 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 	}
 	budget_trap_share(s, need, n);
 	if (b->hits_per_s > 0)
-		budget_plan(s, need, n, funcs_allowed, now_ns, to);
+		budget_plan(need, n, funcs_allowed, now_ns, to);
 	for (size_t j = 0; j < n; j++) {
 		struct session_func *sf = need[j].sf;
 		budget_apply(s, sf, b->hits_per_s > 0 ? to[j] : BUDGET_FULL, now_ns,
@@ -716,12 +714,11 @@ out:
 	return b->next_ns;
 }
 
-void budget_fill(struct session *s, struct session_func *sf, struct snapshot_func *out)
+void budget_fill(struct session_func *sf, struct snapshot_func *out)
 {
 	struct budget_func *bf = &sf->bf;
 	uint64_t counted = budget_counted(bf, &sf->cur);
 
-	(void)s;
 	out->mode = bf->mode;
 	out->sampled = bf->mode == BUDGET_FULL ? 1.0 : bf->share;
 	out->timed_calls = sf->cur.calls;

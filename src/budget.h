@@ -61,9 +61,7 @@ struct budget_func {
 	double rate_per_s;   /* the same as a rate, over the time measured */
 	double share;	     /* planned share of time with its probes in */
 	double slice_cost;   /* estimated: hits of a sampled slice over its calls' */
-	uint64_t in_ns, in_since_ns; /* time its probes (timing: RETs) were in */
-	/* Timing: whether this slice times calls; RETs drain until then. */
-	bool timing;
+	/* The RET probes stay until then while timed calls drain. */
 	uint64_t drain_until_ns;
 	uint64_t drained; /* timed calls left in flight at the deadline: untimed */
 	/* The ledger of calls: exact periods and the estimate's slices. */
@@ -106,6 +104,6 @@ void budget_func_reset(struct budget_func *bf);
 uint64_t budget_tick(struct session *s, uint64_t now_ns);
 /* A function's counts as the governor knows them: calls (exact, or the
  * estimate with its interval), its mode and share. */
-void budget_fill(struct session *s, struct session_func *sf, struct snapshot_func *out);
+void budget_fill(struct session_func *sf, struct snapshot_func *out);
 
 #endif

@@ -554,7 +554,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->entries = sf->cur.entries;
 	/* Calls as the governor counts them: at their RET when timed, at their
 	 * entry when not (or estimated); the rates follow. */
-	budget_fill(s, sf, out);
+	budget_fill(sf, out);
 	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
 	out->v.calls_per_s = interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
 	sf->calls_shown = out->v.calls;
