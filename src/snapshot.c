@@ -186,6 +186,9 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "mode", json_object_new_string(modes[f->mode % 3]));
 	json_object_object_add(o, "sampled", json_fixed(f->sampled, 4));
 	json_object_object_add(o, "timed_calls", json_object_new_uint64(f->timed_calls));
+	/* Only timed calls are kept in flight: outside full mode, in_flight
+	 * and oldest_in_flight_ns count a sample of the calls. */
+	json_object_object_add(o, "in_flight_sampled", json_object_new_boolean(f->mode != 0));
 	/* Durations, callers and slowest calls come from the timed calls. */
 	json_object_object_add(o, "durations_sampled",
 			       json_object_new_boolean(f->timed_calls < v->calls && !f->entry_only));

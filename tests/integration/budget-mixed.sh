@@ -42,6 +42,9 @@ for name in ("main.Hot", "main.Slow", "main.Burst"):
         sys.exit("%s appears %d times in the last snapshot" % (name, len(fs)))
     f, want = fs[0], fx[name]["calls"]
     calls, est, ci = f.get("calls"), f.get("estimated"), f.get("calls_ci95")
+    # Outside full mode only timed calls are in flight: said so.
+    if f.get("in_flight_sampled") is not (f.get("mode") != "full"):
+        bad.append("%s mode %s, in_flight_sampled %r" % (name, f.get("mode"), f.get("in_flight_sampled")))
     for k in ("in_flight", "unmatched_returns", "orphans"):
         if f.get(k) != 0:
             bad.append("%s %s %s" % (name, k, f.get(k)))
