@@ -148,6 +148,17 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } slow_events SEC(".maps");
 
+/* Processes that kept a call in flight, and when each last called exec()
+ * (0: never since): a call begun before its process's exec will never
+ * return, and the sweep orphans it at once.  LRU: a process that no longer
+ * keeps calls in flight gives its place. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, RETOP_EXEC_PROCS);
+	__type(key, __u32);
+	__type(value, __u64);
+} execs SEC(".maps");
+
 /* The key for this goroutine frame: identical at the entry instruction and
  * at a RET, because SP then points at the same return address and a stack
  * copy preserves its distance to stack.hi. */
@@ -387,6 +398,14 @@ static __always_inline void entry_again(struct pt_regs *ctx, struct retop_func_s
 	note_args(ctx, key);
 }
 
+static __always_inline void note_process(__u32 tgid)
+{
+	__u64 never = 0;
+
+	if (!bpf_map_lookup_elem(&execs, &tgid))
+		bpf_map_update_elem(&execs, &tgid, &never, BPF_NOEXIST);
+}
+
 SEC("uprobe")
 int retop_entry(struct pt_regs *ctx)
 {
@@ -432,6 +451,7 @@ int retop_entry(struct pt_regs *ctx)
 		return 0;
 	}
 	note_first_entry(&key);
+	note_process(key.tgid);
 	val.start_ns = now;
 	val.stack_hi = hi;
 	val.tid = (__u32)bpf_get_current_pid_tgid() & 0x7FFFFFFF;
@@ -524,9 +544,10 @@ static __always_inline struct retop_caller_stats *caller_entry(struct retop_call
 
 /* At a RET, [SP] holds the return address the entry saw: the caller.  No
  * per-call state is needed in the in-flight record for it. */
-static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u64 dur, __u64 b)
+static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u32 image, __u64 dur,
+					__u64 b)
 {
-	struct retop_caller_key ck = {.func_id = slot};
+	struct retop_caller_key ck = {.func_id = (__u16)slot, .image = (__u16)image};
 	struct retop_caller_stats *cs;
 
 	if (!callers_enabled || slot >= RETOP_MAX_FUNCS)
@@ -549,6 +570,7 @@ static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u64 d
  * long.  Two CPUs racing for a place can only leave the row lower than the
  * truth: more calls shipped, never one of the N slowest missed. */
 static __always_inline void note_slow(struct pt_regs *ctx, struct retop_func_stats *st, __u32 slot,
+				      __u32 image,
 				      __u64 dur, __u64 now, const struct retop_inflight_key *key)
 {
 	struct retop_slow_event *e;
@@ -583,7 +605,8 @@ static __always_inline void note_slow(struct pt_regs *ctx, struct retop_func_sta
 		__sync_fetch_and_add(&st->slow_lost, 1);
 		goto out;
 	}
-	e->func_id = slot;
+	e->func_id = (__u16)slot;
+	e->image = (__u16)image;
 	e->gen = slot_gen[slot];
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
@@ -647,8 +670,8 @@ int retop_return(struct pt_regs *ctx)
 
 	if (!st)
 		return 0;
-	if (site < RETOP_MAX_RET_SITES)
-		__sync_fetch_and_add(&st->ret_hits[site], 1);
+	if (RETOP_SITE_INDEX(site) < RETOP_MAX_RET_SITES)
+		__sync_fetch_and_add(&st->ret_hits[RETOP_SITE_INDEX(site)], 1);
 	/* One lookup of the goroutine for its hit count and its RET evidence:
 	 * inflight_key() reads the same g (R14) of the same process. */
 	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14);
@@ -683,8 +706,8 @@ int retop_return(struct pt_regs *ctx)
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
-	note_caller(ctx, func_id, dur, b);
-	note_slow(ctx, st, func_id, dur, now, &key);
+	note_caller(ctx, func_id, RETOP_SITE_IMAGE(site), dur, b);
+	note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, now, &key);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(gv, &key, now);
@@ -723,5 +746,18 @@ int retop_goexit(struct pt_regs *ctx)
 		/* The g is reused for a new goroutine: no restart to recognise. */
 		bpf_map_delete_elem(&drop_marks, &gk);
 	}
+	return 0;
+}
+
+/* exec() replaced a process's program: the calls it had in flight will
+ * never return.  Runs for every exec on the machine, one lookup each. */
+SEC("raw_tp/sched_process_exec")
+int retop_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 *when = bpf_map_lookup_elem(&execs, &tgid);
+
+	if (when)
+		*when = bpf_ktime_get_ns();
 	return 0;
 }

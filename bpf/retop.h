@@ -44,10 +44,21 @@ static inline __u32 retop_hist_bucket(__u64 v)
 }
 
 /* Attach cookie: which function and which site fired.  A RET site is its
- * index; an entry is RETOP_SITE_ENTRY with RETOP_ENTRY_* bits. */
+ * index in the function's ret_hits and the binary it is in (RETOP_RET_SITE);
+ * an entry is RETOP_SITE_ENTRY with RETOP_ENTRY_* bits. */
 #define RETOP_COOKIE(func_id, site) (((__u64)(func_id) << 32) | (__u32)(site))
 #define RETOP_COOKIE_FUNC(c) ((__u32)((c) >> 32))
 #define RETOP_COOKIE_SITE(c) ((__u32)(c))
+/* Binaries one session traces a function in: the first, and the files a
+ * deploy renamed over its path while processes still ran the old ones.
+ * Return addresses are named with the index of the binary they came from. */
+#define RETOP_MAX_IMAGES 8
+/* Processes whose exec() the BPF side watches: those with calls in flight
+ * (and the -p target). */
+#define RETOP_EXEC_PROCS 4096
+#define RETOP_RET_SITE(image, index) (((__u32)(image) << 8) | (__u32)(index))
+#define RETOP_SITE_INDEX(s) ((s) & 0xFFu)
+#define RETOP_SITE_IMAGE(s) (((s) >> 8) & 0xFFu)
 #define RETOP_SITE_ENTRY 0xFFFF0000u
 #define RETOP_SITE_IS_ENTRY(s) (((s) & 0xFFFF0000u) == RETOP_SITE_ENTRY)
 /* The entry of a function traced entry-only: counted, never kept in flight
@@ -183,7 +194,8 @@ struct retop_func_stats {
 #define RETOP_CALLER_OTHER 0
 
 struct retop_caller_key {
-	__u32 func_id;
+	__u16 func_id;
+	__u16 image; /* the binary whose code holds ret_addr */
 	__u32 gen; /* slot_gen: entries of the slot's earlier functions are stale */
 	__u64 ret_addr;
 };
@@ -228,7 +240,8 @@ struct retop_args_spec {
 };
 
 struct retop_slow_event {
-	__u32 func_id;
+	__u16 func_id;
+	__u16 image; /* the binary whose code holds ret_addr */
 	__u32 gen;
 	__u32 tgid;
 	__u32 tid; /* the thread the call returned on */

@@ -66,7 +66,8 @@ int batch_run(const struct cli_options *o)
 		if (snap->auto_detached)
 			break; /* time is up: the session said so, and detached */
 		if (snap->target_exited) {
-			fprintf(stderr, "retop: PID %d exited; tracing stopped\n", o->pid);
+			fprintf(stderr, "retop: PID %d %s; tracing stopped\n", o->pid,
+				snap->target_end[0] ? snap->target_end : "exited");
 			break;
 		}
 	}

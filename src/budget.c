@@ -216,15 +216,7 @@ static uint64_t budget_counted(const struct budget_func *bf, const struct retop_
 static int budget_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
 			    char *err)
 {
-	struct interlock_verdict v;
-	/* Approved again: the file on disk may have changed since. */
-	int ret = interlock_approve(s->idx, sf->f, s->binary, &v, err);
-
-	if (!ret && rets)
-		ret = tracer_rets_in(s->tracer, sf->slot, &v, s->binary, s->attach_pid, err);
-	if (!ret && entry)
-		ret = tracer_entry_in(s->tracer, sf->slot, &v, s->binary, s->attach_pid, err);
-	return ret;
+	return session_probes_in(s, sf, entry, rets, err);
 }
 
 /* The RET probes stay while timed calls are in flight, up to the drain's

@@ -20,15 +20,13 @@ struct callers_acc {
 
 /* ret_addr as the process saw it; bias: its load address minus the link
  * address (a PIE's), so that the index, which has link addresses, knows it. */
-static const char *callers_name(const struct func_index *idx, uint64_t ret_addr, uint64_t bias)
+static const char *callers_name(const struct func_images *im, unsigned image, uint64_t ret_addr)
 {
 	const struct func_info *f;
 
 	if (ret_addr == RETOP_CALLER_OTHER)
 		return "other";
-	/* The return address follows the CALL: when the CALL is the
-	 * function's last instruction it is already past the end. */
-	f = funcs_by_addr(idx, ret_addr - bias - 1);
+	f = funcs_images_caller(im, image, ret_addr);
 	return f ? f->name : "?";
 }
 
@@ -96,8 +94,8 @@ static void callers_fold(struct callers_acc *acc, size_t n, struct callers_view 
 		callers_row_fill(&out->rows[out->n++], other);
 }
 
-int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_index *idx,
-		 uint64_t bias, struct callers_view *out)
+int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_images *im,
+		 struct callers_view *out)
 {
 	struct retop_caller_key key, next, *prev = NULL;
 	struct retop_caller_stats *val = malloc(sizeof(*val));
@@ -117,7 +115,7 @@ int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_inde
 			continue;
 		if (bpf_map_lookup_elem(map_fd, &key, val) != 0 || !val->calls)
 			continue;
-		callers_add(&callers_find(acc, &n, callers_name(idx, key.ret_addr, bias))->s, val);
+		callers_add(&callers_find(acc, &n, callers_name(im, key.image, key.ret_addr))->s, val);
 	}
 	callers_fold(acc, n, out);
 	free(val);

@@ -22,9 +22,10 @@ struct callers_view {
 };
 
 /* Read the entries of slot (attach generation gen) from the caller map and
- * fold them per calling function of idx.  0, or a negative errno. */
-int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_index *idx,
-		 uint64_t bias, struct callers_view *out);
+ * fold them per calling function, named by the index of the binary each
+ * return address came from.  0, or a negative errno. */
+int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_images *im,
+		 struct callers_view *out);
 /* Delete every entry of slot, whatever its generation. */
 void callers_purge(int map_fd, uint32_t slot);
 

@@ -290,6 +290,7 @@ void elf_image_close(struct elf_image *img)
 }
 
 const char *elf_image_path(const struct elf_image *img) { return img->path; }
+int elf_image_fd(const struct elf_image *img) { return img->fd; }
 bool elf_image_is_pie(const struct elf_image *img) { return img->ehdr.e_type == ET_DYN; }
 bool elf_image_has_symtab(const struct elf_image *img) { return img->symtab != NULL; }
 bool elf_image_has_dwarf(const struct elf_image *img) { return img->has_dwarf; }

@@ -30,6 +30,9 @@ int elf_image_open(const char *path, struct elf_image **out, char *err);
 void elf_image_close(struct elf_image *img);
 
 const char *elf_image_path(const struct elf_image *img);
+/* The descriptor the image was read through, open while the image is: the
+ * file itself, whatever its path names later. */
+int elf_image_fd(const struct elf_image *img);
 bool elf_image_is_pie(const struct elf_image *img);
 bool elf_image_has_symtab(const struct elf_image *img);
 bool elf_image_has_dwarf(const struct elf_image *img);

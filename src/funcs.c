@@ -569,6 +569,16 @@ struct func_info *funcs_find_at(const struct func_index *idx, const char *name, 
 	return first < idx->count ? by_name[first] : NULL;
 }
 
+const struct func_info *funcs_images_caller(const struct func_images *im, unsigned image,
+					    uint64_t ret_addr)
+{
+	if (!im || image >= RETOP_MAX_IMAGES || !im->idx[image] || !ret_addr)
+		return NULL;
+	/* The return address follows the CALL: when the CALL is the
+	 * function's last instruction it is already past the end. */
+	return funcs_by_addr(im->idx[image], ret_addr - im->bias[image] - 1);
+}
+
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)
 {
 	size_t lo = 0, hi = idx->count;

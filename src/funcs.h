@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../bpf/retop.h"
 #include "dwarf_info.h"
 #include "retsites.h"
 
@@ -54,7 +55,22 @@ struct func_index {
 	/* The file that was indexed, to refuse one replaced since. */
 	uint64_t file_dev, file_ino, file_size;
 	int64_t file_mtime_ns;
+	/* Its number among the binaries a session traces (0: the first; a
+	 * deploy adds more), carried in its RET probes' cookies. */
+	unsigned image;
 };
+
+/* The indexes that name return addresses, by image number, each with its
+ * PIE load bias in the traced process (0 when unknown or fixed). */
+struct func_images {
+	const struct func_index *idx[RETOP_MAX_IMAGES];
+	uint64_t bias[RETOP_MAX_IMAGES];
+};
+
+/* The function a return address of image lies in (the CALL before it), or
+ * NULL when unknown. */
+const struct func_info *funcs_images_caller(const struct func_images *im, unsigned image,
+					    uint64_t ret_addr);
 
 enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
 

@@ -609,23 +609,31 @@ bool interlock_sealed(const struct interlock_verdict *v)
 	return v && v->f && v->seal == seal_of(v);
 }
 
-static int check_identity(const struct func_index *idx, const char *binary, char *err)
+/* The descriptor is the file that was indexed (funcs_load checked it);
+ * what can still change is its content, written in place. */
+static int check_identity(const struct func_index *idx, struct interlock_verdict *v, char *err)
 {
+	int fd = elf_image_fd(idx->img);
 	struct stat st;
 
-	if (stat(binary, &st) != 0)
-		return err_set(err, errno, "%s: %s (process exited?)", binary, strerror(errno));
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return err_set(err, fd < 0 ? EBADF : errno, "%s: %s", idx->path,
+			       strerror(fd < 0 ? EBADF : errno));
 	if ((uint64_t)st.st_dev != idx->file_dev || (uint64_t)st.st_ino != idx->file_ino ||
 	    (uint64_t)st.st_size != idx->file_size ||
 	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec != idx->file_mtime_ns)
 		return err_set(err, ESTALE,
-			       "%s changed on disk since it was indexed: refusing to attach "
-			       "(restart retop to index the new binary)",
-			       binary);
+			       "%s was written in place since it was indexed: refusing to attach "
+			       "(retop indexes a binary again only when a new file replaces it)",
+			       idx->path);
+	snprintf(v->path, sizeof(v->path), "/proc/self/fd/%d", fd);
+	v->dev = idx->file_dev;
+	v->ino = idx->file_ino;
+	v->image = idx->image;
 	return 0;
 }
 
-int interlock_approve(const struct func_index *idx, const struct func_info *f, const char *binary,
+int interlock_approve(const struct func_index *idx, const struct func_info *f,
 		      struct interlock_verdict *v, char *err)
 {
 	int ret;
@@ -639,9 +647,11 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f, c
 	if (f->file_offset == 0)
 		return err_set(err, EINVAL, "%s: entry 0x%llx is not in an executable segment",
 			       f->name, (unsigned long long)f->entry);
-	ret = check_identity(idx, binary, err);
-	if (ret)
+	ret = check_identity(idx, v, err);
+	if (ret) {
+		memset(v, 0, sizeof(*v));
 		return ret;
+	}
 	v->f = f;
 	v->entry_offset = f->file_offset + f->entry_probe_off;
 	v->entry_only =

@@ -35,9 +35,15 @@
 #define INTERLOCK_CHECKED 0x1	 /* interlock_check() ran */
 #define INTERLOCK_TAIL_CLEAN 0x2 /* code ends on a boundary, then int3 only */
 
-/* What tracer_attach() may attach: file offsets that passed the interlock. */
+/* What tracer_attach() may attach: file offsets that passed the interlock,
+ * in the one file they were approved for.  The tracer attaches through
+ * path, the index's own descriptor (/proc/self/fd/N), never through a name
+ * that a rename or a symlink could point elsewhere in between. */
 struct interlock_verdict {
 	const struct func_info *f;
+	char path[32];	   /* /proc/self/fd/N of the indexed file */
+	uint64_t dev, ino; /* its identity, as fstat() saw it when approved */
+	unsigned image;	   /* its number in the session (func_index.image) */
 	uint64_t entry_offset;
 	uint64_t ret_offsets[RETOP_MAX_RET_SITES];
 	size_t nrets;
@@ -64,10 +70,11 @@ int interlock_check_prev(const struct func_index *idx, struct func_info *f);
 /* The function before f in address order that has code, or NULL. */
 struct func_info *interlock_prev(const struct func_index *idx, const struct func_info *f);
 
-/* At attach time: f resolved and not refused, the file at binary still the
- * one that was indexed.  Fills v with the approved file offsets.  Returns
- * 0, or a negative errno with a one-line reason in err. */
-int interlock_approve(const struct func_index *idx, const struct func_info *f, const char *binary,
+/* At attach time: f resolved and not refused, the indexed file unchanged
+ * (same size and modification time through the index's descriptor).
+ * Fills v with the approved file offsets and the file.  Returns 0, or a
+ * negative errno with a one-line reason in err. */
+int interlock_approve(const struct func_index *idx, const struct func_info *f,
 		      struct interlock_verdict *v, char *err);
 /* True when v came from interlock_approve() and was not altered since. */
 bool interlock_sealed(const struct interlock_verdict *v);

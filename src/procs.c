@@ -117,6 +117,62 @@ void procs_usage(int pid, struct proc_info *out)
 	}
 }
 
+/* Its PID in its own PID namespace, the last of the NSpid line of its
+ * status (one PID per namespace, ours first): 0 when it is in ours, or the
+ * kernel has no such line (before Linux 4.1). */
+static int procs_ns_pid(int pid)
+{
+	char path[64], line[256];
+	int ns_pid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = line + 6;
+		int n = 0, v, used;
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		while (sscanf(p, "%d%n", &v, &used) == 1) {
+			ns_pid = v;
+			p += used;
+			n++;
+		}
+		if (n < 2)
+			ns_pid = 0;
+		break;
+	}
+	fclose(f);
+	return ns_pid;
+}
+
+static bool same_file(const char *path, const struct stat *want)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && st.st_dev == want->st_dev && st.st_ino == want->st_ino;
+}
+
+/* The link /proc/PID/exe names the binary as the process's own mount
+ * namespace sees it: for a process in a container that path is, here,
+ * another file or none. Then the binary is named through the process's
+ * root, /proc/PID/root/PATH, which reaches it from here (it works for -x)
+ * while the process lives; when neither names the binary, the link stays. */
+static void procs_reachable_exe(struct proc_info *out)
+{
+	char path[64], alt[sizeof(out->exe)];
+	struct stat exe;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", out->pid);
+	if (out->exe[0] != '/' || stat(path, &exe) != 0 || same_file(out->exe, &exe))
+		return;
+	if ((size_t)snprintf(alt, sizeof(alt), "/proc/%d/root%s", out->pid, out->exe) <
+		sizeof(alt) &&
+	    same_file(alt, &exe))
+		memcpy(out->exe, alt, sizeof(alt));
+}
+
 int procs_describe(int pid, struct proc_info *out)
 {
 	char path[64];
@@ -145,6 +201,10 @@ int procs_describe(int pid, struct proc_info *out)
 	snprintf(path, sizeof(path), "/proc/%d/root", pid);
 	if (stat("/proc/self/root", &self_root) == 0 && stat(path, &root) == 0)
 		out->in_container = self_root.st_ino != root.st_ino || self_root.st_dev != root.st_dev;
+	out->ns_pid = procs_ns_pid(pid);
+	out->in_container = out->in_container || out->ns_pid;
+	if (out->exe[0])
+		procs_reachable_exe(out);
 	procs_usage(pid, out);
 	return 0;
 }
@@ -159,25 +219,34 @@ static bool is_pid_name(const char *s)
 	return true;
 }
 
-size_t procs_running(const char *path, int *pids, size_t max)
+size_t procs_running_file(uint64_t dev, uint64_t ino, int *pids, size_t max)
 {
-	struct stat want, st;
+	struct stat st;
 	DIR *d;
 	struct dirent *de;
 	size_t n = 0;
 
-	if (stat(path, &want) != 0 || !(d = opendir("/proc")))
+	if (!(d = opendir("/proc")))
 		return 0;
 	while ((de = readdir(d)) && n < max) {
 		char exe[300];
 		if (!is_pid_name(de->d_name))
 			continue;
 		snprintf(exe, sizeof(exe), "/proc/%s/exe", de->d_name);
-		if (stat(exe, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
+		if (stat(exe, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino)
 			pids[n++] = atoi(de->d_name);
 	}
 	closedir(d);
 	return n;
+}
+
+size_t procs_running(const char *path, int *pids, size_t max)
+{
+	struct stat want;
+
+	if (stat(path, &want) != 0)
+		return 0;
+	return procs_running_file((uint64_t)want.st_dev, (uint64_t)want.st_ino, pids, max);
 }
 
 /* A Go binary carries .go.buildinfo or a Go build-id note; reading the ELF

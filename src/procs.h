@@ -16,11 +16,14 @@ struct proc_info {
 	char user[32];
 	char comm[64];
 	char cmdline[256];
-	char exe[512];	      /* readlink of /proc/PID/exe, for display */
+	char exe[512];	      /* its binary, for display: the readlink of
+			       * /proc/PID/exe, or /proc/PID/root/PATH when
+			       * only that names it here (a container's) */
 	char go_version[32];  /* "" when not Go */
 	bool stripped;	      /* no .symtab */
 	bool has_dwarf;
-	bool in_container;    /* its root differs from ours */
+	bool in_container;    /* its root or its PID namespace differs from ours */
+	int ns_pid;	      /* its PID in its own PID namespace; 0 when that is ours */
 	/* For the picker's CPU and MEM columns: CPU% is the change of
 	 * cpu_ticks between two scans over the change of sampled_ns. */
 	unsigned long long cpu_ticks; /* utime + stime, in clock ticks */
@@ -38,6 +41,9 @@ int procs_exe_path(int pid, char *buf, size_t len, char *err);
 int procs_describe(int pid, struct proc_info *out);
 /* PIDs whose /proc/PID/exe is the same file (device and inode) as path. */
 size_t procs_running(const char *path, int *pids, size_t max);
+/* The same for the file (dev, ino), which needs no path: one reached through
+ * /proc/PID/root (a container's) has none once that process is gone. */
+size_t procs_running_file(uint64_t dev, uint64_t ino, int *pids, size_t max);
 /* Rewrite an index error about /proc/PID/exe as one about the process. */
 /* ret is the index's error: -ENODATA (no Go function table) or -ENOEXEC. */
 void procs_explain_not_go(int pid, int ret, char *err);

@@ -51,6 +51,7 @@ struct serve_state {
 	size_t gzlen;
 	bool gz_tried;
 	bool pid_label; /* false with --no-pid-label */
+	char last_end[160]; /* how the -p target's tracing ended (snapshot.target_end) */
 };
 
 /* ---- HTTP ------------------------------------------------------------ */
@@ -272,6 +273,7 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 	char *page = NULL;
 	size_t len = 0;
 
+	snprintf(st->last_end, sizeof(st->last_end), "%s", snap->target_end);
 	if (serve_page_render(snap, took, st->pid_label, &page, &len) != 0) {
 		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
 		return snap->target_exited;
@@ -312,7 +314,8 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 		if (next <= now)
 			next = now + period; /* stalled (suspended?): do not burst */
 		if (serve_sample(st, s)) {
-			fprintf(stderr, "retop: PID %d exited; tracing stopped\n", o->pid);
+			fprintf(stderr, "retop: PID %d %s; tracing stopped\n", o->pid,
+				st->last_end[0] ? st->last_end : "exited");
 			return 0;
 		}
 	}

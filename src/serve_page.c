@@ -191,6 +191,12 @@ static void serve_render_self(struct render *r)
 	fputs("} ", r->f);
 	prom_text_put_seconds(r->f, r->sample_ns);
 	fputc('\n', r->f);
+	serve_family(r, "retop_unseen_after_exec_seconds_total", "counter",
+		     "-p: time the target's calls were not seen, between its exec() of its "
+		     "binary again and its probes back (0: every call seen).");
+	fputs("retop_unseen_after_exec_seconds_total{", r->f);
+	serve_target_labels(r);
+	fprintf(r->f, "} %.6f\n", r->snap->unseen_after_exec_s);
 	serve_family(r, "process_cpu_seconds_total", "counter",
 		     "User and system CPU time retop itself spent, in seconds.");
 	fprintf(r->f, "process_cpu_seconds_total %.6f\n", r->snap->self_cpu_s);
@@ -410,8 +416,13 @@ static void serve_render_sites(struct render *r)
 		for (size_t k = 0; k < sn->nsites; k++) {
 			fputs("retop_ret_site_hits_total{", r->f);
 			serve_func_labels(r, i);
-			fprintf(r->f, ",site=\"0x%" PRIx32 "\",line=\"%d\"} %" PRIu64 "\n",
-				sn->sites[k].offset, sn->sites[k].line, sn->sites[k].hits);
+			fprintf(r->f, ",site=\"0x%" PRIx32 "\",line=\"%d\"", sn->sites[k].offset,
+				sn->sites[k].line);
+			/* A deploy's binary: its sites may share an offset with
+			 * the first's, so they carry its number. */
+			if (sn->sites[k].image)
+				fprintf(r->f, ",binary_index=\"%u\"", sn->sites[k].image);
+			fprintf(r->f, "} %" PRIu64 "\n", sn->sites[k].hits);
 		}
 	}
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/time.h>
 
 #include "elf_image.h"
@@ -92,6 +93,12 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 		session_close(s);
 		return ret;
 	}
+	/* From here on the file is the index's open descriptor: every probe,
+	 * and the list of processes running it, go by it, not by the path. */
+	snprintf(s->binary, sizeof(s->binary), "/proc/self/fd/%d", elf_image_fd(s->idx->img));
+	s->images[0].idx = s->idx;
+	s->nimages = 1;
+	s->names.idx[0] = s->idx;
 	session_open_sdk(s);
 	*out = s;
 	return 0;
@@ -111,6 +118,25 @@ static int session_check_memory(struct session *s, char *err)
 	guard_format_bytes(s->opts.max_memory, lim, sizeof(lim));
 	return err_set(err, ENOMEM, "not attaching: BPF maps %s + retop %s exceed --max-memory %s: "
 		       "lower --max-in-flight or raise --max-memory", m, u, lim);
+}
+
+/* Approve a binary's runtime.recovery and runtime.goexit1 for watching. */
+static void session_watch_image(struct session *s, struct func_index *idx)
+{
+	struct func_info *rec = funcs_find(idx, "runtime.recovery");
+	struct interlock_verdict v;
+	char why[ERR_LEN];
+
+	if (!rec || funcs_resolve_rets(idx, rec, why) != 0 ||
+	    interlock_approve(idx, rec, &v, why) != 0 ||
+	    tracer_watch_recovery(s->tracer, &v, s->attach_pid) != 0)
+		log_info("session", "runtime.recovery not watched: panics count as restarts");
+	struct func_info *gx = funcs_find(idx, "runtime.goexit1");
+	if (!gx || funcs_resolve_rets(idx, gx, why) != 0 ||
+	    interlock_approve(idx, gx, &v, why) != 0 ||
+	    tracer_watch_goexit(s->tracer, &v, s->attach_pid) != 0)
+		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
+				    "become orphans after --orphan-timeout");
 }
 
 /* Load the programs, check --max-memory, watch the runtime's panic and
@@ -133,7 +159,7 @@ static int session_open_tracer(struct session *s, char *err)
 		return ret;
 	ret = session_check_memory(s, err);
 	if (!ret) {
-		ret = slowest_open(tracer_slow_fd(s->tracer), s->idx, &s->slow);
+		ret = slowest_open(tracer_slow_fd(s->tracer), &s->names, &s->slow);
 		if (ret)
 			ret = err_set(err, -ret, "cannot read the slowest calls' ring buffer: %s",
 				      strerror(-ret));
@@ -143,19 +169,11 @@ static int session_open_tracer(struct session *s, char *err)
 		s->tracer = NULL;
 		return ret;
 	}
-	struct func_info *rec = funcs_find(s->idx, "runtime.recovery");
-	struct interlock_verdict v;
-	char why[ERR_LEN];
-	if (!rec || funcs_resolve_rets(s->idx, rec, why) != 0 ||
-	    interlock_approve(s->idx, rec, s->binary, &v, why) != 0 ||
-	    tracer_watch_recovery(s->tracer, &v, s->binary, s->attach_pid) != 0)
-		log_info("session", "runtime.recovery not watched: panics count as restarts");
-	struct func_info *gx = funcs_find(s->idx, "runtime.goexit1");
-	if (!gx || funcs_resolve_rets(s->idx, gx, why) != 0 ||
-	    interlock_approve(s->idx, gx, s->binary, &v, why) != 0 ||
-	    tracer_watch_goexit(s->tracer, &v, s->binary, s->attach_pid) != 0)
-		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
-				    "become orphans after --orphan-timeout");
+	for (size_t k = 0; k < s->nimages; k++)
+		if (s->images[k].idx && !s->images[k].retired)
+			session_watch_image(s, s->images[k].idx);
+	if (s->attach_pid > 0 && tracer_watch_exec(s->tracer, s->attach_pid) == 0)
+		s->exec_ns = tracer_exec_ns(s->tracer, s->attach_pid);
 	return 0;
 }
 
@@ -200,7 +218,11 @@ void session_close(struct session *s)
 	slowest_close(s->slow);
 	tracer_close(s->tracer);
 	sdk_facts_close(s->sdk);
-	funcs_free(s->idx);
+	for (size_t k = 0; k < s->nimages; k++)
+		if (!s->images[k].shared)
+			funcs_free(s->images[k].idx);
+	if (!s->nimages)
+		funcs_free(s->idx);
 	free(s->funcs);
 	free(s->snap.funcs);
 	free(s);
@@ -243,6 +265,110 @@ static int session_check_go_version(const struct session *s, char *why)
 }
 
 static int session_attach(struct session *s, struct func_info *f, char *err);
+
+/* The n-th of the functions named like f in idx (same-named copies: ABI
+ * wrappers, generic shapes), in address order. */
+static size_t session_name_rank(const struct func_index *idx, const struct func_info *f)
+{
+	size_t rank = 0;
+
+	for (const struct func_info *g = idx->funcs; g < f; g++)
+		rank += strcmp(g->name, f->name) == 0;
+	return rank;
+}
+
+static struct func_info *session_nth_named(struct func_index *idx, const char *name, size_t rank)
+{
+	for (size_t i = 0; i < idx->count; i++)
+		if (strcmp(idx->funcs[i].name, name) == 0 && rank-- == 0)
+			return &idx->funcs[i];
+	return NULL;
+}
+
+/* Why sf is not traced in binary k; shown with the function's status. */
+static void session_not_followed(struct session_func *sf, size_t k, const char *why)
+{
+	sf->fi[k] = NULL;
+	/* Cut to the status's width: the start says it all. */
+	if (snprintf(sf->follow_reason, sizeof(sf->follow_reason), "not traced in binary %zu: %s",
+		     k, why) >= (int)sizeof(sf->follow_reason))
+		sf->follow_reason[sizeof(sf->follow_reason) - 1] = '\0';
+}
+
+/* sf's function in binary k (a deploy's new file), resolved and checked
+ * by the interlock, and counted the same way as in the first: the budget
+ * reads one set of counters for all of them.  NULL, and why in sf. */
+static struct func_info *session_func_in(struct session *s, struct session_func *sf, size_t k)
+{
+	struct func_index *idx = s->images[k].idx;
+	struct func_info *g = k == 0 ? sf->f
+				     : session_nth_named(idx, sf->f->name,
+							 session_name_rank(s->idx, sf->f));
+	char why[ERR_LEN];
+
+	sf->fi[k] = NULL;
+	if (k == 0) /* the first binary's: interlock_approve() says why not */
+		return sf->fi[0] = sf->f;
+	if (!g) {
+		session_not_followed(sf, k, "no such function there");
+		return NULL;
+	}
+	if (funcs_resolve_rets(idx, g, why) != 0) {
+		session_not_followed(sf, k, why);
+		return NULL;
+	}
+	if (g->rets.traceable == TRACEABLE_NO) {
+		session_not_followed(sf, k, retsites_reason(&g->rets));
+		return NULL;
+	}
+	bool g_entry_only = g->rets.traceable == TRACEABLE_ENTRY_ONLY ||
+			    g->rets.count > RETOP_MAX_RET_SITES;
+	bool f_entry_only = sf->f->rets.traceable == TRACEABLE_ENTRY_ONLY ||
+			    sf->f->rets.count > RETOP_MAX_RET_SITES;
+	if (k > 0 && (g_entry_only != f_entry_only ||
+		      g->entry_counts_calls != sf->f->entry_counts_calls)) {
+		session_not_followed(sf, k, "its probes would count calls differently");
+		return NULL;
+	}
+	sf->fi[k] = g;
+	return g;
+}
+
+/* Put into binary k the probes sf has in now (the budget may hold its
+ * RETs or its entry out): RETs first, as at the attach. */
+static int session_probes_in_image(struct session *s, struct session_func *sf, size_t k,
+				   char *why)
+{
+	struct interlock_verdict v;
+	bool rets = tracer_rets_are_in(s->tracer, sf->slot),
+	     entry = tracer_entry_is_in(s->tracer, sf->slot);
+	int ret = interlock_approve(s->images[k].idx, sf->fi[k], &v, why);
+
+	if (!ret && rets)
+		ret = tracer_rets_in(s->tracer, sf->slot, &v, s->attach_pid, why);
+	if (!ret && entry)
+		ret = tracer_entry_in(s->tracer, sf->slot, &v, s->attach_pid, why);
+	return ret;
+}
+
+int session_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
+		      char *err)
+{
+	int ret = 0;
+
+	/* Approved again each time: a file may have been written since. */
+	for (size_t k = 0; !ret && k < s->nimages; k++) {
+		struct interlock_verdict v;
+		if (!sf->fi[k] || s->images[k].retired)
+			continue;
+		ret = interlock_approve(s->images[k].idx, sf->fi[k], &v, err);
+		if (!ret && rets)
+			ret = tracer_rets_in(s->tracer, sf->slot, &v, s->attach_pid, err);
+		if (!ret && entry)
+			ret = tracer_entry_in(s->tracer, sf->slot, &v, s->attach_pid, err);
+	}
+	return ret;
+}
 
 /* Start or stop capturing sf's arguments and results. */
 static void session_set_args(struct session *s, struct session_func *sf, bool on)
@@ -327,18 +453,34 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	ret = session_check_go_version(s, why);
 	if (!ret)
 		ret = funcs_resolve_rets(s->idx, f, why);
-	/* The one gate for every attach path: dashboard, batch, --serve. */
+	/* The one gate for every attach path: dashboard, batch, --serve.  In
+	 * the first binary still run (a deploy may have retired the first),
+	 * then in the others. */
 	struct interlock_verdict v;
+	size_t first = s->nimages;
+	sf->follow_reason[0] = '\0';
+	for (size_t k = 0; !ret && k < s->nimages; k++) {
+		sf->fi[k] = k == 0 ? f : NULL;
+		if (s->images[k].retired || !session_func_in(s, sf, k))
+			continue;
+		if (first == s->nimages)
+			first = k;
+	}
+	if (!ret && first == s->nimages)
+		ret = err_set(why, ENOENT, "%s: %s", f->name, sf->follow_reason);
 	if (!ret)
-		ret = interlock_approve(s->idx, f, s->binary, &v, why);
+		ret = interlock_approve(s->images[first].idx, sf->fi[first], &v, why);
 	if (!ret)
-		ret = tracer_attach(s->tracer, &v, s->binary, s->attach_pid, &entry_only, why);
+		ret = tracer_attach(s->tracer, &v, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
 		sf->state = FUNC_ERROR;
 		snprintf(sf->reason, sizeof(sf->reason), "%s", why);
 		return err_set(err, -ret, "%s", why);
 	}
 	sf->slot = ret;
+	for (size_t k = first + 1; k < s->nimages; k++)
+		if (sf->fi[k] && !s->images[k].retired && session_probes_in_image(s, sf, k, why) != 0)
+			session_not_followed(sf, k, why);
 	sf->entry_only = entry_only;
 	budget_func_start(&s->budget, &sf->bf, &v, tracer_now_ns());
 	/* The runtime watchers from the first traced function on; the budget
@@ -468,17 +610,240 @@ double session_cpu_seconds(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
-/* Who is being traced; true when a -p target has just exited, so that the
- * caller reads the final counters before detaching. */
-static bool session_check_target(struct session *s)
+static bool session_same_file(const struct func_index *idx, const struct stat *st)
+{
+	return idx && idx->file_dev == (uint64_t)st->st_dev && idx->file_ino == (uint64_t)st->st_ino;
+}
+
+/* Trace the functions in binary k too (a deploy's new file, or an old one
+ * back), with the probes each has in now.  Returns how many follow. */
+static size_t session_attach_image(struct session *s, size_t k)
+{
+	size_t followed = 0;
+	char why[ERR_LEN];
+
+	s->images[k].retired = false;
+	s->names.idx[k] = s->images[k].idx;
+	s->names.bias[k] = 0;
+	if (s->tracer) {
+		session_watch_image(s, s->images[k].idx);
+		if (tracer_watchers_in(s->tracer))
+			tracer_watchers(s->tracer, true);
+	}
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct session_func *sf = &s->funcs[i];
+		if (sf->slot < 0 || !session_func_in(s, sf, k))
+			continue;
+		if (session_probes_in_image(s, sf, k, why) != 0) {
+			session_not_followed(sf, k, why);
+			continue;
+		}
+		followed++;
+	}
+	return followed;
+}
+
+/* -x: when the path names another file (a deploy renamed a new binary
+ * over it), index that file and trace the functions in it too.  The old
+ * file keeps its probes while processes run it (session_retire_images). */
+static void session_follow_deploy(struct session *s)
+{
+	char err[ERR_LEN];
+	struct func_index *idx;
+	struct stat st;
+	size_t k, traced = 0;
+
+	if (!s->opts.exe || stat(s->opts.exe, &st) != 0 || !S_ISREG(st.st_mode))
+		return;
+	for (k = 0; k < s->nimages; k++)
+		if (session_same_file(s->images[k].idx, &st)) {
+			if (s->images[k].retired) /* an old binary back: a rollback */
+				log_warn("session", "%s names an earlier binary again: tracing %zu "
+					 "functions in it", s->opts.exe, session_attach_image(s, k));
+			return;
+		}
+	if ((uint64_t)st.st_dev == s->refused_dev && (uint64_t)st.st_ino == s->refused_ino)
+		return;
+	s->refused_dev = (uint64_t)st.st_dev;
+	s->refused_ino = (uint64_t)st.st_ino;
+	if (s->nimages == RETOP_MAX_IMAGES) {
+		log_warn("session", "%s was replaced, not followed: retop follows %d binaries a "
+			 "session; restart it to trace the new one", s->opts.exe, RETOP_MAX_IMAGES);
+		return;
+	}
+	int ret = funcs_load(s->opts.exe, s->opts.no_dwarf ? FUNCS_NO_DWARF : 0, &idx, err);
+	if (ret == -ESTALE) {
+		s->refused_dev = s->refused_ino = 0; /* replaced again meanwhile: next time */
+		return;
+	}
+	if (ret) {
+		log_warn("session", "%s was replaced, not followed: %s", s->opts.exe, err);
+		return;
+	}
+	for (size_t j = 0; j < s->nimages; j++)
+		if (idx->file_dev == s->images[j].idx->file_dev &&
+		    idx->file_ino == s->images[j].idx->file_ino) {
+			funcs_free(idx); /* replaced again while indexed: the next check sees it */
+			return;
+		}
+	size_t named = 0;
+	for (size_t i = 0; i < s->nfuncs; i++)
+		named += session_nth_named(idx, s->funcs[i].f->name, 0) != NULL;
+	if (s->nfuncs && !named) {
+		/* Another program, not a new build of this one. */
+		log_warn("session", "%s was replaced by a binary without any of the traced functions: "
+			 "not followed", s->opts.exe);
+		funcs_free(idx);
+		return;
+	}
+	k = s->nimages++;
+	idx->image = (unsigned)k;
+	s->images[k].idx = idx;
+	for (size_t i = 0; i < s->nfuncs; i++)
+		traced += s->funcs[i].slot >= 0;
+	log_warn("session", "%s was replaced (a deploy): tracing %zu of %zu functions in the new "
+		 "binary too; the old one stays traced while processes run it", s->opts.exe,
+		 session_attach_image(s, k), traced);
+}
+
+/* A binary no process runs any more, and that the path no longer names,
+ * gives up its probes; its index stays, to name the callers it recorded. */
+static void session_retire_images(struct session *s)
+{
+	char path[32];
+	int pid;
+	struct stat st;
+	bool have_st = s->opts.exe && stat(s->opts.exe, &st) == 0;
+
+	for (size_t k = 0; k < s->nimages; k++) {
+		struct func_index *idx = s->images[k].idx;
+		if (s->images[k].retired || (have_st && session_same_file(idx, &st)) || !have_st)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", elf_image_fd(idx->img));
+		if (procs_running(path, &pid, 1) > 0)
+			continue;
+		if (s->tracer)
+			tracer_image_out(s->tracer, (unsigned)k);
+		s->images[k].retired = true;
+		log_info("session", "no process runs binary %zu (inode %llu) any more: its probes are out",
+			 k, (unsigned long long)idx->file_ino);
+	}
+}
+
+/* -p: the target ran exec() (BPF's execs, on every tick): the probes were
+ * bound to the process's old program, so they are attached again, and the
+ * load address read anew; the calls it had in flight are orphans (the
+ * sweep).  Calls between the exec() and the new probes are not seen:
+ * counted as time unseen, and said. */
+static void session_check_reexec(struct session *s)
+{
+	char why[ERR_LEN];
+	uint64_t at;
+
+	if (s->attach_pid <= 0 || !s->tracer || s->target_exited ||
+	    (at = tracer_exec_ns(s->tracer, s->attach_pid)) == s->exec_ns)
+		return;
+	char exe[64];
+	struct stat st;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", s->attach_pid);
+	if (stat(exe, &st) != 0 || !session_same_file(s->idx, &st))
+		return; /* gone, or another program: session_check_exec() ends it */
+	s->exec_ns = at;
+	s->bias_known = false;
+	size_t old = s->idx->image, k = s->nimages;
+	if (k == RETOP_MAX_IMAGES) {
+		snprintf(s->snap.target_end, sizeof(s->snap.target_end),
+			 "ran exec() more than %d times: restart retop to trace it further",
+			 RETOP_MAX_IMAGES - 1);
+		s->exec_ended = true;
+		return;
+	}
+	/* A new address space: a new image number, so that the callers the
+	 * old program recorded keep their load address.  Same file, same RET
+	 * sites' hits. */
+	bool watchers = tracer_watchers_in(s->tracer);
+	bool entry[RETOP_MAX_FUNCS] = {false}, rets[RETOP_MAX_FUNCS] = {false};
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (s->funcs[i].slot >= 0) {
+			entry[i] = tracer_entry_is_in(s->tracer, s->funcs[i].slot);
+			rets[i] = tracer_rets_are_in(s->tracer, s->funcs[i].slot);
+		}
+	tracer_image_out(s->tracer, (unsigned)old);
+	tracer_image_alias(s->tracer, (unsigned)k, (unsigned)old);
+	s->images[old].retired = true;
+	s->images[k] = (struct session_image){.idx = s->idx, .shared = true};
+	s->nimages++;
+	s->idx->image = (unsigned)k;
+	s->names.idx[k] = s->idx;
+	session_watch_image(s, s->idx);
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct session_func *sf = &s->funcs[i];
+		sf->fi[k] = sf->fi[old];
+		if (sf->slot >= 0 && sf->fi[k] &&
+		    session_probes_in(s, sf, entry[i], rets[i], why) != 0)
+			log_warn("session", "%s", why);
+	}
+	if (watchers)
+		tracer_watchers(s->tracer, true);
+	uint64_t now = tracer_now_ns(), gap = now > at ? now - at : 0;
+	s->snap.unseen_after_exec_s += (double)gap / 1e9;
+	log_warn("session", "PID %d ran exec() of its binary again: probes attached anew; its calls "
+		 "in the %.1f ms between are not counted", s->attach_pid, (double)gap / 1e6);
+}
+
+/* -p: the target exec()ed another program: tracing ends (returns why). */
+static const char *session_check_exec(struct session *s)
+{
+	char exe[64];
+	struct stat st;
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", s->attach_pid);
+	if (stat(exe, &st) != 0)
+		return NULL; /* exiting: procs_alive() tells */
+	if (s->exec_ended)
+		return s->snap.target_end;
+	if (!session_same_file(s->idx, &st)) {
+		char now[600] = "";
+		ssize_t n = readlink(exe, now, sizeof(now) - 1);
+		if (n > 0)
+			now[n] = '\0';
+		snprintf(s->snap.target_end, sizeof(s->snap.target_end), "ran exec() of another program (%s)",
+			 now[0] ? now : "unknown");
+		return s->snap.target_end;
+	}
+	session_check_reexec(s);
+	return NULL;
+}
+
+/* Who is being traced; why tracing ends when a -p target has just exited
+ * or exec()ed another program (NULL: it goes on), so that the caller reads
+ * the final counters before detaching. */
+static const char *session_check_target(struct session *s)
 {
 	if (s->attach_pid > 0) {
 		s->snap.pids[0] = s->attach_pid;
 		s->snap.npids = 1;
-		return !s->target_exited && !procs_alive(s->attach_pid);
+		if (s->target_exited)
+			return NULL;
+		if (!procs_alive(s->attach_pid)) {
+			snprintf(s->snap.target_end, sizeof(s->snap.target_end), "exited");
+			return s->snap.target_end;
+		}
+		return session_check_exec(s);
 	}
-	s->snap.npids = procs_running(s->binary, s->snap.pids, SNAPSHOT_MAX_PIDS);
-	return false;
+	session_follow_deploy(s);
+	session_retire_images(s);
+	/* By the files, not the path: every process of every binary traced. */
+	s->snap.npids = 0;
+	for (size_t k = 0; k < s->nimages; k++) {
+		char path[32];
+		if (s->images[k].retired)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", elf_image_fd(s->images[k].idx->img));
+		s->snap.npids += procs_running(path, s->snap.pids + s->snap.npids,
+					       SNAPSHOT_MAX_PIDS - s->snap.npids);
+	}
+	return NULL;
 }
 
 static void session_detach_all(struct session *s, const char *why)
@@ -510,7 +875,34 @@ static uint64_t session_load_bias(struct session *s)
 		s->load_bias = addr - f->entry;
 		s->bias_known = true;
 	}
+	s->names.bias[s->idx->image] = s->load_bias;
 	return s->load_bias;
+}
+
+/* The RET sites of every binary the function was traced in, each with the
+ * hits of its own range of ret_hits (tracer_site_base). */
+static void session_fill_sites(struct session *s, struct session_func *sf,
+			       struct snapshot_func *out)
+{
+	out->nsites = 0;
+	if (sf->entry_only)
+		return;
+	for (size_t k = 0; k < s->nimages; k++) {
+		const struct func_info *g = s->images[k].shared ? NULL : sf->fi[k];
+		int base = s->tracer && sf->slot >= 0 ? tracer_site_base(s->tracer, sf->slot, (unsigned)k)
+						      : (k == 0 ? 0 : -1);
+		if (!g || base < 0)
+			continue;
+		for (size_t i = 0; i < g->rets.count && base + i < RETOP_MAX_RET_SITES &&
+				   out->nsites < RETOP_MAX_RET_SITES; i++) {
+			struct snapshot_site *site = &out->sites[out->nsites++];
+			site->offset = retsites_get(&g->rets, i)->offset;
+			site->line = retsites_get(&g->rets, i)->line;
+			site->image = (unsigned)k;
+			site->hits = out->v.ret_hits[base + i];
+			site->hits_delta = out->v.ret_hits_delta[base + i];
+		}
+	}
 }
 
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
@@ -523,6 +915,9 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->f = sf->f;
 	out->state = sf->state;
 	snprintf(out->reason, sizeof(out->reason), "%s", sf->reason);
+	/* Traced, but not in every binary a deploy brought: say where not. */
+	if (!out->reason[0] && sf->follow_reason[0] && sf->slot >= 0)
+		snprintf(out->reason, sizeof(out->reason), "%s", sf->follow_reason);
 	out->entry_only = sf->entry_only;
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
@@ -537,7 +932,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		 * (a new call in the same frame after a panic). */
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
 		out->before_attach = sf->cur.before_attach;
-		tracer_read_callers(s->tracer, sf->slot, s->idx, session_load_bias(s), &sf->callers);
+		session_load_bias(s);
+		tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
 		slowest_take(s->slow, sf->slot, &out->slowest_interval);
 		slowest_take_over(s->slow, sf->slot, &out->slow_calls);
 		tracer_slow_rearm(s->tracer, sf->slot);
@@ -564,15 +960,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->state = FUNC_TIMING;
 	else if (sf->slot >= 0 && out->mode == BUDGET_ESTIMATED && out->state == FUNC_TRACING)
 		out->state = FUNC_SAMPLED;
-	out->nsites = sf->entry_only ? 0 : sf->f->rets.count;
-	if (out->nsites > RETOP_MAX_RET_SITES)
-		out->nsites = RETOP_MAX_RET_SITES;
-	for (size_t i = 0; i < out->nsites; i++) {
-		out->sites[i].offset = retsites_get(&sf->f->rets, i)->offset;
-		out->sites[i].line = retsites_get(&sf->f->rets, i)->line;
-		out->sites[i].hits = out->v.ret_hits[i];
-		out->sites[i].hits_delta = out->v.ret_hits_delta[i];
-	}
+	session_fill_sites(s, sf, out);
 }
 
 /* Once a session: calls were lost to a full in-flight map, so the counts
@@ -626,6 +1014,7 @@ static void session_sample_guard(struct session *s, uint64_t now)
 
 uint64_t session_tick(struct session *s)
 {
+	session_check_reexec(s);
 	return budget_tick(s, tracer_now_ns());
 }
 
@@ -635,12 +1024,12 @@ const struct snapshot *session_sample(struct session *s)
 	double interval = (double)(now - s->last_ns) / 1e9, cpu = session_cpu_seconds();
 	struct timeval tv;
 
-	bool exited = session_check_target(s);
+	const char *ended = session_check_target(s);
 
 	if (s->tracer)
 		tracer_sweep(s->tracer, s->inflight);
 	if (s->slow) {
-		slowest_set_bias(s->slow, session_load_bias(s));
+		session_load_bias(s);
 		slowest_poll(s->slow, tracer_slot_gens(s->tracer));
 	}
 	gettimeofday(&tv, NULL);
@@ -669,10 +1058,14 @@ const struct snapshot *session_sample(struct session *s)
 	s->snap.nfuncs = s->nfuncs;
 	session_warn_dropped(s);
 	session_sample_guard(s, now);
-	if (exited) {
-		/* The counters above are final: the process is gone. */
+	if (ended) {
+		/* The counters above are final: the process is gone, or runs
+		 * another program. */
 		s->target_exited = s->snap.target_exited = true;
-		session_detach_all(s, "process exited");
+		char why[SNAPSHOT_STATUS_LEN];
+		if (snprintf(why, sizeof(why), "process %s", ended) >= (int)sizeof(why))
+			why[sizeof(why) - 1] = '\0';
+		session_detach_all(s, why);
 	}
 	return &s->snap;
 }

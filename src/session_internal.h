@@ -10,7 +10,11 @@
 #include "tracer.h"
 
 struct session_func {
-	struct func_info *f;
+	struct func_info *f; /* in the session's first binary (idx) */
+	/* The same function in each binary a deploy added (fi[0] == f; NULL:
+	 * not there, or not followed, and why in follow_reason). */
+	struct func_info *fi[RETOP_MAX_IMAGES];
+	char follow_reason[SNAPSHOT_STATUS_LEN];
 	int slot; /* -1 when not attached */
 	bool entry_only;
 	enum func_state state;
@@ -24,13 +28,27 @@ struct session_func {
 	struct budget_func bf; /* the overhead budget's modes and ledger */
 };
 
+/* A binary the session traces: the first, and each file a deploy renamed
+ * over the -x path while processes still ran the older ones. */
+struct session_image {
+	struct func_index *idx; /* NULL: the number is free */
+	bool retired;		/* no process ran it any more: its probes are out */
+	/* -p: the same file as an earlier image, in the address space the
+	 * target's exec() made (idx is that image's) */
+	bool shared;
+};
+
 struct session {
 	struct session_opts opts;
-	struct func_index *idx;
+	struct func_index *idx; /* the first binary's: images[0].idx */
+	struct session_image images[RETOP_MAX_IMAGES];
+	size_t nimages;
+	struct func_images names; /* every image's index, to name callers */
+	uint64_t refused_dev, refused_ino; /* a replacement not followed */
 	struct tracer *tracer;
 	struct sdk_facts *sdk; /* NULL without an SDK */
 	struct slowest *slow;  /* the slowest calls' ring buffer; NULL until tracing */
-	char binary[600];  /* what uprobes attach to: PATH or /proc/PID/exe */
+	char binary[600];  /* the indexed file: /proc/self/fd/N of its open descriptor */
 	char display[600]; /* what the operator sees as the target */
 	int attach_pid;	   /* PID, or -1 for every process running the binary */
 	struct session_func *funcs;
@@ -45,9 +63,16 @@ struct session {
 	bool warned_dropped; /* the one-line warning about a full map */
 	uint64_t load_bias;  /* a PIE's, in the traced process (callers) */
 	bool bias_known;
+	uint64_t exec_ns;    /* the -p target's last exec() seen (BPF's execs) */
+	bool exec_ended;     /* it ran exec() more times than images allow */
 	struct guard guard;  /* --max-duration */
 	struct budget budget; /* --budget */
 	struct snapshot snap;
 };
+
+/* Put sf's entry probe, its RET probes, or both in, in every binary the
+ * session traces it in (each approved again by the interlock). */
+int session_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
+		      char *err);
 
 #endif

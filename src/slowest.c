@@ -11,8 +11,7 @@
 
 struct slowest {
 	struct ring_buffer *rb;
-	const struct func_index *idx;
-	uint64_t bias; /* a PIE's load bias: return addresses to link addresses */
+	const struct func_images *im;
 	const uint32_t *gens;
 	double wall_minus_mono; /* wall clock minus bpf_ktime_get_ns(), seconds */
 	struct slowest_list pending[RETOP_MAX_FUNCS];
@@ -58,8 +57,7 @@ static int slowest_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e) || e->func_id >= RETOP_MAX_FUNCS || e->gen != sl->gens[e->func_id])
 		return 0;
-	/* The return address follows the CALL (see callers.c). */
-	f = e->ret_addr ? funcs_by_addr(sl->idx, e->ret_addr - sl->bias - 1) : NULL;
+	f = funcs_images_caller(sl->im, e->image, e->ret_addr);
 	c = (struct slowest_call){
 	    .time = sl->wall_minus_mono + (double)e->start_ns / 1e9,
 	    .dur_ns = e->dur_ns,
@@ -82,14 +80,14 @@ static int slowest_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-int slowest_open(int ringbuf_fd, const struct func_index *idx, struct slowest **out)
+int slowest_open(int ringbuf_fd, const struct func_images *im, struct slowest **out)
 {
 	struct slowest *sl = calloc(1, sizeof(*sl));
 
 	*out = NULL;
 	if (!sl)
 		return -ENOMEM;
-	sl->idx = idx;
+	sl->im = im;
 	sl->rb = ring_buffer__new(ringbuf_fd, slowest_event, sl, NULL);
 	if (!sl->rb) {
 		int e = -errno;
@@ -171,10 +169,4 @@ void slowest_merge(struct slowest_list *into, const struct slowest_list *from)
 {
 	for (size_t i = 0; i < from->n; i++)
 		slowest_insert(into, &from->calls[i]);
-}
-
-void slowest_set_bias(struct slowest *sl, uint64_t bias)
-{
-	if (sl)
-		sl->bias = bias;
 }

@@ -34,10 +34,9 @@ struct slowest_list {
 
 struct slowest;
 
-/* ringbuf_fd: the BPF ring buffer; idx resolves callers. */
-int slowest_open(int ringbuf_fd, const struct func_index *idx, struct slowest **out);
-/* The load bias of a PIE in the traced process, for the callers' names. */
-void slowest_set_bias(struct slowest *sl, uint64_t bias);
+/* ringbuf_fd: the BPF ring buffer; im names the callers (the session's
+ * table, read at every event: deploys and load biases update it). */
+int slowest_open(int ringbuf_fd, const struct func_images *im, struct slowest **out);
 void slowest_close(struct slowest *sl);
 /* Take every event shipped so far (never waits).  gens: the current attach
  * generation of each slot, RETOP_MAX_FUNCS of them: events of an earlier

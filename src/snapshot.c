@@ -178,6 +178,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 		json_object_object_add(s, "offset", json_object_new_uint64(f->sites[i].offset));
 		json_object_object_add(s, "line", json_object_new_int(f->sites[i].line));
 		json_object_object_add(s, "hits", json_object_new_uint64(f->sites[i].hits));
+		/* The binary the site is in: a deploy's new file adds its own. */
+		json_object_object_add(s, "binary_index", json_object_new_uint64(f->sites[i].image));
 		json_object_array_add(sites, s);
 	}
 	json_object_object_add(o, "ret_sites", sites);
@@ -240,6 +242,9 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	/* False: goroutine exits cost over half the budget, and calls of exited
 	 * goroutines stay in flight until other evidence or --orphan-timeout. */
 	json_object_object_add(o, "exits_watched", json_object_new_boolean(snap->exits_watched));
+	/* Calls in this window were not seen (the -p target's exec()). */
+	json_object_object_add(o, "unseen_after_exec_s",
+			       json_object_new_double(snap->unseen_after_exec_s));
 	json_object_object_add(o, "probe_hit_ns", json_fixed(snap->hit_ns, 0));
 	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
 }
@@ -318,6 +323,9 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 		fprintf(out, "%zu processes", snap->npids);
 	fprintf(out, "%s, %zu functions, %s calls/s, cpu %.1f%%\n",
 		snap->target_exited ? " (exited)" : "", snap->nfuncs, rate, snap->self_cpu_pct);
+	if (snap->unseen_after_exec_s > 0)
+		fprintf(out, "calls not counted for %.3f s: the process ran exec() again before "
+			     "its probes were back\n", snap->unseen_after_exec_s);
 	snapshot_text_limits(out, snap);
 	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
 		"P50", "P99", "MAX", "INFL", "ORPH");

@@ -21,6 +21,7 @@ struct func_info;
 struct snapshot_site {
 	uint32_t offset; /* from the function's entry */
 	int line;
+	unsigned image; /* the binary (0: the first; a deploy adds more) */
 	uint64_t hits;
 	uint64_t hits_delta;
 };
@@ -88,6 +89,10 @@ struct snapshot {
 	int pids[SNAPSHOT_MAX_PIDS];
 	size_t npids;
 	bool target_exited;
+	char target_end[160]; /* how: "exited", "ran exec() of another program (PATH)" */
+	/* -p: time between the target's exec() of its binary again and the
+	 * probes attached anew, when its calls were not seen. */
+	double unseen_after_exec_s;
 	double self_cpu_pct; /* retop's own CPU use over the interval */
 	double self_cpu_s;   /* retop's own CPU time so far, user + system */
 	double max_duration_s;	 /* --max-duration; 0: no limit */

@@ -18,7 +18,13 @@
 
 struct tracer_slot {
 	bool used;
-	struct probe_set *sets[2]; /* the entry, and every RET site */
+	/* Per binary (the verdict's image): the entry, and every RET site.  A
+	 * deploy adds the new file's probes beside the old file's. */
+	struct probe_set *sets[RETOP_MAX_IMAGES][2];
+	/* Each binary's RET sites take their own range of ret_hits. */
+	uint8_t site_base[RETOP_MAX_IMAGES];
+	bool has_base[RETOP_MAX_IMAGES];
+	uint32_t sites_used;
 	uint64_t orphans;
 };
 
@@ -26,7 +32,6 @@ struct tracer_slot {
 struct tracer_watch {
 	struct bpf_program *prog;
 	struct interlock_verdict v; /* approved once; NULL f: not watched */
-	char binary[600];
 	int pid;
 	struct probe_set *set;
 };
@@ -34,9 +39,11 @@ struct tracer_watch {
 struct tracer {
 	struct retop *skel;
 	bool multi;		   /* uprobe_multi links */
-	struct tracer_watch watches[2]; /* runtime.recovery, runtime.goexit1 */
+	/* runtime.recovery and runtime.goexit1 of each binary */
+	struct tracer_watch watches[RETOP_MAX_IMAGES][2];
 	struct tracer_opts opts;
 	struct tracer_slot slots[RETOP_MAX_FUNCS];
+	struct bpf_link *exec_link; /* sched_process_exec: NULL if not watched */
 	struct retop_func_stats zero; /* for resets; large, so not on the stack */
 	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
 	struct retop_inflight_val *sweep_vals;
@@ -119,37 +126,76 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		free(t);
 		return ret;
 	}
+	/* Without it, the calls of a process that exec()s wait for the
+	 * timeout; everything else works. */
+	t->exec_link = bpf_program__attach(t->skel->progs.retop_exec);
+	if (!t->exec_link)
+		log_info("tracer", "exec() not watched: %s", strerror(errno));
 	*out = t;
 	return 0;
 }
 
-static void tracer_slot_unlink(struct tracer_slot *s)
+int tracer_watch_exec(struct tracer *t, int pid)
 {
-	probe_sets_destroy(s->sets, 2);
+	__u32 tgid = (__u32)pid;
+	__u64 never = 0;
+
+	if (!t->exec_link)
+		return -ENOTSUP;
+	if (bpf_map__update_elem(t->skel->maps.execs, &tgid, sizeof(tgid), &never, sizeof(never),
+				 BPF_NOEXIST) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
 }
 
-/* Remove the probes of sets[k] of every slot at once, so that their detach
- * costs overlap. */
-static void tracer_unlink_all(struct tracer *t, size_t k, struct probe_set **extra)
+uint64_t tracer_exec_ns(const struct tracer *t, int pid)
 {
-	struct probe_set **all = calloc(RETOP_MAX_FUNCS + 1, sizeof(*all));
-	size_t n = 0;
+	__u32 tgid = (__u32)pid;
+	__u64 when = 0;
 
-	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
-		if (!t->slots[i].sets[k])
-			continue;
-		if (all)
-			all[n++] = t->slots[i].sets[k];
-		else
-			probe_sets_destroy(&t->slots[i].sets[k], 1);
-		t->slots[i].sets[k] = NULL;
-	}
-	if (extra && *extra) {
-		if (all)
-			all[n++] = *extra;
-		else
-			probe_sets_destroy(extra, 1);
-		*extra = NULL;
+	if (bpf_map__lookup_elem(t->skel->maps.execs, &tgid, sizeof(tgid), &when, sizeof(when), 0))
+		return 0;
+	return when;
+}
+
+/* Take out the probes of kind k (0 the entry, 1 the RETs) of a slot, in
+ * every binary. */
+static void tracer_slot_out(struct tracer_slot *s, size_t k)
+{
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
+		probe_sets_destroy(&s->sets[im][k], 1);
+}
+
+static void tracer_slot_unlink(struct tracer_slot *s)
+{
+	tracer_slot_out(s, 0);
+	tracer_slot_out(s, 1);
+}
+
+/* Remove the probes of kind k of every slot in every binary at once, and
+ * the watcher w of every binary, so that their detach costs overlap. */
+static void tracer_unlink_all(struct tracer *t, size_t k, size_t w)
+{
+	size_t cap = (RETOP_MAX_FUNCS + 1) * RETOP_MAX_IMAGES, n = 0;
+	struct probe_set **all = calloc(cap, sizeof(*all));
+
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++) {
+		for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+			struct probe_set **ps = &t->slots[i].sets[im][k];
+			if (!*ps)
+				continue;
+			if (all)
+				all[n++] = *ps;
+			else
+				probe_sets_destroy(ps, 1);
+			*ps = NULL;
+		}
+		struct probe_set **ws = &t->watches[im][w].set;
+		if (*ws && all)
+			all[n++] = *ws;
+		else if (*ws)
+			probe_sets_destroy(ws, 1);
+		*ws = NULL;
 	}
 	if (all)
 		probe_sets_destroy(all, n);
@@ -164,8 +210,9 @@ void tracer_close(struct tracer *t)
 	 * fires without its entry probe for a reason that is not the detach. */
 	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
 		t->skel->bss->slot_closing[i] = 1;
-	tracer_unlink_all(t, 0, &t->watches[0].set);
-	tracer_unlink_all(t, 1, &t->watches[1].set);
+	tracer_unlink_all(t, 0, 0);
+	tracer_unlink_all(t, 1, 1);
+	bpf_link__destroy(t->exec_link);
 	retop__destroy(t->skel);
 	free(t->sweep_keys);
 	free(t->sweep_vals);
@@ -180,81 +227,143 @@ static int tracer_free_slot(const struct tracer *t)
 	return -1;
 }
 
-static int tracer_attach_error(int e, const struct func_info *f, const char *binary, uint64_t off,
-			       char *err)
+static int tracer_attach_error(int e, const struct interlock_verdict *v, uint64_t off, char *err)
 {
 	if (e == EPERM || e == EACCES)
-		return err_set(err, e, "%s: attaching a uprobe at %s:0x%llx was refused: run retop as root",
-			       f->name, binary, (unsigned long long)off);
-	if (e == ESRCH || e == ENOENT)
-		return err_set(err, e, "%s: %s is gone (process exited?)", f->name, binary);
-	return err_set(err, e, "%s: attaching a uprobe at %s:0x%llx failed: %s", f->name, binary,
-		       (unsigned long long)off, strerror(e));
+		return err_set(err, e, "%s: attaching a uprobe at file offset 0x%llx was refused: "
+			       "run retop as root", v->f->name, (unsigned long long)off);
+	if (e == ESRCH)
+		return err_set(err, e, "%s: the process is gone", v->f->name);
+	return err_set(err, e, "%s: attaching a uprobe at file offset 0x%llx failed: %s",
+		       v->f->name, (unsigned long long)off, strerror(e));
 }
 
-int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v,
-		   const char *binary, int pid, char *err)
+static int tracer_check_verdict(const struct interlock_verdict *v, char *err)
 {
-	struct tracer_slot *s = &t->slots[slot];
-	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
-	size_t failed, nrets = v->entry_only ? 0 : v->nrets;
-	int ret;
-
 	if (!interlock_sealed(v))
 		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
 			       v && v->f ? v->f->name : "?");
-	if (s->sets[1] || !nrets)
+	if (v->image >= RETOP_MAX_IMAGES)
+		return err_set(err, EINVAL, "%s: binary %u of at most %d", v->f->name, v->image,
+			       RETOP_MAX_IMAGES);
+	return 0;
+}
+
+/* The probes go into the file the verdict approved, through its open
+ * descriptor: a rename or a symlink at the path since cannot redirect them. */
+int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		   char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
+	size_t failed, nrets = v && !v->entry_only ? v->nrets : 0;
+	int ret = tracer_check_verdict(v, err);
+
+	if (ret)
+		return ret;
+	if (s->sets[v->image][1] || !nrets)
 		return 0;
-	/* A new epoch: RETs without an entry since are told apart again. */
-	t->skel->bss->slot_epoch[slot]++;
+	if (!s->has_base[v->image]) {
+		if (s->sites_used + nrets > RETOP_MAX_RET_SITES)
+			return err_set(err, ENOSPC, "%s: %zu more RET sites in this binary, %u in the "
+				       "others: more than %d", v->f->name, nrets, s->sites_used,
+				       RETOP_MAX_RET_SITES);
+		s->site_base[v->image] = (uint8_t)s->sites_used;
+		s->has_base[v->image] = true;
+		s->sites_used += (uint32_t)nrets;
+	}
+	/* A new epoch when the RETs come back: RETs without an entry since
+	 * are told apart again.  Not while another binary's RETs are in:
+	 * their calls in flight are still paired. */
+	if (!tracer_rets_are_in(t, slot))
+		t->skel->bss->slot_epoch[slot]++;
 	for (size_t i = 0; i < nrets; i++) {
 		off[i] = v->ret_offsets[i];
-		cookie[i] = RETOP_COOKIE(slot, (uint32_t)i);
+		cookie[i] = RETOP_COOKIE(slot, RETOP_RET_SITE(v->image, s->site_base[v->image] + i));
 	}
-	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, binary, pid, off, cookie,
-			       nrets, &s->sets[1], &failed);
-	return ret ? tracer_attach_error(-ret, v->f, binary, off[failed], err) : 0;
+	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, v->path, pid, off, cookie,
+			       nrets, &s->sets[v->image][1], &failed);
+	return ret ? tracer_attach_error(-ret, v, off[failed], err) : 0;
 }
 
 void tracer_rets_out(struct tracer *t, int slot)
 {
-	probe_sets_destroy(&t->slots[slot].sets[1], 1);
+	tracer_slot_out(&t->slots[slot], 1);
 }
 
-int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v,
-		    const char *binary, int pid, char *err)
+int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		    char *err)
 {
 	struct tracer_slot *s = &t->slots[slot];
-	uint64_t off = v->entry_offset, cookie = RETOP_COOKIE(slot, v->entry_site);
 	size_t failed;
-	int ret;
+	int ret = tracer_check_verdict(v, err);
 
-	if (!interlock_sealed(v))
-		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
-			       v && v->f ? v->f->name : "?");
-	if (s->sets[0])
+	if (ret)
+		return ret;
+	uint64_t off = v->entry_offset, cookie = RETOP_COOKIE(slot, v->entry_site);
+	if (s->sets[v->image][0])
 		return 0;
 	t->skel->bss->slot_closing[slot] = 0;
-	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, binary, pid, &off, &cookie, 1,
-			       &s->sets[0], &failed);
-	return ret ? tracer_attach_error(-ret, v->f, binary, off, err) : 0;
+	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, v->path, pid, &off, &cookie, 1,
+			       &s->sets[v->image][0], &failed);
+	return ret ? tracer_attach_error(-ret, v, off, err) : 0;
 }
 
 void tracer_entry_out(struct tracer *t, int slot)
 {
 	/* RETs of calls begun before are expected from here on. */
 	t->skel->bss->slot_closing[slot] = 1;
-	probe_sets_destroy(&t->slots[slot].sets[0], 1);
+	tracer_slot_out(&t->slots[slot], 0);
+}
+
+static bool tracer_slot_has(const struct tracer_slot *s, size_t k)
+{
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
+		if (s->sets[im][k])
+			return true;
+	return false;
 }
 
 bool tracer_entry_is_in(const struct tracer *t, int slot)
 {
-	return t->slots[slot].sets[0] != NULL;
+	return tracer_slot_has(&t->slots[slot], 0);
 }
 
 bool tracer_rets_are_in(const struct tracer *t, int slot)
 {
-	return t->slots[slot].sets[1] != NULL;
+	return tracer_slot_has(&t->slots[slot], 1);
+}
+
+int tracer_site_base(const struct tracer *t, int slot, unsigned image)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || image >= RETOP_MAX_IMAGES ||
+	    !t->slots[slot].has_base[image])
+		return -1;
+	return t->slots[slot].site_base[image];
+}
+
+void tracer_image_alias(struct tracer *t, unsigned image, unsigned as)
+{
+	if (image >= RETOP_MAX_IMAGES || as >= RETOP_MAX_IMAGES)
+		return;
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+		t->slots[i].site_base[image] = t->slots[i].site_base[as];
+		t->slots[i].has_base[image] = t->slots[i].has_base[as];
+	}
+}
+
+void tracer_image_out(struct tracer *t, unsigned image)
+{
+	if (image >= RETOP_MAX_IMAGES)
+		return;
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+		probe_sets_destroy(&t->slots[i].sets[image][0], 1);
+		probe_sets_destroy(&t->slots[i].sets[image][1], 1);
+	}
+	for (size_t w = 0; w < 2; w++) {
+		probe_sets_destroy(&t->watches[image][w].set, 1);
+		memset(&t->watches[image][w].v, 0, sizeof(t->watches[image][w].v));
+	}
 }
 
 void tracer_record(struct tracer *t, int slot, bool on)
@@ -272,7 +381,7 @@ void tracer_record(struct tracer *t, int slot, bool on)
  * are told apart in BPF (before_attach).  Only the offsets the interlock
  * approved reach the kernel. */
 static int tracer_attach_sites(struct tracer *t, int slot, const struct interlock_verdict *v,
-			       const char *binary, int pid, char *err)
+			       int pid, char *err)
 {
 	int ret;
 
@@ -280,9 +389,9 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 	t->skel->bss->slot_gen[slot]++;
 	t->skel->bss->slot_record[slot] = 1;
 	t->skel->bss->gate_len[slot] = 0;
-	ret = tracer_rets_in(t, slot, v, binary, pid, err);
+	ret = tracer_rets_in(t, slot, v, pid, err);
 	if (!ret)
-		ret = tracer_entry_in(t, slot, v, binary, pid, err);
+		ret = tracer_entry_in(t, slot, v, pid, err);
 	if (ret)
 		tracer_slot_unlink(&t->slots[slot]);
 	return ret;
@@ -356,17 +465,16 @@ uint64_t tracer_watch_hits(const struct tracer *t)
 	return __atomic_load_n(&t->skel->bss->watch_hits, __ATOMIC_RELAXED);
 }
 
-int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
-		  bool *entry_only, char *err)
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, bool *entry_only,
+		  char *err)
 {
 	int slot = tracer_free_slot(t), ret;
 	struct tracer_slot *s;
 
 	*entry_only = false;
 	/* Only addresses the interlock approved reach the kernel. */
-	if (!interlock_sealed(v))
-		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
-			       v && v->f ? v->f->name : "?");
+	if ((ret = tracer_check_verdict(v, err)) != 0)
+		return ret;
 	const struct func_info *f = v->f;
 	if (slot < 0)
 		return err_set(err, ENOSPC, "%s: already tracing %zu functions (--max-functions): "
@@ -378,15 +486,18 @@ int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const cha
 	ret = tracer_reset(t, slot);
 	if (!ret)
 		tracer_purge_slot(t, slot);
+	/* Each binary's RET sites are numbered anew for the new owner. */
+	memset(s->has_base, 0, sizeof(s->has_base));
+	s->sites_used = 0;
 	if (!ret)
-		ret = tracer_attach_sites(t, slot, v, binary, pid, err);
+		ret = tracer_attach_sites(t, slot, v, pid, err);
 	if (ret)
 		return ret;
 	s->used = true;
 	s->orphans = 0;
-	log_info("tracer", "%s: %zu probes at %s:0x%llx, the entry's at +0x%x (slot %d)",
-		 f->name, tracer_probe_count(t, slot), binary,
-		 (unsigned long long)f->file_offset, f->entry_probe_off, slot);
+	log_info("tracer", "%s: %zu probes at file offset 0x%llx of binary %u, the entry's at +0x%x "
+		 "(slot %d)", f->name, tracer_probe_count(t, slot), (unsigned long long)f->file_offset,
+		 v->image, f->entry_probe_off, slot);
 	return slot;
 }
 
@@ -396,44 +507,40 @@ void tracer_detach(struct tracer *t, int slot)
 		return;
 	/* The entry probe first (see tracer_close). */
 	t->skel->bss->slot_closing[slot] = 1;
-	probe_sets_destroy(&t->slots[slot].sets[0], 1);
-	probe_sets_destroy(&t->slots[slot].sets[1], 1);
+	tracer_slot_unlink(&t->slots[slot]);
 	t->slots[slot].used = false;
 }
 
 /* Remember an approved runtime function to watch; tracer_watchers() puts
  * the probe in and takes it out. */
-static int tracer_watch(struct tracer *t, struct tracer_watch *w, struct bpf_program *prog,
-			const struct interlock_verdict *v, const char *binary, int pid)
+static int tracer_watch(struct tracer *t, size_t which, struct bpf_program *prog,
+			const struct interlock_verdict *v, int pid)
 {
-	if (!interlock_sealed(v) || !v->entry_offset)
+	if (!interlock_sealed(v) || !v->entry_offset || v->image >= RETOP_MAX_IMAGES)
 		return -EPERM;
+	struct tracer_watch *w = &t->watches[v->image][which];
 	w->prog = prog;
 	w->v = *v;
-	snprintf(w->binary, sizeof(w->binary), "%s", binary);
 	w->pid = pid;
 	return 0;
 }
 
-int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
-			  const char *binary, int pid)
+int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery, int pid)
 {
-	return tracer_watch(t, &t->watches[0], t->skel->progs.retop_recovery, recovery, binary,
-			    pid);
+	return tracer_watch(t, 0, t->skel->progs.retop_recovery, recovery, pid);
 }
 
-int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit,
-			const char *binary, int pid)
+int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit, int pid)
 {
-	return tracer_watch(t, &t->watches[1], t->skel->progs.retop_goexit, goexit, binary, pid);
+	return tracer_watch(t, 1, t->skel->progs.retop_goexit, goexit, pid);
 }
 
 int tracer_watchers(struct tracer *t, bool on)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < 2; i++) {
-		struct tracer_watch *w = &t->watches[i];
+	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++) {
+		struct tracer_watch *w = &t->watches[i / 2][i % 2];
 		uint64_t off = w->v.entry_offset, cookie = 0;
 		size_t failed;
 		if (!on) {
@@ -442,7 +549,7 @@ int tracer_watchers(struct tracer *t, bool on)
 		}
 		if (w->set || !interlock_sealed(&w->v))
 			continue;
-		int r = probe_set_attach(w->prog, t->multi, w->binary, w->pid, &off, &cookie, 1,
+		int r = probe_set_attach(w->prog, t->multi, w->v.path, w->pid, &off, &cookie, 1,
 					 &w->set, &failed);
 		if (r && !ret)
 			ret = r;
@@ -452,14 +559,21 @@ int tracer_watchers(struct tracer *t, bool on)
 
 bool tracer_watchers_in(const struct tracer *t)
 {
-	return t->watches[0].set || t->watches[1].set;
+	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++)
+		if (t->watches[i / 2][i % 2].set)
+			return true;
+	return false;
 }
 
 size_t tracer_probe_count(const struct tracer *t, int slot)
 {
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return 0;
-	return probe_set_count(t->slots[slot].sets[0]) + probe_set_count(t->slots[slot].sets[1]);
+	size_t n = 0;
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
+		n += probe_set_count(t->slots[slot].sets[im][0]) +
+		     probe_set_count(t->slots[slot].sets[im][1]);
+	return n;
 }
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
@@ -510,13 +624,13 @@ void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *s
 		t->skel->bss->args_spec[slot] = spec ? *spec : off;
 }
 
-int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx, uint64_t bias,
+int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im,
 			struct callers_view *out)
 {
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return -EINVAL;
 	return callers_read(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot,
-			    t->skel->bss->slot_gen[slot], idx, bias, out);
+			    t->skel->bss->slot_gen[slot], im, out);
 }
 
 /* One in-flight call, as the sweep reads it. */
@@ -586,18 +700,26 @@ static int sweep_entry_cmp(const void *a, const void *b)
 struct sweep_procs {
 	uint32_t tgid[64];
 	bool alive[64];
+	uint64_t exec_ns[64]; /* its last exec() (BPF's execs), 0: none seen */
 	size_t n;
 };
 
-static bool sweep_proc_alive(struct sweep_procs *p, uint32_t tgid)
+/* Whether the process lives, and when it last called exec(): once per
+ * process and sweep. */
+static bool sweep_proc_alive(const struct tracer *t, struct sweep_procs *p, uint32_t tgid,
+			     uint64_t *exec_ns)
 {
 	for (size_t i = 0; i < p->n; i++)
-		if (p->tgid[i] == tgid)
+		if (p->tgid[i] == tgid) {
+			*exec_ns = p->exec_ns[i];
 			return p->alive[i];
+		}
 	bool alive = procs_alive((int)tgid);
+	*exec_ns = tracer_exec_ns(t, (int)tgid);
 	if (p->n < 64) {
 		p->tgid[p->n] = tgid;
-		p->alive[p->n++] = alive;
+		p->alive[p->n] = alive;
+		p->exec_ns[p->n++] = *exec_ns;
 	}
 	return alive;
 }
@@ -663,7 +785,8 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 	struct retop_goroutine_val gv;
 	bool have_g = bpf_map__lookup_elem(t->skel->maps.goroutines, &gk, sizeof(gk), &gv,
 					   sizeof(gv), 0) == 0;
-	bool gone = t->init_pidns && !sweep_proc_alive(procs, gk.tgid);
+	uint64_t exec_ns = 0;
+	bool gone = !sweep_proc_alive(t, procs, gk.tgid, &exec_ns) && t->init_pidns;
 	uint64_t later_min = UINT64_MAX;
 
 	for (size_t i = first; i < end; i++) {
@@ -671,7 +794,8 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 		uint32_t slot = e->key.func_id;
 		uint64_t age = now > e->val.start_ns ? now - e->val.start_ns : 0;
 		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
-		bool dead = gone || age >= t->opts.orphan_timeout_ns ||
+		/* Begun before its process's exec(): that program is gone. */
+		bool dead = gone || e->val.start_ns < exec_ns || age >= t->opts.orphan_timeout_ns ||
 			    sweep_proven_dead(e, &gv, have_g, later_min, read_ns);
 
 		/* A later call at this depth or shallower proves the earlier

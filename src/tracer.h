@@ -51,25 +51,38 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err);
 void tracer_close(struct tracer *t);
 
 /* Attach the function v approves, at the file offsets it carries and no
- * others, in binary (a path, e.g. /proc/PID/exe) for pid (-1: every process
- * running the binary, now and later).  v must come from interlock_approve().
+ * others, in the file it approved (its descriptor, not a path) for pid (-1:
+ * every process running the binary, now and later).  v must come from
+ * interlock_approve().
  * All or nothing: on failure no probe of the function stays attached.
  * Returns the slot (>= 0) or a negative errno.  *entry_only tells whether
  * only the entry probe was attached (no RET, or too many RET sites), with
  * the reason in err. */
-int tracer_attach(struct tracer *t, const struct interlock_verdict *v, const char *binary, int pid,
-		  bool *entry_only, char *err);
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, bool *entry_only,
+		  char *err);
 void tracer_detach(struct tracer *t, int slot);
 /* The overhead budget's levers (budget.c), each on an attached slot and
  * with the verdict that approved it.  The entry probe and the RET probes
  * come and go apart: put the RETs in before calls are timed and take them
  * out once the timed calls drained; rets_in starts a new epoch. */
-int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v,
-		    const char *binary, int pid, char *err);
+/* In: in v's binary (a deploy adds a binary with its verdict, image > 0;
+ * its RET sites take the next free range of the slot's ret_hits).  Out:
+ * in every binary. */
+int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		    char *err);
 void tracer_entry_out(struct tracer *t, int slot);
-int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v,
-		   const char *binary, int pid, char *err);
+int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		   char *err);
 void tracer_rets_out(struct tracer *t, int slot);
+/* Where binary image's RET sites start in the slot's ret_hits, or -1 when
+ * they were never attached. */
+int tracer_site_base(const struct tracer *t, int slot, unsigned image);
+/* Every probe in binary image out, the watchers too: no process runs it
+ * any more. */
+void tracer_image_out(struct tracer *t, unsigned image);
+/* Binary image is the file of binary as again (the -p target ran exec() of
+ * it): its RET sites count in the same range of ret_hits. */
+void tracer_image_alias(struct tracer *t, unsigned image, unsigned as);
 bool tracer_entry_is_in(const struct tracer *t, int slot);
 bool tracer_rets_are_in(const struct tracer *t, int slot);
 /* Time the slot's calls (keep them in flight for their RET), or only count
@@ -89,14 +102,18 @@ uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k);
 /* Approve the target's runtime.recovery (calls unwound by a recovered
  * panic are orphans, not restarts) and runtime.goexit1 (the calls of a
  * goroutine that exits are orphans at once) for watching. */
-int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery,
-			  const char *binary, int pid);
-int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit,
-			const char *binary, int pid);
+int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery, int pid);
+int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit, int pid);
 /* Put the watchers' probes in or take them out: a trap at every goroutine
  * exit is paid only while timed calls are in flight (budget.c). */
 int tracer_watchers(struct tracer *t, bool on);
 bool tracer_watchers_in(const struct tracer *t);
+/* exec(): the BPF side notes when a process with calls in flight calls
+ * it (its calls begun before are orphans at the next sweep).  Watch pid
+ * from now on whether or not it has calls in flight, and read when it last
+ * called exec() (0: not since watched; -ENOTSUP: exec() not watched). */
+int tracer_watch_exec(struct tracer *t, int pid);
+uint64_t tracer_exec_ns(const struct tracer *t, int pid);
 /* Hits of the watchers so far. */
 uint64_t tracer_watch_hits(const struct tracer *t);
 size_t tracer_probe_count(const struct tracer *t, int slot);
@@ -113,7 +130,7 @@ void tracer_slow_rearm(struct tracer *t, int slot);
  * stop).  Cleared by tracer_reset(). */
 void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec);
 /* The slot's latency by caller since it was attached or reset. */
-int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx, uint64_t bias,
+int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im,
 			struct callers_view *out);
 
 /* Walk the in-flight map once: count in-flight calls per slot and the age of

@@ -310,6 +310,11 @@ static void live_draw_header(struct ui *ui)
 		 ui->interval_pct ? "last interval" : "since start", STATS_PERCENTILE_ERROR_PCT,
 		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "", maps,
 		 user);
+	if (ui->have_snap && ui->snap.unseen_after_exec_s > 0) {
+		size_t n = strlen(line);
+		snprintf(line + n, sizeof(line) - n, ", calls unseen %.3fs (exec)",
+			 ui->snap.unseen_after_exec_s);
+	}
 	if (estimated || timing) {
 		/* --budget: say which figures come from a sample. */
 		size_t n = strlen(line);

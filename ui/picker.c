@@ -70,14 +70,29 @@ void picker_close(struct ui *ui)
 	ui->picker = NULL;
 }
 
+/* The COMMAND cell: a process in a container is marked, with its PID
+ * there when it has its own PID namespace ("[container 1] /app/api"). */
+static void picker_command(const struct proc_info *pi, char *buf, size_t len)
+{
+	const char *cmd = pi->cmdline[0] ? pi->cmdline : pi->comm;
+
+	if (pi->in_container && pi->ns_pid)
+		snprintf(buf, len, "[container %d] %s", pi->ns_pid, cmd);
+	else if (pi->in_container)
+		snprintf(buf, len, "[container] %s", cmd);
+	else
+		snprintf(buf, len, "%s", cmd);
+}
+
 static bool picker_matches(const struct picker *p, const struct proc_info *pi)
 {
-	char pid[16];
+	char pid[16], cmd[sizeof(pi->cmdline) + 32];
 
 	if (p->filter.len == 0)
 		return true;
 	snprintf(pid, sizeof(pid), "%d", pi->pid);
-	return strstr(pid, p->filter.buf) || strcasestr(pi->cmdline, p->filter.buf) ||
+	picker_command(pi, cmd, sizeof(cmd));
+	return strstr(pid, p->filter.buf) || strcasestr(cmd, p->filter.buf) ||
 	       strcasestr(pi->comm, p->filter.buf) || strcasestr(pi->exe, p->filter.buf);
 }
 
@@ -212,7 +227,7 @@ static void picker_cell(const struct picker_proc *pp, enum picker_col c, char *b
 		snprintf(buf, len, "-");
 		break;
 	default:
-		snprintf(buf, len, "%s", pi->cmdline[0] ? pi->cmdline : pi->comm);
+		picker_command(pi, buf, len);
 	}
 }
 

@@ -108,8 +108,8 @@ static bool ui_sync_snap_locked(struct ui *ui, struct worker *w)
 	if (ui->wstate == WS_READY && ui->have_snap && ui->snap.target_exited &&
 	    ui->target_pid > 0) {
 		ui->exited = true;
-		ui_status(ui, DR_ERROR, "PID %d exited: its probes are gone, the last numbers stay",
-			  ui->target_pid);
+		ui_status(ui, DR_ERROR, "PID %d %s: its probes are gone, the last numbers stay",
+			  ui->target_pid, ui->snap.target_end[0] ? ui->snap.target_end : "exited");
 	}
 	return true;
 }
