@@ -164,6 +164,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "p99_ns", json_object_new_uint64(v->p99_ns));
 	json_object_object_add(o, "max_ns", json_object_new_uint64(v->max_ns));
 	json_object_object_add(o, "in_flight", json_object_new_uint64(f->in_flight));
+	/* Of in_flight, those past --orphan-timeout: kept, not orphans. */
+	json_object_object_add(o, "overdue", json_object_new_uint64(f->overdue));
 	json_object_object_add(o, "oldest_in_flight_ns",
 			       json_object_new_uint64(f->oldest_in_flight_ns));
 	json_object_object_add(o, "orphans", json_object_new_uint64(f->orphans));
@@ -238,7 +240,7 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "budget_pct", json_fixed(snap->budget_pct, 3));
 	json_object_object_add(o, "budget_hits_per_s", json_fixed(snap->budget_hits, 0));
 	/* False: goroutine exits cost over half the budget, and calls of exited
-	 * goroutines stay in flight until other evidence or --orphan-timeout. */
+	 * goroutines stay in flight (overdue) until other evidence. */
 	json_object_object_add(o, "exits_watched", json_object_new_boolean(snap->exits_watched));
 	json_object_object_add(o, "probe_hit_ns", json_fixed(snap->hit_ns, 0));
 	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
@@ -419,6 +421,12 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
+	if (f->overdue) {
+		char oldest[16];
+		stats_format_duration(f->oldest_in_flight_ns, oldest, sizeof(oldest));
+		fprintf(out, "    %llu in flight overdue (--orphan-timeout passed), oldest %s\n",
+			(unsigned long long)f->overdue, oldest);
+	}
 	if (f->estimated)
 		snapshot_text_interval(out, f, status);
 	else if (f->timed_calls < v->calls && !f->entry_only)

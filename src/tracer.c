@@ -613,7 +613,7 @@ static bool sweep_evidence(uint64_t at, uint64_t start, uint64_t read_ns)
 	return at > start && at < read_ns;
 }
 
-/* What proves a call dead, short of the timeout (retop.h): its process
+/* What proves a call dead (retop.h): its process
  * exited, its goroutine exited, or its goroutine ran at its depth or
  * shallower after the call began (a RET, or an entry still in flight). */
 static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_goroutine_val *g,
@@ -671,8 +671,9 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 		uint32_t slot = e->key.func_id;
 		uint64_t age = now > e->val.start_ns ? now - e->val.start_ns : 0;
 		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
-		bool dead = gone || age >= t->opts.orphan_timeout_ns ||
-			    sweep_proven_dead(e, &gv, have_g, later_min, read_ns);
+		/* Only proof makes an orphan: a call past --orphan-timeout is
+		 * overdue, and stays in flight for its RET to count it. */
+		bool dead = gone || sweep_proven_dead(e, &gv, have_g, later_min, read_ns);
 
 		/* A later call at this depth or shallower proves the earlier
 		 * ones dead only if it began before the read did (see
@@ -684,6 +685,8 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 			continue;
 		}
 		inflight[slot].count++;
+		if (age >= t->opts.orphan_timeout_ns)
+			inflight[slot].overdue++;
 		if (age > inflight[slot].oldest_ns)
 			inflight[slot].oldest_ns = age;
 	}
