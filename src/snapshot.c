@@ -175,6 +175,10 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "dropped", json_object_new_uint64(v->dropped));
 	json_object_object_add(o, "returns_before_attach",
 			       json_object_new_uint64(f->before_attach));
+	/* Calls whose goroutine records were evicted (LRU maps full): when not
+	 * 0, probe_hits_inside and the split between unmatched_returns and
+	 * returns_before_attach are not exact. */
+	json_object_object_add(o, "evicted", json_object_new_uint64(v->evicted));
 	for (size_t i = 0; i < f->nsites; i++) {
 		struct json_object *s = json_object_new_object();
 		json_object_object_add(s, "offset", json_object_new_uint64(f->sites[i].offset));
@@ -469,17 +473,22 @@ static void snapshot_text_calls(FILE *out, const struct snapshot *snap, const st
 
 void snapshot_print_text(FILE *out, const struct snapshot *snap)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, evicted = 0;
 
 	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
 		snapshot_text_row(out, &snap->funcs[i]);
 		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;
+		evicted += snap->funcs[i].v.evicted;
 	}
 	if (dropped)
 		fprintf(out, "! not exact: %llu calls dropped (in-flight map full): %s\n",
 			(unsigned long long)dropped, "raise --max-in-flight");
+	if (evicted)
+		fprintf(out, "! not exact: %llu calls lost their goroutine's records (LRU maps full): "
+			     "probe hits inside, unmatched returns\n",
+			(unsigned long long)evicted);
 	fputc('\n', out);
 	fflush(out);
 }

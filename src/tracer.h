@@ -119,9 +119,10 @@ int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx
 
 /* Walk the in-flight map once: count in-flight calls per slot, those
  * overdue (older than the orphan timeout: kept, their RET still counts them)
- * and the age of the oldest; delete as orphans (each counted once) the calls
- * proven dead (their process or goroutine exited, or their goroutine ran
- * shallower since they began); delete the entries of detached slots.
+ * and the age of the oldest; count as orphans (each once) the calls proven
+ * dead (their process or goroutine exited, or their goroutine ran shallower
+ * since they began): claimed in the kernel, or deleted once their process
+ * exited; delete the entries of detached slots.
  * inflight has max_functions items. */
 int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
 
