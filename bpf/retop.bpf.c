@@ -201,6 +201,15 @@ static __always_inline void note_first_entry(const struct retop_inflight_key *ke
 	bpf_map_update_elem(&first_entry, &fk, &fv, BPF_ANY);
 }
 
+/* A paired call's goroutine has a first entry since the epoch (the call's
+ * own entry wrote one if none): none means the LRU map evicted it. */
+static __always_inline int first_entry_lost(const struct retop_inflight_key *key)
+{
+	struct retop_first_key fk = {.tgid = key->tgid, .func_id = key->func_id, .g = key->g};
+
+	return bpf_map_lookup_elem(&first_entry, &fk) == NULL;
+}
+
 /* Is this entry the prologue's restart of the call last dropped on its
  * goroutine?  The same key, and no panic recovered since (a recovery means
  * the dropped call was unwound, and this is a new call in its place). */
@@ -249,18 +258,19 @@ static __always_inline void undo_drop(struct retop_func_stats *st,
 }
 
 /* What the probes saw of goroutine g of process tgid (retop.h), created
- * empty on its first probe hit; NULL for no g, or no room. */
-static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u64 g)
+ * empty on its first probe hit (*created set); NULL for no g, or no room. */
+static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u64 g, int *created)
 {
 	struct retop_goroutine_key gk = {.tgid = tgid, .g = g};
 	struct retop_goroutine_val *v, nv = {};
 
+	*created = 0;
 	if (!g)
 		return NULL;
 	v = bpf_map_lookup_elem(&goroutines, &gk);
 	if (v)
 		return v;
-	bpf_map_update_elem(&goroutines, &gk, &nv, BPF_NOEXIST);
+	*created = bpf_map_update_elem(&goroutines, &gk, &nv, BPF_NOEXIST) == 0;
 	return bpf_map_lookup_elem(&goroutines, &gk);
 }
 
@@ -354,14 +364,17 @@ static __always_inline int gated_out(__u32 slot, __u64 now, int begins)
 	return 0;
 }
 
-/* The same frame entered again while its call is in flight. */
-static __always_inline void entry_again(struct pt_regs *ctx, struct retop_func_stats *st,
-					struct retop_inflight_val *old,
-					const struct retop_inflight_key *key,
-					struct retop_goroutine_val *gv, __u64 hi, __u64 now,
-					__u32 hits0, int restart, int jcc)
+/* The same frame entered again while its call (begun at s) is in flight.
+ * Returns 1 when the sweep claimed that call meanwhile: the record then
+ * holds no call, and this entry begins a new one in it. */
+static __always_inline int entry_again(struct pt_regs *ctx, struct retop_func_stats *st,
+				       struct retop_inflight_val *old, __u64 s,
+				       const struct retop_inflight_key *key,
+				       struct retop_goroutine_val *gv, __u64 hi, __u64 now,
+				       __u32 hits0, int restart, int jcc)
 {
 	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
+	int abandoned;
 	__u64 *rec;
 
 	if (old->restarting) {
@@ -370,13 +383,13 @@ static __always_inline void entry_again(struct pt_regs *ctx, struct retop_func_s
 		__sync_fetch_and_add(&st->reentries, 1);
 		old->restarting = restart;
 		old->stack_hi = hi;
-		return;
+		return 0;
 	}
 	if (jcc) {
 		/* At the prologue's jump the last hit was not taken: that call
 		 * began and never returned (a panic unwound it, or its
 		 * goroutine exited and the g is reused): an orphan. */
-		__sync_fetch_and_add(&st->abandoned, 1);
+		abandoned = 1;
 	} else {
 		/* Usually the stack-check prologue restarted the function:
 		 * one call, and nothing runs on the goroutine between the two
@@ -384,18 +397,23 @@ static __always_inline void entry_again(struct pt_regs *ctx, struct retop_func_s
 		 * or exited and its g is reused, the earlier call was unwound
 		 * and never returns: an orphan. */
 		rec = bpf_map_lookup_elem(&recovered, &gk);
-		if ((rec && *rec > old->start_ns) || (gv && gv->exit_ns > old->start_ns)) {
-			__sync_fetch_and_add(&st->abandoned, 1);
-		} else {
-			__sync_fetch_and_add(&st->reentries, 1);
-			__sync_fetch_and_add(&st->begun, -1); /* not a new call */
-		}
+		abandoned = (rec && *rec > s) || (gv && gv->exit_ns > s);
 	}
-	old->start_ns = now;
+	/* The sweep may have claimed the earlier call as an orphan since it
+	 * was read: then it is counted, and the record is free for this one. */
+	if (__sync_val_compare_and_swap(&old->start_ns, s, now) != s)
+		return 1;
+	if (abandoned) {
+		__sync_fetch_and_add(&st->abandoned, 1);
+	} else {
+		__sync_fetch_and_add(&st->reentries, 1);
+		__sync_fetch_and_add(&st->begun, -1); /* not a new call */
+	}
 	old->stack_hi = hi;
 	old->hits0 = hits0;
 	old->restarting = restart;
 	note_args(ctx, key);
+	return 0;
 }
 
 static __always_inline void note_process(__u32 tgid)
@@ -415,9 +433,9 @@ int retop_entry(struct pt_regs *ctx)
 	struct retop_inflight_val val = {}, *old;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_val *gv;
-	__u64 hi, now = bpf_ktime_get_ns();
+	__u64 hi, s = 0, now = bpf_ktime_get_ns();
 	__u32 hits0;
-	int jcc = !!(site & RETOP_ENTRY_JCC), restart;
+	int jcc = !!(site & RETOP_ENTRY_JCC), restart, created;
 
 	if (!st || func_id >= RETOP_MAX_FUNCS)
 		return 0;
@@ -429,7 +447,7 @@ int retop_entry(struct pt_regs *ctx)
 		return 0;
 	if (!restart)
 		__sync_fetch_and_add(&st->begun, 1);
-	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14);
+	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, &created);
 	hits0 = goroutine_hit(gv) + 1;
 	if (site & RETOP_ENTRY_ONLY)
 		return 0;
@@ -441,8 +459,11 @@ int retop_entry(struct pt_regs *ctx)
 	}
 	old = bpf_map_lookup_elem(&inflight, &key);
 	if (old) {
-		entry_again(ctx, st, old, &key, gv, hi, now, hits0, restart, jcc);
-		return 0;
+		s = old->start_ns;
+		if (RETOP_START_LIVE(s) &&
+		    !entry_again(ctx, st, old, s, &key, gv, hi, now, hits0, restart, jcc))
+			return 0;
+		/* Else the record holds no call (retop.h): it is this call's. */
 	}
 	if (!slot_record[func_id & (RETOP_MAX_FUNCS - 1)]) {
 		/* Not timing: the call is counted here, at its start. */
@@ -457,7 +478,15 @@ int retop_entry(struct pt_regs *ctx)
 	val.tid = (__u32)bpf_get_current_pid_tgid() & 0x7FFFFFFF;
 	val.hits0 = hits0;
 	val.restarting = restart;
-	if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
+	if (old) {
+		/* A tombstone: no one but this goroutine writes it any more
+		 * (the sweep claims live calls only), start_ns last. */
+		old->stack_hi = hi;
+		old->tid = val.tid;
+		old->hits0 = hits0;
+		old->restarting = restart;
+		old->start_ns = now;
+	} else if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
 		note_drop(st, &key, now);
 		return 0;
 	}
@@ -665,8 +694,9 @@ int retop_return(struct pt_regs *ctx)
 	struct retop_inflight_val *val;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_val *gv;
-	__u64 dur, b, hi;
+	__u64 dur, b, hi, s;
 	__u32 hits;
+	int created;
 
 	if (!st)
 		return 0;
@@ -674,7 +704,7 @@ int retop_return(struct pt_regs *ctx)
 		__sync_fetch_and_add(&st->ret_hits[RETOP_SITE_INDEX(site)], 1);
 	/* One lookup of the goroutine for its hit count and its RET evidence:
 	 * inflight_key() reads the same g (R14) of the same process. */
-	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14);
+	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, &created);
 	hits = goroutine_hit(gv);
 	if (inflight_key(ctx, func_id, &key, &hi)) {
 		__sync_fetch_and_add(&st->unmatched, 1);
@@ -686,15 +716,29 @@ int retop_return(struct pt_regs *ctx)
 		note_unpaired(st, &key);
 		return 0;
 	}
-	dur = now - val->start_ns;
+	s = val->start_ns;
+	/* The call is this RET's only if it wins it from the sweep's claim. */
+	if (!RETOP_START_LIVE(s) ||
+	    __sync_val_compare_and_swap(&val->start_ns, s, RETOP_START_RETURNING) != s) {
+		/* The record holds no call (the sweep's orphan): remove the
+		 * tombstone; this RET is unpaired. */
+		bpf_map_delete_elem(&inflight, &key);
+		note_ret(gv, &key, now);
+		note_unpaired(st, &key);
+		return 0;
+	}
+	dur = now - s;
 	hits -= val->hits0; /* the callees' hits since the entry */
-	if ((__s32)hits < 0) /* its goroutine's count was lost (LRU): unknown */
+	if ((__s32)hits < 0 || created) /* its goroutine's count was lost (LRU): unknown */
 		hits = 0;
-	/* Delete first: only the return that removed the entry counts it. */
+	/* Only the one that removed the record counts the call: this RET, or
+	 * user space taking the budget's calls out (tracer_untime_inflight). */
 	if (bpf_map_delete_elem(&inflight, &key) != 0) {
 		note_ret(gv, &key, now);
 		return 0;
 	}
+	if (created || first_entry_lost(&key))
+		__sync_fetch_and_add(&st->evicted, 1);
 	/* The mask keeps the verifier sure of the bound. */
 	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], -1);
 	__sync_fetch_and_add(&st->calls, 1);
@@ -759,5 +803,27 @@ int retop_exec(struct bpf_raw_tracepoint_args *ctx)
 
 	if (when)
 		*when = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* The sweep's compare-and-claim (retop.h), run by user space through
+ * BPF_PROG_TEST_RUN: the call begun at c->start_ns becomes an orphan only if
+ * its record still holds it.  Its RET, or a new call's entry over the
+ * record, compare-and-swap the same word, so exactly one of them wins. */
+SEC("syscall")
+int retop_claim(struct retop_claim *c)
+{
+	struct retop_inflight_key key = c->key;
+	struct retop_inflight_val *v;
+	__u64 s = c->start_ns;
+
+	c->claimed = 0;
+	if (!RETOP_START_LIVE(s))
+		return 0;
+	v = bpf_map_lookup_elem(&inflight, &key);
+	if (!v || __sync_val_compare_and_swap(&v->start_ns, s, RETOP_START_ORPHANED) != s)
+		return 0;
+	__sync_fetch_and_add(&slot_inflight[key.func_id & (RETOP_MAX_FUNCS - 1)], -1);
+	c->claimed = 1;
 	return 0;
 }

@@ -113,12 +113,35 @@ struct retop_inflight_key {
 	__u64 depth; /* g.stack.hi - SP: preserved by stack copies */
 };
 
+/* start_ns of a record that holds no call: the sweep claimed the call as an
+ * orphan (ORPHANED), or its RET is taking it out (RETURNING).  The sweep's
+ * claim (retop_claim), the RET and an entry over the record each change
+ * start_ns by compare-and-swap from the value they read, so exactly one of
+ * them wins a call; the sweep never deletes a record that a goroutine may
+ * still use, and puts nothing back.  The record of a claimed call stays,
+ * as a tombstone, until its goroutine reaches the same key again (an entry
+ * reuses it, a RET removes it) or its process exits. */
+#define RETOP_START_ORPHANED 0ull
+#define RETOP_START_RETURNING 1ull
+#define RETOP_START_LIVE(s) ((s) > RETOP_START_RETURNING)
+
 struct retop_inflight_val {
-	__u64 start_ns; /* bpf_ktime_get_ns() at the first entry of the call */
+	__u64 start_ns; /* bpf_ktime_get_ns() at the first entry of the call;
+			 * never <= RETOP_START_RETURNING for a call */
 	__u64 stack_hi; /* g.stack.hi at the entry (a stack copy changes it) */
 	__u32 tid : 31;
 	__u32 restarting : 1; /* the prologue's jump was taken: the entry comes again */
 	__u32 hits0;	/* the goroutine's probe hits after this entry's (low bits) */
+};
+
+/* The sweep's compare-and-claim (retop_claim, a syscall program run by
+ * user space): the record of key is turned into a tombstone only if it
+ * still holds the call that began at start_ns. */
+struct retop_claim {
+	struct retop_inflight_key key;
+	__u64 start_ns;
+	__u32 claimed; /* out: 1 the call was claimed (an orphan), 0 not */
+	__u32 pad;
 };
 
 /* A goroutine of a process: g pointers repeat across processes of one
@@ -181,6 +204,10 @@ struct retop_func_stats {
 			    * their traps are in its durations */
 	__u64 slow_over;  /* calls at least --slow long (0 when --slow is off) */
 	__u64 slow_lost;  /* slow calls not shipped: the ring buffer was full */
+	__u64 evicted;	  /* paired calls whose goroutine record or first entry
+			   * was evicted (LRU maps full) during the call: their
+			   * probe_hits_inside, and the unmatched / before-attach
+			   * split of their goroutine's RETs, are not exact */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
 	__u64 hist[RETOP_HIST_BUCKETS];
 };

@@ -619,7 +619,7 @@ static void budget_trap_share(struct session *s, struct budget_need *need, size_
 
 /* The runtime watchers trap at every goroutine exit: they stay in while
  * that fits in half the budget.  Over it they come out (exits then prove
- * no call dead: orphans wait for other evidence or --orphan-timeout) and
+ * no call dead: their calls stay in flight until other evidence) and
  * are tried again, for a slice, every WATCH_RETRY. */
 #define BUDGET_WATCH_RETRY_NS 10000000000ull
 static void budget_watchers(struct session *s, double allowed, uint64_t now)
@@ -642,8 +642,8 @@ static void budget_watchers(struct session *s, double allowed, uint64_t now)
 		b->watch_off_until = now + BUDGET_WATCH_RETRY_NS;
 		if (!b->watch_warned)
 			log_info("budget", "runtime.goexit1 traps %.0f times a second, over half the "
-					   "budget: unwatched (calls of exited goroutines become orphans "
-					   "later), tried again every %llu s",
+					   "budget: unwatched (calls of exited goroutines stay in flight "
+					   "until other evidence), tried again every %llu s",
 				 rate, BUDGET_WATCH_RETRY_NS / 1000000000ull);
 		b->watch_warned = true;
 	} else

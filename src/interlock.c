@@ -163,6 +163,21 @@ static const struct runtime_rule runtime_rules[] = {
     {"runtime.systemstack", false, "switches to the g0 stack"},
     {"runtime.gosave_systemstack_switch", false, "saves state for a stack switch"},
     {"runtime.mcall", false, "switches to the g0 stack and does not return to its caller"},
+    /* What mcall runs on g0: each ends in schedule() and never returns, and
+     * the next one on the thread begins in the same g0 frame. */
+    {"runtime.park_m", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.gosched_m", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.goschedguarded_m", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.gopreempt_m", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.preemptPark", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.goyield_m", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.goexit0", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.exitsyscall0", false, "runs on g0 through mcall and never returns (schedule)"},
+    {"runtime.coroswitch_m", false, "runs on g0 through mcall and never returns"},
+    {"runtime.schedule", false, "runs on g0 and never returns: it switches to a goroutine"},
+    {"runtime.mstart0", false, "thread start on g0: never returns"},
+    {"runtime.mstart1", false, "thread start on g0: never returns"},
+    {"runtime.mexit", false, "thread exit on g0: never returns"},
     {"runtime.gogo", false, "jumps into another goroutine: never returns"},
     {"runtime.goexit", false, "the bottom frame of every goroutine: entered by a return"},
     {"runtime.rt0_go", false, "process start: runs before g exists"},
@@ -512,6 +527,34 @@ static const char *check_r14(struct retsites_engine *eng, const struct func_info
 	return NULL;
 }
 
+/* The first direct jmp (E9 rel32, EB rel8, at an instruction start) out of
+ * [0, size): a tail jump.  Its calls leave by another function's RET, with
+ * a key this function's RET probes never see.  -1 when there is none. */
+int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t size,
+			    int64_t *target)
+{
+	for (uint64_t off = 0; off < size; off++) {
+		int64_t rel;
+		uint64_t len;
+		if (!bit_at(bits, off) || (code[off] != 0xE9 && code[off] != 0xEB))
+			continue;
+		if (code[off] == 0xEB && off + 2 <= size) {
+			rel = (int8_t)code[off + 1];
+			len = 2;
+		} else if (code[off] == 0xE9 && off + 5 <= size) {
+			int32_t r;
+			memcpy(&r, code + off + 1, 4);
+			rel = r;
+			len = 5;
+		} else
+			continue;
+		*target = (int64_t)(off + len) + rel;
+		if (*target < 0 || (uint64_t)*target >= size)
+			return (int64_t)off;
+	}
+	return -1;
+}
+
 int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
 		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits)
 {
@@ -549,6 +592,17 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	f->entry_probe_off = interlock_entry_probe(code, bits, stop, pcsp.flat_end);
 	f->entry_counts_calls =
 	    entry_count_check(idx, f, code, bits, stop, f->entry_probe_off, &f->entry_jcc_cc);
+	/* Calls that leave through a tail jump never reach one of its RETs:
+	 * they would stay in flight for ever. */
+	int64_t tail_target, tail = interlock_tail_jump(code, bits, f->size, &tail_target);
+	if (f->rets.count > 0 && tail >= 0) {
+		const struct func_info *to = funcs_by_addr(idx, f->entry + (uint64_t)tail_target);
+		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
+		return retsites_set_reason(&f->rets,
+					   "leaves through a tail jump too (+0x%llx to %s): those "
+					   "calls never reach its RETs; calls counted, no duration",
+					   (unsigned long long)tail, to ? to->name : "another function");
+	}
 	/* The BPF side counts hits per RET site in a fixed array. */
 	if (f->rets.count > RETOP_MAX_RET_SITES) {
 		f->rets.traceable = TRACEABLE_ENTRY_ONLY;

@@ -94,5 +94,10 @@ uint8_t interlock_entry_probe(const uint8_t *code, const uint8_t *bits, size_t s
 			      uint64_t flat_end);
 /* True when the Intel-syntax instruction text writes R14 (the g register). */
 bool interlock_writes_r14(const char *text);
+/* The offset of the first direct jmp out of [0, size) among the
+ * instruction starts in bits (its target, relative to the entry, in
+ * *target); -1 when none. */
+int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t size,
+			    int64_t *target);
 
 #endif

@@ -275,6 +275,10 @@ static uint64_t get_in_flight(const struct snapshot_func *sn)
 {
 	return sn->in_flight;
 }
+static uint64_t get_overdue(const struct snapshot_func *sn)
+{
+	return sn->overdue;
+}
 static uint64_t get_oldest(const struct snapshot_func *sn)
 {
 	return sn->oldest_in_flight_ns;
@@ -318,11 +322,16 @@ static const struct serve_fam serve_fams[] = {
     {"retop_function_entries_total", "counter",
      "Entry probe hits (the only count of an entry-only function).", false, get_entries},
     {"retop_function_in_flight", "gauge",
-     "Calls entered and not yet returned (younger than --orphan-timeout).", false, get_in_flight},
+     "Calls entered and not yet returned, overdue ones included.", false, get_in_flight},
+    {"retop_function_overdue_in_flight", "gauge",
+     "Calls in flight for --orphan-timeout or longer: still awaited, counted when they return.",
+     false, get_overdue},
     {"retop_function_oldest_in_flight_seconds", "gauge",
-     "Age of the oldest call in flight; 0 when none.", true, get_oldest},
+     "Age of the oldest call in flight; 0 when none. It grows until that call returns or is "
+     "proven dead.", true, get_oldest},
     {"retop_orphaned_entries_total", "counter",
-     "Entries with no return within --orphan-timeout (panic, goroutine exit, stuck).", false,
+     "Entries proven never to return: their goroutine unwound past them (panic, Goexit) or "
+     "exited, or their process exited.", false,
      get_orphans},
     {"retop_unmatched_returns_total", "counter",
      "RET hits with no entry, not of calls begun before the attach: returns of dropped calls.", false,

@@ -136,7 +136,7 @@ static void session_watch_image(struct session *s, struct func_index *idx)
 	    interlock_approve(idx, gx, &v, why) != 0 ||
 	    tracer_watch_goexit(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
-				    "become orphans after --orphan-timeout");
+				    "stay in flight (overdue after --orphan-timeout)");
 }
 
 /* Load the programs, check --max-memory, watch the runtime's panic and
@@ -927,9 +927,10 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		stats_compute(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v);
 		sf->have_prev = true;
 		out->in_flight = s->inflight[sf->slot].count;
+		out->overdue = s->inflight[sf->slot].overdue;
 		out->oldest_in_flight_ns = s->inflight[sf->slot].oldest_ns;
-		/* Swept after the timeout, plus those the BPF side saw abandoned
-		 * (a new call in the same frame after a panic). */
+		/* Proven dead by the sweep, plus those the BPF side saw
+		 * abandoned (a new call in the same frame after a panic). */
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
 		out->before_attach = sf->cur.before_attach;
 		session_load_bias(s);

@@ -164,6 +164,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "p99_ns", json_object_new_uint64(v->p99_ns));
 	json_object_object_add(o, "max_ns", json_object_new_uint64(v->max_ns));
 	json_object_object_add(o, "in_flight", json_object_new_uint64(f->in_flight));
+	/* Of in_flight, those past --orphan-timeout: kept, not orphans. */
+	json_object_object_add(o, "overdue", json_object_new_uint64(f->overdue));
 	json_object_object_add(o, "oldest_in_flight_ns",
 			       json_object_new_uint64(f->oldest_in_flight_ns));
 	json_object_object_add(o, "orphans", json_object_new_uint64(f->orphans));
@@ -173,6 +175,10 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "dropped", json_object_new_uint64(v->dropped));
 	json_object_object_add(o, "returns_before_attach",
 			       json_object_new_uint64(f->before_attach));
+	/* Calls whose goroutine records were evicted (LRU maps full): when not
+	 * 0, probe_hits_inside and the split between unmatched_returns and
+	 * returns_before_attach are not exact. */
+	json_object_object_add(o, "evicted", json_object_new_uint64(v->evicted));
 	for (size_t i = 0; i < f->nsites; i++) {
 		struct json_object *s = json_object_new_object();
 		json_object_object_add(s, "offset", json_object_new_uint64(f->sites[i].offset));
@@ -240,7 +246,7 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "budget_pct", json_fixed(snap->budget_pct, 3));
 	json_object_object_add(o, "budget_hits_per_s", json_fixed(snap->budget_hits, 0));
 	/* False: goroutine exits cost over half the budget, and calls of exited
-	 * goroutines stay in flight until other evidence or --orphan-timeout. */
+	 * goroutines stay in flight (overdue) until other evidence. */
 	json_object_object_add(o, "exits_watched", json_object_new_boolean(snap->exits_watched));
 	/* Calls in this window were not seen (the -p target's exec()). */
 	json_object_object_add(o, "unseen_after_exec_s",
@@ -427,6 +433,12 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
 			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
+	if (f->overdue) {
+		char oldest[16];
+		stats_format_duration(f->oldest_in_flight_ns, oldest, sizeof(oldest));
+		fprintf(out, "    %llu in flight overdue (--orphan-timeout passed), oldest %s\n",
+			(unsigned long long)f->overdue, oldest);
+	}
 	if (f->estimated)
 		snapshot_text_interval(out, f, status);
 	else if (f->timed_calls < v->calls && !f->entry_only)
@@ -469,17 +481,22 @@ static void snapshot_text_calls(FILE *out, const struct snapshot *snap, const st
 
 void snapshot_print_text(FILE *out, const struct snapshot *snap)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, evicted = 0;
 
 	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
 		snapshot_text_row(out, &snap->funcs[i]);
 		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;
+		evicted += snap->funcs[i].v.evicted;
 	}
 	if (dropped)
 		fprintf(out, "! not exact: %llu calls dropped (in-flight map full): %s\n",
 			(unsigned long long)dropped, "raise --max-in-flight");
+	if (evicted)
+		fprintf(out, "! not exact: %llu calls lost their goroutine's records (LRU maps full): "
+			     "probe hits inside, unmatched returns\n",
+			(unsigned long long)evicted);
 	fputc('\n', out);
 	fflush(out);
 }

@@ -49,6 +49,7 @@ struct snapshot_func {
 	bool entry_only;
 	struct stats_view v;
 	uint64_t in_flight;
+	uint64_t overdue; /* of in_flight, in flight for --orphan-timeout or more */
 	uint64_t oldest_in_flight_ns;
 	uint64_t orphans;
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */

@@ -49,6 +49,7 @@ struct tracer {
 	struct retop_inflight_val *sweep_vals;
 	size_t sweep_cap;
 	bool sweep_warned;
+	bool claim_warned;
 	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
 };
 
@@ -424,10 +425,13 @@ uint64_t tracer_untime_inflight(struct tracer *t, int slot)
 	if (tracer_read_inflight(t, &n) != 0)
 		return 0;
 	/* Each call is deleted here or by its RET, never both: the one that
-	 * deleted it counts it. */
+	 * deleted it counts it.  A RET that won the call from the sweep
+	 * (RETURNING) but loses this delete leaves it to be counted here; a
+	 * tombstone holds no call. */
 	for (size_t i = 0; i < n; i++)
 		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
-		    bpf_map_lookup_and_delete_elem(fd, &t->sweep_keys[i], &val) == 0) {
+		    bpf_map_lookup_and_delete_elem(fd, &t->sweep_keys[i], &val) == 0 &&
+		    val.start_ns != RETOP_START_ORPHANED) {
 			__sync_fetch_and_sub(&t->skel->bss->slot_inflight[slot], 1);
 			n_untimed++;
 		}
@@ -735,7 +739,7 @@ static bool sweep_evidence(uint64_t at, uint64_t start, uint64_t read_ns)
 	return at > start && at < read_ns;
 }
 
-/* What proves a call dead, short of the timeout (retop.h): its process
+/* What proves a call dead (retop.h): its process
  * exited, its goroutine exited, or its goroutine ran at its depth or
  * shallower after the call began (a RET, or an entry still in flight). */
 static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_goroutine_val *g,
@@ -752,26 +756,38 @@ static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_go
 	       (sweep_evidence(g->min_ns, start, read_ns) && g->min_depth <= depth);
 }
 
-/* Delete a call found dead; it counts as an orphan only if this delete won
- * the race against its RET, and only if the entry is still the call that
- * was judged: a newer call in the same frame (same key) is put back. */
-static void sweep_delete(struct tracer *t, int fd, const struct sweep_entry *e, bool orphan)
+/* Take out a record no probe can reach any more (its process exited, or
+ * its slot was detached): nothing races with this delete.  A call it held
+ * is an orphan (of a live slot). */
+static void sweep_reap(struct tracer *t, int fd, const struct sweep_entry *e, bool orphan)
 {
 	struct retop_inflight_val now;
 
-	if (bpf_map_lookup_and_delete_elem(fd, &e->key, &now) != 0) {
-		/* Kernels before 5.14 cannot on hash maps: check, then delete. */
-		if (errno == ENOENT || bpf_map_lookup_elem(fd, &e->key, &now) != 0 ||
-		    now.start_ns != e->val.start_ns || bpf_map_delete_elem(fd, &e->key) != 0)
-			return;
-	}
+	if (bpf_map_lookup_and_delete_elem(fd, &e->key, &now) != 0 ||
+	    !RETOP_START_LIVE(now.start_ns))
+		return;
 	__sync_fetch_and_sub(&t->skel->bss->slot_inflight[e->key.func_id], 1);
-	if (now.start_ns != e->val.start_ns) {
-		if (bpf_map_update_elem(fd, &e->key, &now, BPF_NOEXIST) == 0)
-			__sync_fetch_and_add(&t->skel->bss->slot_inflight[e->key.func_id], 1);
+	if (orphan)
+		t->slots[e->key.func_id].orphans++;
+}
+
+/* A call of a live process proven dead: claimed in the kernel, by
+ * compare-and-swap, only if its record still holds the call that was judged
+ * (retop_claim).  A newer call in the same frame, or a RET, wins instead;
+ * nothing is deleted, nothing put back. */
+static void sweep_claim(struct tracer *t, const struct sweep_entry *e)
+{
+	struct retop_claim c = {.key = e->key, .start_ns = e->val.start_ns};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.retop_claim), &opts) != 0) {
+		if (!t->claim_warned)
+			log_warn("tracer", "cannot claim dead calls (%s): they stay in flight",
+				 strerror(errno));
+		t->claim_warned = true;
 		return;
 	}
-	if (orphan)
+	if (c.claimed)
 		t->slots[e->key.func_id].orphans++;
 }
 
@@ -794,8 +810,19 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 		uint32_t slot = e->key.func_id;
 		uint64_t age = now > e->val.start_ns ? now - e->val.start_ns : 0;
 		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
-		/* Begun before its process's exec(): that program is gone. */
-		bool dead = gone || e->val.start_ns < exec_ns || age >= t->opts.orphan_timeout_ns ||
+
+		if (!RETOP_START_LIVE(e->val.start_ns)) {
+			/* A claimed call's tombstone: its goroutine takes it
+			 * out, or reuses it, when it reaches the key again. */
+			if (stale || gone)
+				sweep_reap(t, fd, e, false);
+			continue;
+		}
+		/* Only proof makes an orphan: a call past --orphan-timeout is
+		 * overdue, and stays in flight for its RET to count it.  A call
+		 * begun before its process's exec() is proven dead: that
+		 * program is gone. */
+		bool dead = gone || e->val.start_ns < exec_ns ||
 			    sweep_proven_dead(e, &gv, have_g, later_min, read_ns);
 
 		/* A later call at this depth or shallower proves the earlier
@@ -803,11 +830,17 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 		 * sweep_evidence). */
 		if (e->key.depth < later_min && e->val.start_ns < read_ns)
 			later_min = e->key.depth;
-		if (stale || dead) {
-			sweep_delete(t, fd, e, !stale);
+		if (stale || gone) {
+			sweep_reap(t, fd, e, !stale);
+			continue;
+		}
+		if (dead) {
+			sweep_claim(t, e);
 			continue;
 		}
 		inflight[slot].count++;
+		if (age >= t->opts.orphan_timeout_ns)
+			inflight[slot].overdue++;
 		if (age > inflight[slot].oldest_ns)
 			inflight[slot].oldest_ns = age;
 	}

@@ -32,7 +32,7 @@ uint64_t tracer_inflight_bytes(uint32_t n);
 struct tracer_opts {
 	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */
 	uint32_t inflight_max;	  /* in-flight map entries */
-	uint64_t orphan_timeout_ns;
+	uint64_t orphan_timeout_ns; /* in flight longer: overdue, still kept */
 	uint64_t goid_offset; /* of goid in runtime.g; 0: goroutine ids unknown */
 	bool latency_only;    /* no callers, no slowest calls: less BPF work a call */
 	uint64_t slow_ns;     /* --slow: ship every call this long; 0: off */
@@ -41,6 +41,7 @@ struct tracer_opts {
 /* Per-slot in-flight view, filled by tracer_sweep(). */
 struct tracer_inflight {
 	uint64_t count;
+	uint64_t overdue;   /* of count, in flight for --orphan-timeout or more */
 	uint64_t oldest_ns; /* age of the oldest in-flight call, 0 if none */
 	uint64_t orphans;   /* swept since the slot was attached or reset */
 };
@@ -133,11 +134,13 @@ void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *s
 int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im,
 			struct callers_view *out);
 
-/* Walk the in-flight map once: count in-flight calls per slot and the age of
- * the oldest; delete as orphans (each counted once) the calls proven dead
- * (their process or goroutine exited, or their goroutine ran shallower
- * since they began) and those older than the orphan timeout; delete the
- * entries of detached slots.  inflight has max_functions items. */
+/* Walk the in-flight map once: count in-flight calls per slot, those
+ * overdue (older than the orphan timeout: kept, their RET still counts them)
+ * and the age of the oldest; count as orphans (each once) the calls proven
+ * dead (their process or goroutine exited, or their goroutine ran shallower
+ * since they began): claimed in the kernel, or deleted once their process
+ * exited; delete the entries of detached slots.
+ * inflight has max_functions items. */
 int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
 
 /* Kernel memory the loaded maps take, as the kernel charges it. */

@@ -121,9 +121,10 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   (unsigned long long)sf->entries);
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, sf->oldest_in_flight_ns >= 1000000000ull ? DR_STUCK : DR_NORMAL,
-			   "In flight %llu (oldest %s)  orphans %llu  unmatched returns %llu  "
-			   "re-entries %llu",
-			   (unsigned long long)sf->in_flight, old, (unsigned long long)sf->orphans,
+			   "In flight %llu (%llu overdue, oldest %s)  orphans %llu  "
+			   "unmatched returns %llu  re-entries %llu",
+			   (unsigned long long)sf->in_flight, (unsigned long long)sf->overdue, old,
+			   (unsigned long long)sf->orphans,
 			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries);
 	/* What the probes add: the traps of traced callees are inside each
 	 * call, so its durations are that much longer than untraced. */

@@ -1,7 +1,8 @@
 /* The live table: the traced functions of the latest snapshot, sortable like
  * htop.  Columns are laid out by priority: at 80 columns the essential ones,
  * wider terminals add the age of the oldest call in flight, unmatched
- * returns and dropped calls (CALLS ends in '!' when any were dropped); the function name takes what is left. */
+ * returns and dropped calls (CALLS ends in '!' when any were dropped, INFL
+ * when calls are overdue); the function name takes what is left. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,7 +209,12 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 		fmt_duration(f->entry_only ? 0 : f->v.max_ns, buf, len);
 		live_mark(live_durations_sampled(f), buf, len);
 		break;
-	case LC_INFL: fmt_count((double)f->in_flight, buf, len); break;
+	case LC_INFL:
+		fmt_count((double)f->in_flight, buf, len);
+		/* '!': some are overdue (past --orphan-timeout), still awaited. */
+		if (f->overdue && strlen(buf) + 1 < len)
+			strcat(buf, "!");
+		break;
 	case LC_OLDEST: fmt_duration(f->oldest_in_flight_ns, buf, len); break;
 	case LC_ORPH: fmt_count((double)f->orphans, buf, len); break;
 	case LC_UNM: fmt_count((double)f->v.unmatched, buf, len); break;
@@ -248,7 +254,8 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 		}
 		live_cell(ui, f, (enum live_col)c, w, buf, sizeof(buf));
 		enum draw_role r = role;
-		if (!sel && (c == LC_INFL || c == LC_OLDEST) && f->oldest_in_flight_ns >= 1000000000ull)
+		if (!sel && (c == LC_INFL || c == LC_OLDEST) &&
+		    (f->overdue || f->oldest_in_flight_ns >= 1000000000ull))
 			r = DR_STUCK; /* a call stuck for a second is worth a colour */
 		if (c == LC_NAME)
 			draw_name(y, x, w, r, buf);

@@ -1,8 +1,10 @@
 #!/bin/sh
 # Panics: MayPanic panics on every 4th call and the caller recovers, so those
-# calls never reach a RET. With --orphan-timeout 1 each such entry becomes an
-# orphan once, exactly once; every call that returned is counted; the target
-# lives on.
+# calls never reach a RET. Each such entry becomes an orphan once, exactly
+# once, on proof alone (at the default --orphan-timeout, 60 s, time proves
+# nothing): the worker's next call returning at the same depth, or, for a
+# worker's last call, the worker's exit (runtime.goexit1); every call that
+# returned is counted; the target lives on.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -15,7 +17,7 @@ fx() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[
 snap=$T/snap out=$T/out
 start_fixture panics-default -calls 100 -workers 4 -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.MayPanic -d 0.2 --orphan-timeout 1 -o json >"$snap" 2>"$T/err" &
+"$RETOP" -b -p "$fixture" -t main.MayPanic -d 0.2 -o json >"$snap" 2>"$T/err" &
 rp=$!
 track_pid "$rp"
 sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
@@ -25,16 +27,21 @@ done_at=$(date +%s.%N)
 panics=$(fx panics) returns=$(fx returns)
 [ "$panics" -gt 0 ] || fail "the fixture reports no panic: nothing to test"
 
-# After the work nothing can return any more: once the orphan timeout has
-# passed (a snapshot taken 1.5 s after the work) and the sweep ran, nothing is
-# in flight.
-sc after "$snap" "$(awk -v t="$done_at" 'BEGIN { printf "%.3f", t + 1.5 }')" 10 "$rp" || fail "no snapshot 1.5 s after the work"
-sc waitfor "$snap" main.MayPanic in_flight 0 10 "$rp" ||
-    fail "panicked calls were not swept as orphans within 10 s of --orphan-timeout 1"
-n=$(sc lines "$snap")
-first=$(sc get "$snap" main.MayPanic orphans)
+# After the work the workers have exited: the first snapshot taken a full
+# interval after it (its sweep saw the exits) has nothing in flight.
+after=$(awk -v t="$done_at" 'BEGIN { printf "%.3f", t + 0.2 }')
+sc after "$snap" "$after" 10 "$rp" || fail "no snapshot one interval after the work"
+line=$(python3 -c '
+import json, sys
+for i, l in enumerate(open(sys.argv[1]), 1):
+    if json.loads(l)["time"] >= float(sys.argv[2]):
+        print(i); break' "$snap" "$after")
+i=$(sc get "$snap" main.MayPanic in_flight "$line")
+[ "$i" -eq 0 ] || fail "$i panicked calls still in flight one refresh after the workers exited"
+n=$line
+first=$(sc get "$snap" main.MayPanic orphans "$n")
 [ "$first" -eq "$panics" ] ||
-    fail "retop counted $first orphans (and $(sc get "$snap" main.MayPanic reentries) re-entries), the fixture had $panics panics: panics -calls 100 -workers 4, retop -b -p PID -t main.MayPanic --orphan-timeout 1 -o json"
+    fail "retop counted $first orphans (and $(sc get "$snap" main.MayPanic reentries) re-entries), the fixture had $panics panics: panics -calls 100 -workers 4, retop -b -p PID -t main.MayPanic -o json"
 
 # Counted once: five more snapshots, the same count.
 sc wait "$snap" $((n + 5)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"

@@ -222,6 +222,10 @@ static void test_runtime_rules(void **state)
 	/* Go code that only shares a prefix traces. */
 	assert_null(interlock_runtime_check("runtime.debugCallCheck", 0));
 	assert_null(interlock_runtime_check("runtime.goexit1", 0));
+	/* mcall's targets run on g0 and never return. */
+	assert_non_null(strstr(interlock_runtime_check("runtime.park_m", 0), "g0"));
+	assert_non_null(strstr(interlock_runtime_check("runtime.goexit0", 0), "never returns"));
+	assert_null(interlock_runtime_check("runtime.park_mx", 0));
 	assert_null(interlock_runtime_check("runtime.asyncPreempt2", 0));
 	assert_null(interlock_runtime_check("main.main", 0));
 	/* The toolchain's own flags. */
@@ -229,6 +233,43 @@ static void test_runtime_rules(void **state)
 	    strstr(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_TOPFRAME), "TOPFRAME"));
 	assert_non_null(strstr(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_SPWRITE), "SPWRITE"));
 	assert_null(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_ASM));
+}
+
+/* runtime.memequal's shape: a RET, and a jmp to memeqbody outside. */
+static void test_tail_jump(void **state)
+{
+	static const uint8_t code[] = {
+	    0x48, 0x39, 0xd8,		  /* 0x0: cmp rax, rbx */
+	    0x74, 0x08,			  /* 0x3: je 0xd (inside) */
+	    0x48, 0x89, 0xcb,		  /* 0x5: mov rbx, rcx */
+	    0xe9, 0x10, 0x00, 0x00, 0x00, /* 0x8: jmp 0x1d (outside) */
+	    0xb8, 0x01, 0x00, 0x00, 0x00, /* 0xd: mov eax, 1 */
+	    0xc3,			  /* 0x12: ret */
+	};
+	static const uint8_t inside[] = {
+	    0xeb, 0x01, /* 0x0: jmp 0x3 */
+	    0xcc,	/* 0x2: int3 */
+	    0xc3,	/* 0x3: ret */
+	};
+	/* An E9 byte inside another instruction is no jmp. */
+	static const uint8_t operand[] = {
+	    0xb8, 0xe9, 0x00, 0x01, 0x00, /* 0x0: mov eax, 0x100e9 */
+	    0xc3,			  /* 0x5: ret */
+	};
+	struct retsites_engine *eng = *state;
+	uint8_t bits[4];
+	int64_t target = 0;
+
+	memset(bits, 0, sizeof(bits));
+	retsites_boundaries(eng, code, sizeof(code), ADDR, bits);
+	assert_int_equal(interlock_tail_jump(code, bits, sizeof(code), &target), 8);
+	assert_int_equal(target, 0x1d);
+	memset(bits, 0, sizeof(bits));
+	retsites_boundaries(eng, inside, sizeof(inside), ADDR, bits);
+	assert_int_equal(interlock_tail_jump(inside, bits, sizeof(inside), &target), -1);
+	memset(bits, 0, sizeof(bits));
+	retsites_boundaries(eng, operand, sizeof(operand), ADDR, bits);
+	assert_int_equal(interlock_tail_jump(operand, bits, sizeof(operand), &target), -1);
 }
 
 /* Only interlock_approve() makes a verdict the tracer accepts. */
@@ -342,6 +383,7 @@ int main(void)
 	    cmocka_unit_test(test_pcsp_walk),
 	    cmocka_unit_test(test_writes_r14),
 	    cmocka_unit_test(test_runtime_rules),
+	    cmocka_unit_test(test_tail_jump),
 	    cmocka_unit_test(test_seal),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

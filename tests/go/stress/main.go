@@ -14,6 +14,8 @@
 //	        exits (after -exit-after) with those W calls in flight.
 //	steady  -workers W goroutines call main.Work (sleeps 200us) in a loop,
 //	        forever (-loop) or -calls times.
+//	long    -workers W goroutines make -calls calls of main.Long in all,
+//	        each sleeping -long (3 s), timed by the fixture around the call.
 package main
 
 import (
@@ -162,8 +164,14 @@ func Work() {
 	atomic.AddInt64(&works, 1)
 }
 
+//go:noinline
+func Long(d time.Duration) {
+	time.Sleep(d)
+}
+
 func main() {
-	mode := flag.String("mode", "hold", "hold, unwind, exit or steady")
+	mode := flag.String("mode", "hold", "hold, unwind, exit, steady or long")
+	long := flag.Duration("long", 3*time.Second, "-mode long: how long a call takes")
 	depth := flag.Int("depth", 1000, "recursion depth")
 	rounds := flag.Int("rounds", 3, "rounds of -mode hold")
 	exitAfter := flag.Duration("exit-after", time.Second, "-mode exit: how long the calls stay in flight")
@@ -196,6 +204,11 @@ func main() {
 		}()
 		fixture.RunWorkers(func(int) { Work() })
 		fixture.Finish(map[string]interface{}{"calls": works})
+	case "long":
+		fixture.RunWorkers(func(int) {
+			fixture.Timed("main.Long", func() { Long(*long) })
+		})
+		fixture.Finish(fixture.Result("main.Long", "main.Long"))
 	default:
 		fixture.Fatal(os.ErrInvalid)
 	}
