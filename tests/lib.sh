@@ -107,6 +107,21 @@ running() {
     [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'
 }
 
+# term_exits_0 PID SECONDS WHAT: SIGTERM to PID (a child of the test), which
+# must be gone within SECONDS and have exited 0; WHAT names it in failures,
+# with the first lines of $T/serve.err.
+term_exits_0() {
+    kill -TERM "$1"
+    n_=$(($2 * 10))
+    while [ $n_ -gt 0 ] && running "$1"; do
+        n_=$((n_ - 1))
+        sleep 0.1
+    done
+    running "$1" && fail "$3 still runs $2 s after SIGTERM"
+    if wait "$1"; then rc_=0; else rc_=$?; fi
+    [ "$rc_" -eq 0 ] || fail "$3 exited $rc_ after SIGTERM: $(head -n 3 "$T/serve.err" 2>/dev/null)"
+}
+
 # start_serve LO HI ARGS...: retop --serve ARGS on a free port of
 # 127.0.0.1:LO-HI, up once /healthz answers (before the probes are in); sets
 # PORT and RP, stderr in $T/serve.err.  A port taken between the check and

@@ -51,13 +51,24 @@ serve_calls() {
     done
 }
 
+# launch NAME CALLS: an instance from the path as it is now, each SIGUSR1 a
+# round of CALLS calls; its PID in $LAUNCHED.  round NAME PID: one round.
+launch() {
+    "$app" -ready "$T/$1.ready" -calls "$2" -out "$T/$1.out" &
+    LAUNCHED=$!
+    track_pid "$LAUNCHED"
+    wait_file "$T/$1.ready" 10 || fail "the $1 instance did not start"
+}
+round() {
+    rm -f "$T/$1.out"
+    kill -USR1 "$2"
+    wait_file "$T/$1.out" 10 || fail "no result from the $1 instance's round"
+}
+
 # The old instance: 500 calls.
-"$app" -ready "$T/old.ready" -calls 500 -out "$T/old.out" &
-old=$!
-track_pid "$old"
-wait_file "$T/old.ready" 10 || fail "the old instance did not start"
-kill -USR1 "$old"
-wait_file "$T/old.out" 10 || fail "no result from the old instance"
+launch old 500
+old=$LAUNCHED
+round old "$old"
 sc waitfor "$snap" main.Work calls 500 5 "$rp" || fail "the old instance's 500 calls were not counted"
 serve_calls 500
 before=$(series)
@@ -76,15 +87,10 @@ done
 [ "$(grep -c 'was replaced' "$T/err")" -eq 1 ] || fail "more than one line about the deploy: $(cat "$T/err")"
 
 # The new instance: 1,000 calls; then the old one again: 500 more.
-"$app" -ready "$T/new.ready" -calls 1000 -out "$T/new.out" &
-new=$!
-track_pid "$new"
-wait_file "$T/new.ready" 10 || fail "the new instance did not start"
-kill -USR1 "$new"
-wait_file "$T/new.out" 10 || fail "no result from the new instance"
-rm -f "$T/old.out"
-kill -USR1 "$old"
-wait_file "$T/old.out" 10 || fail "the old instance did not make its second round"
+launch new 1000
+new=$LAUNCHED
+round new "$new"
+round old "$old"
 sc waitfor "$snap" main.Work calls 2000 5 "$rp" ||
     fail "$(sc get "$snap" main.Work calls) calls after the deploy; expected 500 + 1000 + 500"
 sc wait-targets "$snap" 5 "$rp" "$old" "$new" || fail "the targets are not both instances"
@@ -127,9 +133,7 @@ wait "$old" || fail "the old instance exited $? under tracing"
 sc wait-targets "$snap" 5 "$rp" "$new" || fail "the targets after the old instance exited"
 grep -q "no process runs binary 0 .* any more: its probes are out" "$T/err" ||
     fail "the old file kept its probes after its last process exited"
-rm -f "$T/new.out"
-kill -USR1 "$new"
-wait_file "$T/new.out" 10 || fail "the new instance did not make its second round"
+round new "$new"
 sc waitfor "$snap" main.Work calls 3000 5 "$rp" ||
     fail "$(sc get "$snap" main.Work calls) calls after the old instance exited; expected 3000"
 serve_calls 3000

@@ -186,15 +186,7 @@ grep -v ' inactive$' "$T/states" >"$T/out" &&
 summary=$(fk dashboard "$top" "$prom" "$T/page" 2>"$T/err") || fail "$(cat "$T/err")"
 
 # ---- the pod's end: SIGTERM, exit 0
-kill -TERM "$retop"
-n=50
-while [ $n -gt 0 ] && running "$retop"; do
-    n=$((n - 1))
-    sleep 0.1
-done
-running "$retop" && fail "retop still runs 5 s after SIGTERM"
-if wait "$retop"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGTERM: $(head -n 3 "$T/serve.err")"
+term_exits_0 "$retop" 5 retop
 kill -0 "$fixture" || fail "the fixture died while traced"
 kill -KILL "$fixture"
 echo "$target as $box/payments-api, caps $caps: VmHWM $hwm + BPF maps $maps ($nmaps) = $(( (hwm + maps) / 1048576 )) MiB <= request $((mem_request / 1048576)) MiB; alerts: $alerts; dashboard: $summary"

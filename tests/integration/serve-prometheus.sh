@@ -95,15 +95,7 @@ pq get "$retop_url/nothing" >/dev/null 2>&1 && fail "GET /nothing answered 200"
 # ---- SIGTERM: exit 0 within 2 s, and nothing left in the kernel
 sc holds "$RP" >"$T/held"
 grep -q '^link ' "$T/held" || fail "retop holds no BPF link while serving"
-kill -TERM "$RP"
-n=20
-while [ $n -gt 0 ] && running "$RP"; do
-    n=$((n - 1))
-    sleep 0.1
-done
-running "$RP" && fail "retop still runs 2 s after SIGTERM"
-if wait "$RP"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGTERM: $(head -n 3 "$T/serve.err")"
+term_exits_0 "$RP" 2 retop
 left=""
 sc released "$T/held" 5 ||
     fail "after SIGTERM, the kernel still has retop's BPF objects"
