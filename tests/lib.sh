@@ -8,6 +8,11 @@ RETOP=${RETOP:-$abs_top_builddir/retop}
 FIXTURES=${FIXTURES:-$abs_top_builddir/tests/go/bin}
 ORACLE=${ORACLE:-$FIXTURES/gosym-oracle}
 
+# The Python helpers: snapshot checks (snapcheck.py) and HTTP/Prometheus
+# queries (promq.py); each says what it does when run without arguments.
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
+
 # In CI a skipped test would hide a broken environment, so it fails there.
 skip() {
     if [ -n "${CI+set}" ]; then
@@ -130,13 +135,13 @@ start_serve() {
     lo_=$1 hi_=$2
     shift 2
     for try in 1 2 3 4 5; do
-        PORT=$(python3 "$abs_top_srcdir/tests/integration/promq.py" freeport "$lo_" "$hi_") ||
+        PORT=$(pq freeport "$lo_" "$hi_") ||
             fail "no free port in 127.0.0.1:$lo_-$hi_"
         "$RETOP" --serve "127.0.0.1:$PORT" "$@" 2>"$T/serve.err" &
         RP=$!
         n=150
         while [ $n -gt 0 ] && running "$RP"; do
-            if python3 "$abs_top_srcdir/tests/integration/promq.py" get \
+            if pq get \
                 "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; then
                 track_pid "$RP"
                 return 0
@@ -157,7 +162,7 @@ start_serve() {
 # has scraped retop.  Its output is in $T/prom.err.  Not in a subshell: the
 # server must be tracked for cleanup.
 start_prometheus() {
-    pport=$(python3 "$abs_top_srcdir/tests/integration/promq.py" freeport 19100 19199) || return 1
+    pport=$(pq freeport 19100 19199) || return 1
     cat >"$T/prom.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -172,7 +177,7 @@ EOF
         --web.listen-address="127.0.0.1:$pport" --log.level=warn >"$T/prom.err" 2>&1 &
     track_pid $!
     PROM=http://127.0.0.1:$pport
-    python3 "$abs_top_srcdir/tests/integration/promq.py" wait "$PROM" 'up{job="retop"}' 30 >/dev/null
+    pq wait "$PROM" 'up{job="retop"}' 30 >/dev/null
 }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/retop-test.XXXXXX") || fail "mktemp failed"

@@ -13,7 +13,6 @@ need_root
 need_retop
 need_cmd python3
 need_fixture sdkapp-stripped
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 fn=main.Lookup
 
 # traced sdk|raw: a fresh sdkapp-stripped, traced by retop (with -s and

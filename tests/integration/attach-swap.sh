@@ -14,7 +14,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture lifecycle-default payments-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 d=$T/d
 mkdir "$d"
 cp "$FIXTURES/lifecycle-default" "$d/good"

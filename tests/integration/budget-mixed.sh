@@ -13,7 +13,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture mixed-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 snap=$T/snap out=$T/result
 start_fixture mixed-default -out "$out"

@@ -18,7 +18,6 @@ need_cmd chroot
 need_cmd python3
 need_retop
 need_fixture payments-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"
 [ ! -e /app/payments ] || skip "/app/payments exists here: the container's binary must be a path the host does not have"

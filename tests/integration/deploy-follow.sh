@@ -22,8 +22,6 @@ need_cmd python3
 need_cmd promtool
 need_retop
 need_fixture lifecycle-default lifecycle-noopt
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
-pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
 app=$T/app
 cp "$FIXTURES/lifecycle-default" "$app"
 

@@ -14,7 +14,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture tightloop-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 unset RETOP_BUDGET
 start_fixture tightloop-default -loop

@@ -16,8 +16,6 @@ need_cmd python3
 need_cmd bpftool
 need_retop
 need_fixture payments-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
-pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
 top() { python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().split("\n")[int(sys.argv[3])])[sys.argv[2]])' "$@"; }
 funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"
 

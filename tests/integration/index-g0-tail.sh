@@ -55,7 +55,6 @@ wait "$rp" || fail "retop exited $? after SIGINT: $(head -n 3 "$T/err")"
 # One line for the two refused (the snapshot carries each one's reason).
 [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "2 of 4 functions refused by the interlock" "$T/err" ||
     fail "expected one line on stderr saying 2 of 4 functions were refused: $(cat "$T/err")"
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 sc status "$T/snap" "error: runtime.park_m: not traceable: runs on g0 through mcall" runtime.park_m ||
     fail "park_m's status"
 sc status "$T/snap" "error: runtime.mcall: not traceable: switches to the g0 stack" runtime.mcall ||

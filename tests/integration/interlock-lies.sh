@@ -21,7 +21,6 @@ need_cmd python3
 need_retop
 need_fixture payments-stripped
 need_fixture payments-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 lie() { python3 "$abs_top_srcdir/tests/integration/lie.py" "$@"; }
 
 bad=main.CalculateTotal

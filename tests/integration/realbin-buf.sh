@@ -14,7 +14,6 @@
 need_root
 need_cmd python3
 need_retop
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 N=12
 F=github.com/bufbuild/buf/private/buf/bufformat

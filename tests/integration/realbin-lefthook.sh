@@ -16,7 +16,6 @@ need_root
 need_cmd python3
 need_cmd git
 need_retop
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 N=8
 C=github.com/evilmartians/lefthook/v2/internal/run/controller

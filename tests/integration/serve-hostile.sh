@@ -21,7 +21,6 @@ need_cmd promtool
 need_retop
 need_fixture payments-default sdkapp-default
 [ -x "$abs_top_builddir/tests/sdk/hostile/hostile" ] || fail "hostile SDK server not built"
-pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
 hh() { python3 "$abs_top_srcdir/tests/integration/hostile_http.py" "$@"; }
 # field JSON KEY: one value of a one-line JSON object.
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }

@@ -16,8 +16,6 @@ need_cmd prometheus
 need_cmd promtool
 need_retop
 need_fixture payments-default
-pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 now() { python3 -c 'import time; print("%.3f" % time.time())'; }
 funcs="main.ValidateCard main.ProcessPayment main.CalculateTotal"
 

@@ -11,7 +11,6 @@ need_cmd python3
 need_cmd promtool
 need_retop
 need_fixture payments-default
-pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
 name=internal/bytealg.countGenericString
 
 "$RETOP" -l -x "$FIXTURES/payments-default" -o json "$name" >"$T/list" 2>"$T/list.err" ||

@@ -11,7 +11,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture stress-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 start_fixture stress-default -mode steady -loop -workers 8
 fixture=$FIXTURE_PID

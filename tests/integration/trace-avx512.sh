@@ -13,7 +13,6 @@
 need_root
 need_cmd python3
 need_retop
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 rel=1.26 calls=100 size=67108864 fn=hash/crc32.ieeeCLMUL
 goroot=$("$abs_top_srcdir/scripts/go-toolchain" "$rel") ||

@@ -16,7 +16,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture callers-default callers-pie
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 for v in default pie; do
 snap=$T/$v.snap out=$T/$v.out calls=90
@@ -49,7 +48,7 @@ if wait "$rt"; then rc=0; else rc=$?; fi
 # listed with its caller, arguments and result.
 want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["over_10ms"])' "$out")
 got=$(sed -n 's/^    >= 10.0ms: \([0-9]*\) calls.*/\1/p' "$T/$v.txt" | tail -n 1)
-[ "$got" = "$want" ] || fail "callers-$v: text: $got calls >= 10ms, the program counted $want"
+[ "$got" = "$want" ] || fail "callers-$v: text: $got calls >= 10ms, the program counted $want: $(grep -A2 "^FUNCTION" "$T/$v.txt" | tail -n 3 | tr "\n" " ")"
 res=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outlier"]["result"])' "$out")
 grep -Eq "^ +[0-9.]+ms  goroutine [0-9]+  from main\.Planted: us=500000 tag=\"planted: \\\\x1b\]52;c;Zm9yZ2Vk\\\\x07.*\\\\nmain\.Fake 9\\\\r\\\\xc2\\\\x9b.*\.\.\.\" -> r0=$res\$" "$T/$v.txt" ||
     fail "callers-$v: text: no line for the planted call, its string escaped: $(grep -m 3 'from main.Planted' "$T/$v.txt")"

@@ -9,7 +9,6 @@ need_cmd bpftool
 need_cmd setpriv
 need_retop
 need_fixture payments-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 start_fixture payments-default
 fixture=$FIXTURE_PID

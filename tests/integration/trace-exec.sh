@@ -15,7 +15,6 @@ need_cmd python3
 need_cmd sleep
 need_retop
 need_fixture lifecycle-pie
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 bin=$FIXTURES/lifecycle-pie
 other=$(command -v sleep)
 

@@ -11,7 +11,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture growth-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 fx() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 for k in sys.argv[2:]: d=d[k]
 print(d)' "$@"; }

@@ -14,7 +14,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture stress-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 snap=$T/snap out=$T/out
 start_fixture stress-default -mode long -calls 3 -workers 3 -out "$out"

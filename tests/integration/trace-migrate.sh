@@ -9,7 +9,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture migrate-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 snap=$T/snap out=$T/out
 start_fixture migrate-default -calls 5000 -workers 1000 -out "$out"

@@ -8,7 +8,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture noret-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 snap=$T/snap
 start_fixture noret-default

@@ -11,7 +11,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture panics-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 fx() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$out" "$1"; }
 
 snap=$T/snap out=$T/out

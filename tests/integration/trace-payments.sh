@@ -9,7 +9,6 @@
 need_root
 need_cmd python3
 need_retop
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 variants="default stripped pie noopt cgo"
 funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"

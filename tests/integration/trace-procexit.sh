@@ -8,7 +8,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture stress-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 bin=$FIXTURES/stress-default
 
 # -x: retop runs before the process starts and goes on after it exits.

@@ -18,8 +18,6 @@ need_root
 need_cmd python3
 need_cmd prometheus
 need_retop
-pq() { python3 "$abs_top_srcdir/tests/integration/promq.py" "$@"; }
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 fn=github.com/prometheus/client_golang/prometheus/promhttp.InstrumentHandlerDuration.func2
 N=204
 

@@ -9,7 +9,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture recurse-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 calls=40 want=$((1001 * 40))
 

@@ -13,7 +13,6 @@ need_cmd python3
 need_cmd bpftool
 need_retop
 need_fixture tightloop-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 # A private copy: -x means every process of this binary, and nobody else
 # runs this copy. start_fixture runs it from there.
 mkdir "$T/bin" || fail "cannot make $T/bin"

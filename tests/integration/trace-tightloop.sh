@@ -7,7 +7,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture tightloop-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 snap=$T/snap out=$T/out calls=${TIGHTLOOP_CALLS:-200000}
 start_fixture tightloop-default -calls "$calls" -out "$out"

@@ -11,7 +11,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture stress-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 funcs="main.PanicExit main.PanicLive main.GoexitDive"
 snap=$T/snap out=$T/out delay=0.5

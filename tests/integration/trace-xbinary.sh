@@ -8,7 +8,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture payments-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"
 # A private copy: -x means every process of this binary, and nobody else
