@@ -98,10 +98,12 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 }
 
 /* --max-memory: the maps are loaded (and charged) but nothing is attached
- * yet, so refusing here leaves the target untouched. */
+ * yet, so refusing here leaves the target untouched.  The in-flight map
+ * grows with the calls in flight: counted full, the limit holds later. */
 static int session_check_memory(struct session *s, char *err)
 {
-	uint64_t maps = tracer_map_bytes(s->tracer), user = guard_rss_bytes();
+	uint64_t maps = tracer_map_bytes(s->tracer) + tracer_inflight_room_bytes(s->tracer);
+	uint64_t user = guard_rss_bytes();
 	char m[32], u[32], lim[32];
 
 	if (!s->opts.max_memory || maps + user <= s->opts.max_memory)
@@ -109,7 +111,7 @@ static int session_check_memory(struct session *s, char *err)
 	guard_format_bytes(maps, m, sizeof(m));
 	guard_format_bytes(user, u, sizeof(u));
 	guard_format_bytes(s->opts.max_memory, lim, sizeof(lim));
-	return err_set(err, ENOMEM, "not attaching: BPF maps %s + retop %s exceed --max-memory %s: "
+	return err_set(err, ENOMEM, "not attaching: BPF maps %s (the in-flight map full) + retop %s exceed --max-memory %s: "
 		       "lower --max-in-flight or raise --max-memory", m, u, lim);
 }
 
@@ -620,6 +622,8 @@ static void session_sample_guard(struct session *s, uint64_t now)
 	}
 	s->snap.remaining_s = guard_remaining_s(&s->guard, now);
 	s->snap.bpf_map_bytes = tracer_map_bytes(s->tracer);
+	if (s->tracer)
+		s->snap.evidence_lost = tracer_evidence_lost(s->tracer);
 	s->snap.user_bytes = guard_rss_bytes();
 	s->snap.auto_detached = s->guard.auto_detached;
 }

@@ -94,6 +94,7 @@ struct snapshot {
 	double remaining_s;	 /* before auto-detach; negative: no limit */
 	size_t auto_detached;	 /* functions detached because time was up */
 	uint64_t bpf_map_bytes;	 /* kernel memory of retop's BPF maps */
+	uint64_t evidence_lost;	 /* goroutine records BPF found no room for */
 	uint64_t user_bytes;	 /* retop's resident memory */
 	double budget_pct;	 /* --budget PCT%; 0: no CPU cap */
 	double budget_hits;	 /* probe hits a second the budget allows; 0: none */
