@@ -203,8 +203,10 @@ void session_close(struct session *s)
 	tracer_close(s->tracer);
 	sdk_facts_close(s->sdk);
 	funcs_free(s->idx);
+	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++)
+		slowest_clear(&s->funcs[i].slowest);
 	free(s->funcs);
-	free(s->snap.funcs);
+	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);
 	free(s);
 }
 
@@ -286,10 +288,11 @@ int session_toggle_args(struct session *s, const struct func_info *f, bool *on)
 		return -ENOTSUP;
 	/* The slowest list starts over, so that every call it shows from now
 	 * on has its arguments (or none, after stop). */
-	struct slowest_list stale;
+	struct slowest_list stale = {.n = 0};
 	slowest_poll(s->slow, tracer_slot_gens(s->tracer));
 	slowest_take(s->slow, sf->slot, &stale);
-	memset(&sf->slowest, 0, sizeof(sf->slowest));
+	slowest_clear(&stale);
+	slowest_clear(&sf->slowest);
 	session_set_args(s, sf, !sf->args_on);
 	*on = sf->args_on;
 	return 0;
@@ -520,7 +523,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 {
 	/* Not the slowest lists: written below, their calls only. */
 	memset(out, 0, offsetof(struct snapshot_func, slowest));
-	out->slowest_interval.n = out->slow_calls.n = 0;
+	slowest_clear(&out->slowest_interval);
+	slowest_clear(&out->slow_calls);
 	out->name = sf->f->name;
 	out->f = sf->f;
 	out->state = sf->state;
@@ -693,7 +697,7 @@ void session_reset(struct session *s)
 		budget_func_reset(&s->funcs[i].bf);
 		s->funcs[i].calls_shown = 0;
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
-		memset(&s->funcs[i].slowest, 0, sizeof(s->funcs[i].slowest));
+		slowest_clear(&s->funcs[i].slowest);
 		s->funcs[i].have_prev = false;
 	}
 }

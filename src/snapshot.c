@@ -92,10 +92,11 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 		json_object_object_add(o, "tid", json_object_new_int64(c->tid));
 		json_object_object_add(o, "pid", json_object_new_int64(c->pid));
 		json_object_object_add(o, "caller", json_object_new_string(c->caller));
-		if (c->has_args)
-			json_object_object_add(o, "args", snapshot_args_json(&c->args, "arg"));
-		if (c->has_results)
-			json_object_object_add(o, "results", snapshot_args_json(&c->results, "r"));
+		if (c->vals && c->vals->has_args)
+			json_object_object_add(o, "args", snapshot_args_json(&c->vals->args, "arg"));
+		if (c->vals && c->vals->has_results)
+			json_object_object_add(o, "results",
+					       snapshot_args_json(&c->vals->results, "r"));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -109,6 +110,18 @@ void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *
 		slowest_copy(&dst[i].slowest_interval, &src[i].slowest_interval);
 		slowest_copy(&dst[i].slow_calls, &src[i].slow_calls);
 	}
+}
+
+void snapshot_funcs_free(struct snapshot_func *funcs, size_t n)
+{
+	if (!funcs)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		slowest_clear(&funcs[i].slowest);
+		slowest_clear(&funcs[i].slowest_interval);
+		slowest_clear(&funcs[i].slow_calls);
+	}
+	free(funcs);
 }
 
 const char *func_state_name(enum func_state st)

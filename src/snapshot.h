@@ -72,8 +72,9 @@ struct snapshot_func {
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
 	const struct retop_func_stats *raw;
-	/* Last, and large (~20 KiB each): only their first n calls are
-	 * written (slowest_copy), never the whole arrays. */
+	/* Last: each list owns its calls' values (slowest.h), so a snapshot
+	 * is copied with snapshot_funcs_copy() and freed with
+	 * snapshot_funcs_free(). */
 	struct slowest_list slowest;	      /* since tracing began */
 	struct slowest_list slowest_interval; /* in the last interval */
 	struct slowest_list slow_calls;	      /* --slow: the latest of the interval */
@@ -105,9 +106,10 @@ struct snapshot {
 	size_t nfuncs;
 };
 
-/* Copy n functions of a snapshot, their slowest lists' calls only (a
- * function is ~60 KiB with every array whole, mostly empty calls). */
+/* Copy n functions of a snapshot, their slowest lists' values too. */
 void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n);
+/* Free an array of n functions (calloc'd) and the values their lists hold. */
+void snapshot_funcs_free(struct snapshot_func *funcs, size_t n);
 /* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */
 void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len);
 void snapshot_print_text(FILE *out, const struct snapshot *snap);
