@@ -645,8 +645,12 @@ const struct snapshot *session_sample(struct session *s)
 
 	bool exited = session_check_target(s);
 
-	if (s->tracer)
+	if (s->tracer) {
 		tracer_sweep(s->tracer, s->inflight);
+		/* One read of the caller map for every function. */
+		if (!s->opts.latency_only)
+			tracer_callers_refresh(s->tracer);
+	}
 	if (s->slow) {
 		slowest_set_bias(s->slow, session_load_bias(s));
 		slowest_poll(s->slow, tracer_slot_gens(s->tracer));

@@ -43,6 +43,7 @@ struct tracer {
 	struct retop_func_stats *stats;
 	size_t stats_len;
 	bool args_used; /* a slot captured arguments since the load */
+	struct callers_table callers; /* the caller map as last read */
 	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
 	struct retop_inflight_val *sweep_vals;
 	size_t sweep_cap;
@@ -220,6 +221,7 @@ void tracer_close(struct tracer *t)
 	tracer_unlink_all(t, 1, &t->watches[1].set);
 	if (t->stats)
 		munmap(t->stats, t->stats_len);
+	callers_table_free(&t->callers);
 	retop__destroy(t->skel);
 	free(t->sweep_keys);
 	free(t->sweep_vals);
@@ -604,13 +606,18 @@ void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *s
 		tracer_args_purge(t, slot);
 }
 
+int tracer_callers_refresh(struct tracer *t)
+{
+	return callers_table_read(bpf_map__fd(t->skel->maps.caller_stats), &t->callers);
+}
+
 int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx, uint64_t bias,
 			struct callers_view *out)
 {
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return -EINVAL;
-	return callers_read(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot,
-			    t->skel->bss->slot_gen[slot], idx, bias, out);
+	return callers_view_of(&t->callers, (uint32_t)slot, t->skel->bss->slot_gen[slot], idx,
+			       bias, out);
 }
 
 /* One in-flight call, as the sweep reads it. */

@@ -122,7 +122,11 @@ void tracer_slow_rearm(struct tracer *t, int slot);
 /* Capture the arguments of slot's calls at the entry as spec says (NULL:
  * stop).  Cleared by tracer_reset(). */
 void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec);
-/* The slot's latency by caller since it was attached or reset. */
+/* Read the caller map once, for every slot (at each refresh, before
+ * tracer_read_callers()). */
+int tracer_callers_refresh(struct tracer *t);
+/* The slot's latency by caller since it was attached or reset, as of the
+ * last tracer_callers_refresh(). */
 int tracer_read_callers(struct tracer *t, int slot, const struct func_index *idx, uint64_t bias,
 			struct callers_view *out);
 
