@@ -538,6 +538,14 @@ int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
 	return 0;
 }
 
+int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out)
+{
+	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
+		return -EINVAL;
+	memcpy(out, &t->stats[slot], offsetof(struct retop_func_stats, hist));
+	return 0;
+}
+
 uint64_t tracer_evidence_lost(const struct tracer *t)
 {
 	return __atomic_load_n(&t->skel->bss->evidence_lost, __ATOMIC_RELAXED);

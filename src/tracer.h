@@ -112,6 +112,9 @@ uint64_t tracer_watch_hits(const struct tracer *t);
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
+/* The same without the histogram (out->hist is left as it was): what the
+ * budget reads every slice, from the mapped counters. */
+int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
 /* The slowest calls: the ring buffer's fd, each slot's attach generation
  * (RETOP_MAX_FUNCS of them), and the start of a new interval for a slot
