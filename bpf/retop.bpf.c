@@ -16,15 +16,22 @@ char LICENSE[] SEC("license") = "GPL";
  * release ({lo, hi}), so this is a constant, not a setting. */
 #define G_STACK_HI_OFFSET 8
 
+/* Allocated per call (BPF_F_NO_PREALLOC): the kernel memory follows the
+ * calls in flight, up to --max-in-flight (set before load).  A failed
+ * insert, full or out of memory, is a dropped call. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536); /* resized by user space before load */
 	__type(key, struct retop_inflight_key);
 	__type(value, struct retop_inflight_val);
 } inflight SEC(".maps");
 
+/* One row per slot, --max-functions of them (set before load); mmapped by
+ * user space, which reads the counters without a syscall. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, RETOP_MAX_FUNCS);
 	__type(key, __u32);
 	__type(value, struct retop_func_stats);
@@ -35,15 +42,16 @@ struct {
  * from a function restarted by the stack-check prologue. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 8192); /* resized by user space before load */
 	__type(key, struct retop_goroutine_key);
 	__type(value, __u64); /* bpf_ktime_get_ns() */
 } recovered SEC(".maps");
 
-/* Evidence that frames died (retop.h); read by the user-space sweep. */
+/* Evidence that frames died (retop.h); read by the user-space sweep.
+ * Preallocated (LRU maps must be): sized before load. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 65536); /* resized by user space before load */
 	__type(key, struct retop_goroutine_key);
 	__type(value, struct retop_goroutine_val);
 } goroutines SEC(".maps");
@@ -58,14 +66,14 @@ struct drop_mark {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
+	__uint(max_entries, 8192); /* resized by user space before load */
 	__type(key, struct retop_goroutine_key);
 	__type(value, struct drop_mark);
 } drop_marks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 65536); /* resized by user space before load */
 	__type(key, struct retop_first_key);
 	__type(value, struct retop_first_val);
 } first_entry SEC(".maps");
@@ -90,13 +98,17 @@ __u64 gate_on[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 __u64 gate_n[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 /* Hits of the runtime watchers (goexit1, recovery): in the budget too. */
 __u64 watch_hits;
+/* Inserts into the evidence maps (goroutines, first_entry, drop_marks,
+ * recovered) that failed: an LRU map can refuse one when every element is
+ * held on other CPUs.  What they would have told is then unknown. */
+__u64 evidence_lost;
 
 /* Latency by caller (retop.h).  Entries are allocated on first use
  * (BPF_F_NO_PREALLOC): a function has at most RETOP_CALLER_SITES + 1. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, RETOP_MAX_FUNCS * (RETOP_CALLER_SITES + 1));
+	__uint(max_entries, RETOP_MAX_FUNCS * (RETOP_CALLER_SITES + 1)); /* resized before load */
 	__type(key, struct retop_caller_key);
 	__type(value, struct retop_caller_stats);
 } caller_stats SEC(".maps");
@@ -124,13 +136,15 @@ const volatile __u32 slow_enabled = 1;
 const volatile __u64 slow_threshold_ns = 0;
 
 /* Arguments captured at the entry, by in-flight key, for slots whose
- * args_spec is on; taken at the RET.  LRU: a call that never returns cannot
- * keep a place for ever. */
+ * args_spec is on; taken at the RET, or deleted by user space with the
+ * in-flight call (a call that never returns keeps no place for ever).
+ * Allocated per call: nothing while no function captures arguments. */
 struct retop_args_spec args_spec[RETOP_MAX_FUNCS];
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096); /* preallocated: about 1.2 MiB */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
 	__type(key, struct retop_inflight_key);
 	__type(value, struct retop_args);
 } inflight_args SEC(".maps");
@@ -198,7 +212,8 @@ static __always_inline void note_first_entry(const struct retop_inflight_key *ke
 	cur = bpf_map_lookup_elem(&first_entry, &fk);
 	if (cur && cur->gen == fv.gen)
 		return;
-	bpf_map_update_elem(&first_entry, &fk, &fv, BPF_ANY);
+	if (bpf_map_update_elem(&first_entry, &fk, &fv, BPF_ANY) != 0)
+		__sync_fetch_and_add(&evidence_lost, 1);
 }
 
 /* A paired call's goroutine has a first entry since the epoch (the call's
@@ -240,7 +255,8 @@ static __always_inline void note_drop(struct retop_func_stats *st,
 		return;
 	}
 	__sync_fetch_and_add(&st->dropped, 1);
-	bpf_map_update_elem(&drop_marks, &gk, &mark, BPF_ANY);
+	if (bpf_map_update_elem(&drop_marks, &gk, &mark, BPF_ANY) != 0)
+		__sync_fetch_and_add(&evidence_lost, 1);
 }
 
 /* A call counted as dropped was restarted by the prologue and found room
@@ -270,7 +286,14 @@ static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u
 	v = bpf_map_lookup_elem(&goroutines, &gk);
 	if (v)
 		return v;
-	*created = bpf_map_update_elem(&goroutines, &gk, &nv, BPF_NOEXIST) == 0;
+	/* On failure another CPU may have made it first: look again. */
+	if (bpf_map_update_elem(&goroutines, &gk, &nv, BPF_NOEXIST) != 0) {
+		v = bpf_map_lookup_elem(&goroutines, &gk);
+		if (!v)
+			__sync_fetch_and_add(&evidence_lost, 1);
+		return v;
+	}
+	*created = 1;
 	return bpf_map_lookup_elem(&goroutines, &gk);
 }
 
@@ -326,7 +349,8 @@ static __always_inline void read_regs(struct pt_regs *ctx, struct retop_args *a,
 }
 
 /* Capture the arguments of this call, if the operator asked for them. */
-static __always_inline void note_args(struct pt_regs *ctx, const struct retop_inflight_key *key)
+static __always_inline void note_args(struct pt_regs *ctx, struct retop_func_stats *st,
+				      const struct retop_inflight_key *key)
 {
 	__u32 slot = key->func_id, zero = 0;
 	struct retop_args *a;
@@ -337,7 +361,8 @@ static __always_inline void note_args(struct pt_regs *ctx, const struct retop_in
 	if (!a)
 		return;
 	read_regs(ctx, a, args_spec[slot].str_reg[0], args_spec[slot].str_reg[1]);
-	bpf_map_update_elem(&inflight_args, key, a, BPF_ANY);
+	if (bpf_map_update_elem(&inflight_args, key, a, BPF_ANY) != 0)
+		__sync_fetch_and_add(&st->args_lost, 1);
 }
 
 /* Is this hit outside the slot's sampling windows?  Inside one, the call
@@ -412,7 +437,7 @@ static __always_inline int entry_again(struct pt_regs *ctx, struct retop_func_st
 	old->stack_hi = hi;
 	old->hits0 = hits0;
 	old->restarting = restart;
-	note_args(ctx, key);
+	note_args(ctx, st, key);
 	return 0;
 }
 
@@ -493,7 +518,7 @@ int retop_entry(struct pt_regs *ctx)
 	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], 1);
 	if (st->dropped)
 		undo_drop(st, &key);
-	note_args(ctx, &key);
+	note_args(ctx, st, &key);
 	return 0;
 }
 
@@ -566,15 +591,17 @@ static __always_inline struct retop_caller_stats *caller_entry(struct retop_call
 	z = bpf_map_lookup_elem(&caller_zero, &zero);
 	if (!z)
 		return NULL;
-	/* Losing a race to create it is fine: the winner's entry is used. */
+	/* Losing a race to create it is fine: the winner's entry is used.
+	 * No entry after that (no room, or no memory): the caller counts
+	 * this call as lost. */
 	bpf_map_update_elem(&caller_stats, ck, z, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&caller_stats, ck);
 }
 
 /* At a RET, [SP] holds the return address the entry saw: the caller.  No
  * per-call state is needed in the in-flight record for it. */
-static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u32 image, __u64 dur,
-					__u64 b)
+static __always_inline void note_caller(struct pt_regs *ctx, struct retop_func_stats *st,
+					__u32 slot, __u32 image, __u64 dur, __u64 b)
 {
 	struct retop_caller_key ck = {.func_id = (__u16)slot, .image = (__u16)image};
 	struct retop_caller_stats *cs;
@@ -585,8 +612,10 @@ static __always_inline void note_caller(struct pt_regs *ctx, __u32 slot, __u32 i
 		ck.ret_addr = RETOP_CALLER_OTHER;
 	ck.gen = slot_gen[slot];
 	cs = caller_entry(&ck, slot);
-	if (!cs)
+	if (!cs) {
+		__sync_fetch_and_add(&st->callers_lost, 1);
 		return;
+	}
 	__sync_fetch_and_add(&cs->calls, 1);
 	__sync_fetch_and_add(&cs->sum_ns, dur);
 	asm volatile("" : "+r"(b));
@@ -750,7 +779,7 @@ int retop_return(struct pt_regs *ctx)
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
-	note_caller(ctx, func_id, RETOP_SITE_IMAGE(site), dur, b);
+	note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b);
 	note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, now, &key);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
@@ -767,8 +796,8 @@ int retop_recovery(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns();
 
 	__sync_fetch_and_add(&watch_hits, 1);
-	if (gk.g)
-		bpf_map_update_elem(&recovered, &gk, &now, BPF_ANY);
+	if (gk.g && bpf_map_update_elem(&recovered, &gk, &now, BPF_ANY) != 0)
+		__sync_fetch_and_add(&evidence_lost, 1);
 	return 0;
 }
 
@@ -786,7 +815,8 @@ int retop_goexit(struct pt_regs *ctx)
 		old = bpf_map_lookup_elem(&goroutines, &gk);
 		if (old)
 			v.hits = old->hits;
-		bpf_map_update_elem(&goroutines, &gk, &v, BPF_ANY);
+		if (bpf_map_update_elem(&goroutines, &gk, &v, BPF_ANY) != 0)
+			__sync_fetch_and_add(&evidence_lost, 1);
 		/* The g is reused for a new goroutine: no restart to recognise. */
 		bpf_map_delete_elem(&drop_marks, &gk);
 	}

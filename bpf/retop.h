@@ -6,7 +6,8 @@
 #include <linux/types.h>
 #endif
 
-/* Functions traced at once; the CLI default (--max-functions) is lower. */
+/* Functions traced at once; the CLI default (--max-functions) is lower.
+ * The per-function maps are sized to --max-functions before load. */
 #define RETOP_MAX_FUNCS 256
 /* RET sites per function; a function with more is traced entry-only. */
 #define RETOP_MAX_RET_SITES 64
@@ -208,6 +209,9 @@ struct retop_func_stats {
 			   * was evicted (LRU maps full) during the call: their
 			   * probe_hits_inside, and the unmatched / before-attach
 			   * split of their goroutine's RETs, are not exact */
+	__u64 callers_lost; /* timed calls not counted by caller: no room in the
+			     * caller map (its calls are in calls all the same) */
+	__u64 args_lost;  /* calls whose arguments found no room: shipped without */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
 	__u64 hist[RETOP_HIST_BUCKETS];
 };

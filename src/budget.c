@@ -373,7 +373,7 @@ static void budget_enter_estimate(struct session *s, struct session_func *sf, ui
 	/* The exact period ends: the counters as the gate closed it, and the
 	 * calls still in flight, counted at their entry as the estimate
 	 * counts every call. */
-	if (now_st && tracer_read(s->tracer, sf->slot, now_st) == 0)
+	if (now_st && tracer_read_counters(s->tracer, sf->slot, now_st) == 0)
 		st = now_st;
 	uint64_t begun = budget_counted(bf, st) + (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
 	free(now_st);
@@ -682,7 +682,7 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 		funcs_allowed -= (double)b->watch_ring[i];
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
-		if (sf->slot < 0 || tracer_read(s->tracer, sf->slot, &st[i]) != 0)
+		if (sf->slot < 0 || tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)
 			continue;
 		budget_measure(s, sf, now_ns, &st[i]);
 		need[n].sf = sf;

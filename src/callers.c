@@ -47,6 +47,7 @@ static struct callers_acc *callers_find(struct callers_acc *acc, size_t *n, cons
 	if (*n >= CALLERS_ACC_MAX - 1 && strcmp(name, "other") != 0)
 		return callers_find(acc, n, "other");
 	acc[*n].name = name;
+	memset(&acc[*n].s, 0, sizeof(acc[*n].s));
 	return &acc[(*n)++];
 }
 
@@ -94,32 +95,72 @@ static void callers_fold(struct callers_acc *acc, size_t n, struct callers_view 
 		callers_row_fill(&out->rows[out->n++], other);
 }
 
-int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_images *im,
-		 struct callers_view *out)
+int callers_table_read(int map_fd, struct callers_table *t)
 {
-	struct retop_caller_key key, next, *prev = NULL;
-	struct retop_caller_stats *val = malloc(sizeof(*val));
-	struct callers_acc *acc = calloc(CALLERS_ACC_MAX, sizeof(*acc));
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 token = 0;
+	bool first = true, grow = false;
+
+	t->n = 0;
+	for (;;) {
+		if (grow || t->cap - t->n < 16) {
+			size_t cap = t->cap ? 2 * t->cap : 64;
+			struct retop_caller_key *k = realloc(t->keys, cap * sizeof(*k));
+			if (k)
+				t->keys = k;
+			struct retop_caller_stats *v = realloc(t->vals, cap * sizeof(*v));
+			if (v)
+				t->vals = v;
+			if (!k || !v) {
+				t->n = 0;
+				return -ENOMEM;
+			}
+			t->cap = cap;
+			grow = false;
+		}
+		__u32 count = (__u32)(t->cap - t->n);
+		int ret = bpf_map_lookup_batch(map_fd, first ? NULL : &token, &token, t->keys + t->n,
+					       t->vals + t->n, &count, &opts);
+		int e = ret ? errno : 0;
+		first = false;
+		t->n += count;
+		if (e == ENOENT)
+			return 0;
+		if (e == ENOSPC && count == 0) {
+			grow = true; /* one bucket holds more than fits: grow, retry */
+			continue;
+		}
+		if (e) {
+			t->n = 0;
+			return -e;
+		}
+	}
+}
+
+void callers_table_free(struct callers_table *t)
+{
+	free(t->keys);
+	free(t->vals);
+	free(t->acc);
+	memset(t, 0, sizeof(*t));
+}
+
+int callers_view_of(struct callers_table *t, uint32_t slot, uint32_t gen,
+		    const struct func_images *im, struct callers_view *out)
+{
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!val || !acc) {
-		free(val);
-		free(acc);
+	if (!t->acc && !(t->acc = malloc(CALLERS_ACC_MAX * sizeof(*t->acc))))
 		return -ENOMEM;
-	}
-	while (bpf_map_get_next_key(map_fd, prev, &next) == 0) {
-		key = next;
-		prev = &key;
-		if (key.func_id != slot || key.gen != gen)
+	for (size_t i = 0; i < t->n; i++) {
+		const struct retop_caller_key *key = &t->keys[i];
+		if (key->func_id != slot || key->gen != gen || !t->vals[i].calls)
 			continue;
-		if (bpf_map_lookup_elem(map_fd, &key, val) != 0 || !val->calls)
-			continue;
-		callers_add(&callers_find(acc, &n, callers_name(im, key.image, key.ret_addr))->s, val);
+		callers_add(&callers_find(t->acc, &n, callers_name(im, key->image, key->ret_addr))->s,
+			    &t->vals[i]);
 	}
-	callers_fold(acc, n, out);
-	free(val);
-	free(acc);
+	callers_fold(t->acc, n, out);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../bpf/retop.h"
 #include "funcs.h"
 
 #define CALLERS_MAX 16
@@ -21,11 +22,25 @@ struct callers_view {
 	struct callers_row rows[CALLERS_MAX + 1];
 };
 
-/* Read the entries of slot (attach generation gen) from the caller map and
- * fold them per calling function, named by the index of the binary each
- * return address came from.  0, or a negative errno. */
-int callers_read(int map_fd, uint32_t slot, uint32_t gen, const struct func_images *im,
-		 struct callers_view *out);
+/* The caller map as read at one refresh: every entry of every slot, read
+ * in batches (a walk per function would cost a syscall per entry each). */
+struct callers_acc;
+struct callers_table {
+	struct retop_caller_key *keys;
+	struct retop_caller_stats *vals;
+	size_t n, cap;
+	struct callers_acc *acc; /* callers_view_of()'s room to fold in */
+};
+
+/* Read the whole caller map into t (its buffers kept for the next read).
+ * 0, or a negative errno (t then holds nothing). */
+int callers_table_read(int map_fd, struct callers_table *t);
+void callers_table_free(struct callers_table *t);
+/* Fold the entries of slot (attach generation gen) per calling function,
+ * named by the index of the binary each return address came from.  0, or
+ * -ENOMEM. */
+int callers_view_of(struct callers_table *t, uint32_t slot, uint32_t gen,
+		    const struct func_images *im, struct callers_view *out);
 /* Delete every entry of slot, whatever its generation. */
 void callers_purge(int map_fd, uint32_t slot);
 

@@ -82,10 +82,11 @@ void cli_usage(FILE *out)
 		"  -s, --sdk URL              SDK base URL (default: try http://127.0.0.1:9002)\n"
 		"      --orphan-timeout SECS  a call in flight this long is shown overdue (60);\n"
 		"                             it stays in flight until it returns\n"
-		"      --max-functions N      most functions traced at once (64, at most %d)\n"
+		"      --max-functions N      most functions traced at once (%d, at most %d)\n"
 		"      --max-in-flight N      calls tracked in flight at once, all functions\n"
-		"                             together (%u: %.0f MiB of kernel memory, about\n"
-		"                             %u bytes a call); calls past it are 'dropped'\n"
+		"                             together (%u: %.0f MiB of kernel memory, then\n"
+		"                             about %u bytes a call in flight); calls past\n"
+		"                             it are 'dropped'\n"
 		"      --budget N/s|PCT%%      at most N probe hits a second (%.0f/s), or\n"
 		"                             traps at most PCT %% of a CPU; over it calls\n"
 		"                             are counted at their entry and a sample is\n"
@@ -114,15 +115,17 @@ void cli_usage(FILE *out)
 		"Exit status: 0 ok, 1 runtime failure, 2 usage error.  Needs root (or\n"
 		"CAP_BPF + CAP_PERFMON + CAP_SYS_PTRACE) to trace.\n"
 		"\n"
-		"Memory: retop's BPF maps take about %.1f MiB of kernel memory with the\n"
-		"default --max-in-flight (the in-flight map is most of it); retop itself\n"
-		"about 10-30 MiB resident, more with DWARF on a large binary.  Both are\n"
-		"shown while tracing (the memory line of the batch header and dashboard).\n",
-		RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
-		(double)tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
-		(unsigned)(tracer_inflight_bytes(TRACER_DEFAULT_IN_FLIGHT) / TRACER_DEFAULT_IN_FLIGHT),
+		"Memory: retop's BPF maps take about %.1f MiB of kernel memory at the\n"
+		"defaults, and grow with the calls in flight (--max-in-flight) and, per\n"
+		"function, with its callers (about 10 KiB each); retop itself about\n"
+		"10-30 MiB resident, more with DWARF on a large binary.  Both are shown\n"
+		"while tracing (the memory line of the batch header and dashboard).\n",
+		CLI_DEFAULT_MAX_FUNCTIONS, RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
+		(double)tracer_inflight_base_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
+		(unsigned)tracer_inflight_call_bytes(),
 		BUDGET_DEFAULT_HITS_PER_S, STATS_PERCENTILE_ERROR_PCT,
-		(double)guard_maps_estimate(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0));
+		(double)guard_maps_estimate(TRACER_DEFAULT_IN_FLIGHT, CLI_DEFAULT_MAX_FUNCTIONS) /
+		    (1024.0 * 1024.0));
 }
 
 static int __attribute__((format(printf, 1, 2))) usage_error(const char *fmt, ...)
@@ -337,7 +340,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	memset(o, 0, sizeof(*o));
 	o->delay_s = 1.0;
 	o->orphan_timeout_s = 60.0;
-	o->max_functions = 64;
+	o->max_functions = CLI_DEFAULT_MAX_FUNCTIONS;
 	o->max_in_flight = TRACER_DEFAULT_IN_FLIGHT;
 	o->max_duration_s = GUARD_DEFAULT_MAX_DURATION_S;
 	o->budget_hits = BUDGET_DEFAULT_HITS_PER_S;

@@ -75,31 +75,32 @@ uint64_t guard_rss_bytes(void)
 }
 
 /* A preallocated hash map of n entries: an element header, key and value
- * rounded to 8 bytes, one bucket per entry rounded up to a power of two
- * (the same accounting as tracer_inflight_bytes()). */
+ * rounded to 8 bytes, one bucket per entry rounded up to a power of two. */
 static uint64_t guard_hash_bytes(uint32_t n, size_t key, size_t val)
 {
-	uint64_t buckets = 1;
-
-	while (buckets < n)
-		buckets <<= 1;
-	return (48 + ((key + 7) & ~7ul) + ((val + 7) & ~7ul)) * (uint64_t)n + 16 * buckets;
+	return (48 + ((key + 7) & ~7ul) + ((val + 7) & ~7ul)) * (uint64_t)n +
+	       tracer_inflight_base_bytes(n);
 }
 
-uint64_t guard_maps_estimate(uint32_t inflight_max)
+uint64_t guard_maps_estimate(uint32_t inflight_max, size_t max_functions)
 {
-	uint64_t b = tracer_inflight_bytes(inflight_max);
+	/* The in-flight map, allocated per call: its buckets only. */
+	uint64_t b = tracer_inflight_base_bytes(inflight_max);
 
-	/* func_stats: an array, one value per slot. */
-	b += (uint64_t)RETOP_MAX_FUNCS * ((sizeof(struct retop_func_stats) + 7) & ~7ul);
-	/* recovered, goroutines, drop_marks, first_entry (bpf/retop.bpf.c). */
-	b += guard_hash_bytes(8192, sizeof(struct retop_goroutine_key), sizeof(uint64_t));
-	b += guard_hash_bytes(65536, sizeof(struct retop_goroutine_key),
+	/* func_stats: an array, one row per slot, in whole pages (mmapped). */
+	b += ((uint64_t)max_functions * ((sizeof(struct retop_func_stats) + 7) & ~7ul) + 4095) &
+	     ~4095ull;
+	/* goroutines, first_entry, recovered, drop_marks (bpf/retop.bpf.c). */
+	b += guard_hash_bytes(TRACER_GOROUTINES, sizeof(struct retop_goroutine_key),
 			      sizeof(struct retop_goroutine_val));
-	b += guard_hash_bytes(8192, sizeof(struct retop_goroutine_key),
+	b += guard_hash_bytes(TRACER_GOROUTINES, sizeof(struct retop_first_key),
+			      sizeof(struct retop_first_val));
+	b += guard_hash_bytes(TRACER_GOROUTINES_MARKED, sizeof(struct retop_goroutine_key),
+			      sizeof(uint64_t));
+	b += guard_hash_bytes(TRACER_GOROUTINES_MARKED, sizeof(struct retop_goroutine_key),
 			      sizeof(struct retop_inflight_key) + 8);
-	b +=
-	    guard_hash_bytes(65536, sizeof(struct retop_first_key), sizeof(struct retop_first_val));
+	/* The slowest calls' ring buffer. */
+	b += 256 * 1024;
 	return b;
 }
 

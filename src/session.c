@@ -105,10 +105,12 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 }
 
 /* --max-memory: the maps are loaded (and charged) but nothing is attached
- * yet, so refusing here leaves the target untouched. */
+ * yet, so refusing here leaves the target untouched.  The in-flight map
+ * grows with the calls in flight: counted full, the limit holds later. */
 static int session_check_memory(struct session *s, char *err)
 {
-	uint64_t maps = tracer_map_bytes(s->tracer), user = guard_rss_bytes();
+	uint64_t maps = tracer_map_bytes(s->tracer) + tracer_inflight_room_bytes(s->tracer);
+	uint64_t user = guard_rss_bytes();
 	char m[32], u[32], lim[32];
 
 	if (!s->opts.max_memory || maps + user <= s->opts.max_memory)
@@ -116,7 +118,7 @@ static int session_check_memory(struct session *s, char *err)
 	guard_format_bytes(maps, m, sizeof(m));
 	guard_format_bytes(user, u, sizeof(u));
 	guard_format_bytes(s->opts.max_memory, lim, sizeof(lim));
-	return err_set(err, ENOMEM, "not attaching: BPF maps %s + retop %s exceed --max-memory %s: "
+	return err_set(err, ENOMEM, "not attaching: BPF maps %s (the in-flight map full) + retop %s exceed --max-memory %s: "
 		       "lower --max-in-flight or raise --max-memory", m, u, lim);
 }
 
@@ -223,8 +225,10 @@ void session_close(struct session *s)
 			funcs_free(s->images[k].idx);
 	if (!s->nimages)
 		funcs_free(s->idx);
+	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++)
+		slowest_clear(&s->funcs[i].slowest);
 	free(s->funcs);
-	free(s->snap.funcs);
+	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);
 	free(s);
 }
 
@@ -410,10 +414,11 @@ int session_toggle_args(struct session *s, const struct func_info *f, bool *on)
 		return -ENOTSUP;
 	/* The slowest list starts over, so that every call it shows from now
 	 * on has its arguments (or none, after stop). */
-	struct slowest_list stale;
+	struct slowest_list stale = {.n = 0};
 	slowest_poll(s->slow, tracer_slot_gens(s->tracer));
 	slowest_take(s->slow, sf->slot, &stale);
-	memset(&sf->slowest, 0, sizeof(sf->slowest));
+	slowest_clear(&stale);
+	slowest_clear(&sf->slowest);
 	session_set_args(s, sf, !sf->args_on);
 	*on = sf->args_on;
 	return 0;
@@ -910,7 +915,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 {
 	/* Not the slowest lists: written below, their calls only. */
 	memset(out, 0, offsetof(struct snapshot_func, slowest));
-	out->slowest_interval.n = out->slow_calls.n = 0;
+	slowest_clear(&out->slowest_interval);
+	slowest_clear(&out->slow_calls);
 	out->name = sf->f->name;
 	out->f = sf->f;
 	out->state = sf->state;
@@ -1009,6 +1015,8 @@ static void session_sample_guard(struct session *s, uint64_t now)
 	}
 	s->snap.remaining_s = guard_remaining_s(&s->guard, now);
 	s->snap.bpf_map_bytes = tracer_map_bytes(s->tracer);
+	if (s->tracer)
+		s->snap.evidence_lost = tracer_evidence_lost(s->tracer);
 	s->snap.user_bytes = guard_rss_bytes();
 	s->snap.auto_detached = s->guard.auto_detached;
 }
@@ -1027,8 +1035,12 @@ const struct snapshot *session_sample(struct session *s)
 
 	const char *ended = session_check_target(s);
 
-	if (s->tracer)
+	if (s->tracer) {
 		tracer_sweep(s->tracer, s->inflight);
+		/* One read of the caller map for every function. */
+		if (!s->opts.latency_only)
+			tracer_callers_refresh(s->tracer);
+	}
 	if (s->slow) {
 		session_load_bias(s);
 		slowest_poll(s->slow, tracer_slot_gens(s->tracer));
@@ -1083,7 +1095,7 @@ void session_reset(struct session *s)
 		budget_func_reset(&s->funcs[i].bf);
 		s->funcs[i].calls_shown = 0;
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
-		memset(&s->funcs[i].slowest, 0, sizeof(s->funcs[i].slowest));
+		slowest_clear(&s->funcs[i].slowest);
 		s->funcs[i].have_prev = false;
 	}
 }

@@ -20,17 +20,32 @@ struct slowest {
 	struct args_plan plans[RETOP_MAX_FUNCS];
 };
 
-/* Insert c into l (longest first) if it is among the N longest. */
+static struct slowest_values *slowest_values_dup(const struct slowest_values *v)
+{
+	struct slowest_values *d;
+
+	if (!v || !(d = malloc(sizeof(*d))))
+		return NULL;
+	*d = *v;
+	return d;
+}
+
+/* Insert c into l (longest first) if it is among the N longest; l takes
+ * c's values, or frees them. */
 static void slowest_insert(struct slowest_list *l, const struct slowest_call *c)
 {
 	size_t i = l->n;
 
-	if (l->n == SLOWEST_N && c->dur_ns <= l->calls[SLOWEST_N - 1].dur_ns)
+	if (l->n == SLOWEST_N && c->dur_ns <= l->calls[SLOWEST_N - 1].dur_ns) {
+		free(c->vals);
 		return;
+	}
 	if (l->n < SLOWEST_N)
 		l->n++;
-	else
+	else {
 		i = SLOWEST_N - 1;
+		free(l->calls[i].vals);
+	}
 	while (i > 0 && l->calls[i - 1].dur_ns < c->dur_ns) {
 		l->calls[i] = l->calls[i - 1];
 		i--;
@@ -38,10 +53,11 @@ static void slowest_insert(struct slowest_list *l, const struct slowest_call *c)
 	l->calls[i] = *c;
 }
 
-/* Append c to l, the oldest giving way when l is full. */
+/* Append c to l, the oldest giving way when l is full; l takes c's values. */
 static void slowest_append(struct slowest_list *l, const struct slowest_call *c)
 {
 	if (l->n == SLOWEST_N) {
+		free(l->calls[0].vals);
 		memmove(&l->calls[0], &l->calls[1], (SLOWEST_N - 1) * sizeof(l->calls[0]));
 		l->n--;
 	}
@@ -53,6 +69,7 @@ static int slowest_event(void *ctx, void *data, size_t size)
 	struct slowest *sl = ctx;
 	const struct retop_slow_event *e = data;
 	const struct func_info *f;
+	struct slowest_values v = {.has_args = false};
 	struct slowest_call c;
 
 	if (size < sizeof(*e) || e->func_id >= RETOP_MAX_FUNCS || e->gen != sl->gens[e->func_id])
@@ -67,16 +84,21 @@ static int slowest_event(void *ctx, void *data, size_t size)
 	    .caller = f ? f->name : "?",
 	};
 	if (e->has_args && sl->has_plan[e->func_id]) {
-		c.has_args = true;
-		args_decode(&sl->plans[e->func_id], &e->args, &c.args);
+		v.has_args = true;
+		args_decode(&sl->plans[e->func_id], &e->args, &v.args);
 	}
 	if (e->has_results && sl->has_plan[e->func_id]) {
-		c.has_results = true;
-		args_decode_results(&sl->plans[e->func_id], &e->results, &c.results);
+		v.has_results = true;
+		args_decode_results(&sl->plans[e->func_id], &e->results, &v.results);
+	}
+	/* Out of memory: the call is listed without its values. */
+	c.vals = v.has_args || v.has_results ? slowest_values_dup(&v) : NULL;
+	if (e->over) {
+		struct slowest_call o = c;
+		o.vals = slowest_values_dup(c.vals);
+		slowest_append(&sl->over[e->func_id], &o);
 	}
 	slowest_insert(&sl->pending[e->func_id], &c);
-	if (e->over)
-		slowest_append(&sl->over[e->func_id], &c);
 	return 0;
 }
 
@@ -102,6 +124,10 @@ void slowest_close(struct slowest *sl)
 {
 	if (!sl)
 		return;
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+		slowest_clear(&sl->pending[i]);
+		slowest_clear(&sl->over[i]);
+	}
 	ring_buffer__free(sl->rb);
 	free(sl);
 }
@@ -122,27 +148,46 @@ int slowest_poll(struct slowest *sl, const uint32_t *gens)
 void slowest_call_values(const struct slowest_call *c, char *buf, size_t len)
 {
 	char a[SLOWEST_VALUES_LEN / 2] = "", r[SLOWEST_VALUES_LEN / 2] = "";
+	const struct slowest_values *v = c->vals;
 
-	if (c->has_args)
-		args_format(&c->args, "arg", a, sizeof(a));
-	if (c->has_results)
-		args_format(&c->results, "r", r, sizeof(r));
-	snprintf(buf, len, "%s%s%s", a, c->has_results ? " -> " : "", r);
+	if (v && v->has_args)
+		args_format(&v->args, "arg", a, sizeof(a));
+	if (v && v->has_results)
+		args_format(&v->results, "r", r, sizeof(r));
+	snprintf(buf, len, "%s%s%s", a, v && v->has_results ? " -> " : "", r);
 }
 
-void slowest_copy(struct slowest_list *dst, const struct slowest_list *src)
+void slowest_clear(struct slowest_list *l)
 {
-	dst->n = src->n;
-	memcpy(dst->calls, src->calls, src->n * sizeof(src->calls[0]));
+	for (size_t i = 0; i < l->n; i++)
+		free(l->calls[i].vals);
+	l->n = 0;
 }
 
-/* Move list into out, leaving it empty. */
+int slowest_copy(struct slowest_list *dst, const struct slowest_list *src)
+{
+	int ret = 0;
+
+	if (dst == src)
+		return 0;
+	slowest_clear(dst);
+	for (size_t i = 0; i < src->n; i++) {
+		dst->calls[i] = src->calls[i];
+		dst->calls[i].vals = slowest_values_dup(src->calls[i].vals);
+		if (src->calls[i].vals && !dst->calls[i].vals)
+			ret = -ENOMEM;
+	}
+	dst->n = src->n;
+	return ret;
+}
+
+/* Move list into out, leaving it empty: the values change hands. */
 static void slowest_move(struct slowest_list *list, int slot, struct slowest_list *out)
 {
-	out->n = 0;
+	slowest_clear(out);
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return;
-	slowest_copy(out, &list[slot]);
+	*out = list[slot];
 	list[slot].n = 0;
 }
 
@@ -167,6 +212,9 @@ void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan
 
 void slowest_merge(struct slowest_list *into, const struct slowest_list *from)
 {
-	for (size_t i = 0; i < from->n; i++)
-		slowest_insert(into, &from->calls[i]);
+	for (size_t i = 0; i < from->n; i++) {
+		struct slowest_call c = from->calls[i];
+		c.vals = slowest_values_dup(c.vals);
+		slowest_insert(into, &c);
+	}
 }

@@ -15,18 +15,26 @@
 
 #define SLOWEST_N RETOP_SLOW_N
 
+/* What a call was called with and returned: ~1.2 KiB, so allocated only
+ * for the calls that have them (--args). */
+struct slowest_values {
+	bool has_args; /* captured at the entry */
+	struct args_values args;
+	bool has_results; /* read at the RET, when their types are known */
+	struct args_values results;
+};
+
 struct slowest_call {
 	double time; /* wall clock at the call's start, seconds since the epoch */
 	uint64_t dur_ns;
 	uint64_t goid; /* 0: unknown */
 	uint32_t tid, pid;
 	const char *caller; /* the calling function, or "?" */
-	bool has_args;	    /* captured at the entry (--args) */
-	struct args_values args;
-	bool has_results; /* read at the RET, when their types are known */
-	struct args_values results;
+	struct slowest_values *vals; /* owned by the list holding the call; NULL: none */
 };
 
+/* A list owns its calls' values: empty it with slowest_clear() (not by
+ * setting n), fill it with slowest_copy(); a zeroed list is empty. */
 struct slowest_list {
 	size_t n; /* longest first */
 	struct slowest_call calls[SLOWEST_N];
@@ -53,8 +61,11 @@ void slowest_set_plan(struct slowest *sl, int slot, const struct args_plan *plan
  * "" when it has neither. */
 #define SLOWEST_VALUES_LEN 1024
 void slowest_call_values(const struct slowest_call *c, char *buf, size_t len);
-/* dst = src, copying only the calls it holds (a list is ~20 KiB). */
-void slowest_copy(struct slowest_list *dst, const struct slowest_list *src);
+/* dst = src, the values of its calls copied (dst's own freed first);
+ * -ENOMEM leaves the calls whose values could not be copied without them. */
+int slowest_copy(struct slowest_list *dst, const struct slowest_list *src);
+/* Empty l, freeing the values it holds. */
+void slowest_clear(struct slowest_list *l);
 /* Keep into the N longest of into and from. */
 void slowest_merge(struct slowest_list *into, const struct slowest_list *from);
 

@@ -92,10 +92,11 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 		json_object_object_add(o, "tid", json_object_new_int64(c->tid));
 		json_object_object_add(o, "pid", json_object_new_int64(c->pid));
 		json_object_object_add(o, "caller", json_object_new_string(c->caller));
-		if (c->has_args)
-			json_object_object_add(o, "args", snapshot_args_json(&c->args, "arg"));
-		if (c->has_results)
-			json_object_object_add(o, "results", snapshot_args_json(&c->results, "r"));
+		if (c->vals && c->vals->has_args)
+			json_object_object_add(o, "args", snapshot_args_json(&c->vals->args, "arg"));
+		if (c->vals && c->vals->has_results)
+			json_object_object_add(o, "results",
+					       snapshot_args_json(&c->vals->results, "r"));
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -109,6 +110,18 @@ void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *
 		slowest_copy(&dst[i].slowest_interval, &src[i].slowest_interval);
 		slowest_copy(&dst[i].slow_calls, &src[i].slow_calls);
 	}
+}
+
+void snapshot_funcs_free(struct snapshot_func *funcs, size_t n)
+{
+	if (!funcs)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		slowest_clear(&funcs[i].slowest);
+		slowest_clear(&funcs[i].slowest_interval);
+		slowest_clear(&funcs[i].slow_calls);
+	}
+	free(funcs);
 }
 
 const char *func_state_name(enum func_state st)
@@ -219,6 +232,11 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "probe_hits_inside", json_fixed(v->hits_inside, 3));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
+	/* Timed calls the caller map had no room for: callers' calls then add
+	 * up to less than timed_calls. */
+	json_object_object_add(o, "callers_lost", json_object_new_uint64(v->callers_lost));
+	/* Calls whose arguments had no room: a slowest call may lack them. */
+	json_object_object_add(o, "args_lost", json_object_new_uint64(v->args_lost));
 	json_object_object_add(o, "slowest", snapshot_slowest_json(&f->slowest));
 	json_object_object_add(o, "slowest_interval", snapshot_slowest_json(&f->slowest_interval));
 	/* --slow: every call that long is counted; the latest are listed, and
@@ -242,6 +260,9 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "auto_detached", json_object_new_uint64(snap->auto_detached));
 	json_object_object_add(mem, "bpf_map_bytes", json_object_new_uint64(snap->bpf_map_bytes));
 	json_object_object_add(mem, "user_bytes", json_object_new_uint64(snap->user_bytes));
+	/* Goroutine records the evidence maps had no room for: their calls
+	 * wait for other evidence or --orphan-timeout. */
+	json_object_object_add(mem, "evidence_lost", json_object_new_uint64(snap->evidence_lost));
 	json_object_object_add(o, "memory", mem);
 	json_object_object_add(o, "budget_pct", json_fixed(snap->budget_pct, 3));
 	json_object_object_add(o, "budget_hits_per_s", json_fixed(snap->budget_hits, 0));
@@ -481,7 +502,7 @@ static void snapshot_text_calls(FILE *out, const struct snapshot *snap, const st
 
 void snapshot_print_text(FILE *out, const struct snapshot *snap)
 {
-	uint64_t dropped = 0, evicted = 0;
+	uint64_t dropped = 0, evicted = 0, callers_lost = 0, args_lost = 0;
 
 	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
@@ -489,6 +510,8 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap)
 		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;
 		evicted += snap->funcs[i].v.evicted;
+		callers_lost += snap->funcs[i].v.callers_lost;
+		args_lost += snap->funcs[i].v.args_lost;
 	}
 	if (dropped)
 		fprintf(out, "! not exact: %llu calls dropped (in-flight map full): %s\n",
@@ -497,6 +520,16 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap)
 		fprintf(out, "! not exact: %llu calls lost their goroutine's records (LRU maps full): "
 			     "probe hits inside, unmatched returns\n",
 			(unsigned long long)evicted);
+	if (callers_lost)
+		fprintf(out, "! not exact: %llu calls missing from their callers (caller map full)\n",
+			(unsigned long long)callers_lost);
+	if (args_lost)
+		fprintf(out, "! not exact: %llu calls' arguments not captured (argument map full)\n",
+			(unsigned long long)args_lost);
+	if (snap->evidence_lost)
+		fprintf(out, "! %llu goroutine records found no room: their calls wait for "
+			     "--orphan-timeout\n",
+			(unsigned long long)snap->evidence_lost);
 	fputc('\n', out);
 	fflush(out);
 }

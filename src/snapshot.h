@@ -74,8 +74,9 @@ struct snapshot_func {
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
 	const struct retop_func_stats *raw;
-	/* Last, and large (~20 KiB each): only their first n calls are
-	 * written (slowest_copy), never the whole arrays. */
+	/* Last: each list owns its calls' values (slowest.h), so a snapshot
+	 * is copied with snapshot_funcs_copy() and freed with
+	 * snapshot_funcs_free(). */
 	struct slowest_list slowest;	      /* since tracing began */
 	struct slowest_list slowest_interval; /* in the last interval */
 	struct slowest_list slow_calls;	      /* --slow: the latest of the interval */
@@ -100,6 +101,7 @@ struct snapshot {
 	double remaining_s;	 /* before auto-detach; negative: no limit */
 	size_t auto_detached;	 /* functions detached because time was up */
 	uint64_t bpf_map_bytes;	 /* kernel memory of retop's BPF maps */
+	uint64_t evidence_lost;	 /* goroutine records BPF found no room for */
 	uint64_t user_bytes;	 /* retop's resident memory */
 	double budget_pct;	 /* --budget PCT%; 0: no CPU cap */
 	double budget_hits;	 /* probe hits a second the budget allows; 0: none */
@@ -110,9 +112,10 @@ struct snapshot {
 	size_t nfuncs;
 };
 
-/* Copy n functions of a snapshot, their slowest lists' calls only (a
- * function is ~60 KiB with every array whole, mostly empty calls). */
+/* Copy n functions of a snapshot, their slowest lists' values too. */
 void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n);
+/* Free an array of n functions (calloc'd) and the values their lists hold. */
+void snapshot_funcs_free(struct snapshot_func *funcs, size_t n);
 /* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */
 void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len);
 void snapshot_print_text(FILE *out, const struct snapshot *snap);

@@ -154,6 +154,8 @@ void stats_compute(const struct retop_func_stats *cur, const struct retop_func_s
 	out->slow_over_delta = cur->slow_over - (prev ? prev->slow_over : 0);
 	out->slow_lost = cur->slow_lost;
 	out->evicted = cur->evicted;
+	out->callers_lost = cur->callers_lost;
+	out->args_lost = cur->args_lost;
 	for (i = 0; i < RETOP_MAX_RET_SITES; i++) {
 		out->ret_hits[i] = cur->ret_hits[i];
 		out->ret_hits_delta[i] = cur->ret_hits[i] - (prev ? prev->ret_hits[i] : 0);

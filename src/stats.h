@@ -37,6 +37,8 @@ struct stats_view {
 	uint64_t slow_over, slow_over_delta; /* calls at least --slow long */
 	uint64_t slow_lost; /* slow calls not reported: the ring buffer was full */
 	uint64_t evicted;   /* calls whose goroutine records the LRU maps evicted */
+	uint64_t callers_lost; /* timed calls missing from callers: no room */
+	uint64_t args_lost;    /* calls whose arguments found no room */
 	uint64_t ret_hits[RETOP_MAX_RET_SITES];
 	uint64_t ret_hits_delta[RETOP_MAX_RET_SITES];
 };

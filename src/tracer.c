@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,6 +46,11 @@ struct tracer {
 	struct tracer_slot slots[RETOP_MAX_FUNCS];
 	struct bpf_link *exec_link; /* sched_process_exec: NULL if not watched */
 	struct retop_func_stats zero; /* for resets; large, so not on the stack */
+	/* func_stats, mmapped: BPF's counters read without a syscall. */
+	struct retop_func_stats *stats;
+	size_t stats_len;
+	bool args_used; /* a slot captured arguments since the load */
+	struct callers_table callers; /* the caller map as last read */
 	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
 	struct retop_inflight_val *sweep_vals;
 	size_t sweep_cap;
@@ -58,6 +64,27 @@ uint64_t tracer_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Each map sized for what this run can use (bpf/retop.bpf.c): the
+ * per-function maps for --max-functions, the in-flight map (allocated per
+ * call) for --max-in-flight, the preallocated evidence maps for the
+ * goroutines they remember. */
+static void tracer_size_maps(struct tracer *t)
+{
+	struct retop *sk = t->skel;
+	uint32_t nf = (uint32_t)t->opts.max_functions;
+	int ncpu = libbpf_num_possible_cpus();
+
+	bpf_map__set_max_entries(sk->maps.inflight, t->opts.inflight_max);
+	bpf_map__set_max_entries(sk->maps.func_stats, nf);
+	/* A race may give a function one more call site per CPU. */
+	bpf_map__set_max_entries(sk->maps.caller_stats,
+				 nf * (RETOP_CALLER_SITES + 1 + (ncpu > 0 ? (uint32_t)ncpu : 1)));
+	bpf_map__set_max_entries(sk->maps.goroutines, TRACER_GOROUTINES);
+	bpf_map__set_max_entries(sk->maps.first_entry, TRACER_GOROUTINES);
+	bpf_map__set_max_entries(sk->maps.recovered, TRACER_GOROUTINES_MARKED);
+	bpf_map__set_max_entries(sk->maps.drop_marks, TRACER_GOROUTINES_MARKED);
 }
 
 static int tracer_load_error(int ret, char *err)
@@ -89,6 +116,25 @@ static bool tracer_in_init_pidns(void)
 	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCu;
 }
 
+/* The counters, mapped into retop: the budget reads them every slice and
+ * the snapshot every refresh, with no syscall. */
+static int tracer_map_stats(struct tracer *t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = bpf_map__max_entries(t->skel->maps.func_stats) *
+		     ((sizeof(struct retop_func_stats) + 7) & ~7ul);
+	void *p;
+
+	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(t->skel->maps.func_stats), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	t->stats = p;
+	t->stats_len = len;
+	return 0;
+}
+
 int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 {
 	struct tracer *t = calloc(1, sizeof(*t));
@@ -108,7 +154,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		free(t);
 		return ret;
 	}
-	bpf_map__set_max_entries(t->skel->maps.inflight, t->opts.inflight_max);
+	tracer_size_maps(t);
 	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
 	t->skel->rodata->callers_enabled = !t->opts.latency_only;
 	t->skel->rodata->slow_enabled = !t->opts.latency_only;
@@ -132,6 +178,13 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	t->exec_link = bpf_program__attach(t->skel->progs.retop_exec);
 	if (!t->exec_link)
 		log_info("tracer", "exec() not watched: %s", strerror(errno));
+	ret = tracer_map_stats(t);
+	if (ret) {
+		err_set(err, -ret, "mapping the BPF counters failed: %s", strerror(-ret));
+		retop__destroy(t->skel);
+		free(t);
+		return ret;
+	}
 	*out = t;
 	return 0;
 }
@@ -214,6 +267,9 @@ void tracer_close(struct tracer *t)
 	tracer_unlink_all(t, 0, 0);
 	tracer_unlink_all(t, 1, 1);
 	bpf_link__destroy(t->exec_link);
+	if (t->stats)
+		munmap(t->stats, t->stats_len);
+	callers_table_free(&t->callers);
 	retop__destroy(t->skel);
 	free(t->sweep_keys);
 	free(t->sweep_vals);
@@ -400,6 +456,14 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 
 static int tracer_read_inflight(struct tracer *t, size_t *out);
 
+/* A call leaves the in-flight map other than by its RET: its arguments, if
+ * any were captured, go with it (no RET will take them). */
+static void tracer_forget_args(struct tracer *t, const struct retop_inflight_key *key)
+{
+	if (t->args_used)
+		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.inflight_args), key);
+}
+
 /* Delete the in-flight calls of a slot (its function was detached: entry
  * probe first, so none is added after this). */
 static void tracer_purge_slot(struct tracer *t, int slot)
@@ -410,8 +474,9 @@ static void tracer_purge_slot(struct tracer *t, int slot)
 	if (tracer_read_inflight(t, &n) != 0)
 		return;
 	for (size_t i = 0; i < n; i++)
-		if (t->sweep_keys[i].func_id == (uint32_t)slot)
-			bpf_map_delete_elem(fd, &t->sweep_keys[i]);
+		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
+		    bpf_map_delete_elem(fd, &t->sweep_keys[i]) == 0)
+			tracer_forget_args(t, &t->sweep_keys[i]);
 	t->skel->bss->slot_inflight[slot] = 0;
 }
 
@@ -433,6 +498,7 @@ uint64_t tracer_untime_inflight(struct tracer *t, int slot)
 		    bpf_map_lookup_and_delete_elem(fd, &t->sweep_keys[i], &val) == 0 &&
 		    val.start_ns != RETOP_START_ORPHANED) {
 			__sync_fetch_and_sub(&t->skel->bss->slot_inflight[slot], 1);
+			tracer_forget_args(t, &t->sweep_keys[i]);
 			n_untimed++;
 		}
 	return n_untimed;
@@ -582,11 +648,25 @@ size_t tracer_probe_count(const struct tracer *t, int slot)
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
 {
-	__u32 key = (__u32)slot;
-
-	if (bpf_map__lookup_elem(t->skel->maps.func_stats, &key, sizeof(key), out, sizeof(*out), 0))
-		return -errno;
+	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
+		return -EINVAL;
+	/* Like a lookup of the array: each counter read whole, the row not
+	 * at one instant (BPF adds to it meanwhile). */
+	memcpy(out, &t->stats[slot], sizeof(*out));
 	return 0;
+}
+
+int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out)
+{
+	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
+		return -EINVAL;
+	memcpy(out, &t->stats[slot], offsetof(struct retop_func_stats, hist));
+	return 0;
+}
+
+uint64_t tracer_evidence_lost(const struct tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->evidence_lost, __ATOMIC_RELAXED);
 }
 
 int tracer_reset(struct tracer *t, int slot)
@@ -620,12 +700,41 @@ void tracer_slow_rearm(struct tracer *t, int slot)
 		memset(t->skel->bss->slow_top[slot], 0, sizeof(t->skel->bss->slow_top[slot]));
 }
 
+/* Delete the argument records of slot's calls: with capture off, no RET
+ * of the slot takes them. */
+static void tracer_args_purge(struct tracer *t, int slot)
+{
+	int fd = bpf_map__fd(t->skel->maps.inflight_args);
+	struct retop_inflight_key key, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		if (key.func_id == (uint32_t)slot && bpf_map_delete_elem(fd, &key) == 0) {
+			prev = NULL; /* deleted: start again */
+			continue;
+		}
+		prev = &key;
+	}
+}
+
 void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec)
 {
 	static const struct retop_args_spec off;
+	bool was_on;
 
-	if (slot >= 0 && slot < RETOP_MAX_FUNCS)
-		t->skel->bss->args_spec[slot] = spec ? *spec : off;
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return;
+	was_on = t->skel->bss->args_spec[slot].on;
+	t->skel->bss->args_spec[slot] = spec ? *spec : off;
+	if (spec && spec->on)
+		t->args_used = true;
+	if (was_on && !(spec && spec->on))
+		tracer_args_purge(t, slot);
+}
+
+int tracer_callers_refresh(struct tracer *t)
+{
+	return callers_table_read(bpf_map__fd(t->skel->maps.caller_stats), &t->callers);
 }
 
 int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im,
@@ -633,8 +742,7 @@ int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im
 {
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return -EINVAL;
-	return callers_read(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot,
-			    t->skel->bss->slot_gen[slot], im, out);
+	return callers_view_of(&t->callers, (uint32_t)slot, t->skel->bss->slot_gen[slot], im, out);
 }
 
 /* One in-flight call, as the sweep reads it. */
@@ -763,8 +871,10 @@ static void sweep_reap(struct tracer *t, int fd, const struct sweep_entry *e, bo
 {
 	struct retop_inflight_val now;
 
-	if (bpf_map_lookup_and_delete_elem(fd, &e->key, &now) != 0 ||
-	    !RETOP_START_LIVE(now.start_ns))
+	if (bpf_map_lookup_and_delete_elem(fd, &e->key, &now) != 0)
+		return;
+	tracer_forget_args(t, &e->key);
+	if (!RETOP_START_LIVE(now.start_ns))
 		return;
 	__sync_fetch_and_sub(&t->skel->bss->slot_inflight[e->key.func_id], 1);
 	if (orphan)
@@ -882,18 +992,38 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 	return 0;
 }
 
-uint64_t tracer_inflight_bytes(uint32_t n)
+uint64_t tracer_inflight_base_bytes(uint32_t n)
 {
-	/* The kernel's htab_elem header (48 bytes on 64-bit), key and value
-	 * rounded to 8; one 16-byte bucket per entry, rounded up to a power of
-	 * two.  Checked against bpftool's memlock figure. */
-	uint64_t elem = 48 + ((sizeof(struct retop_inflight_key) + 7) & ~7ul) +
-			((sizeof(struct retop_inflight_val) + 7) & ~7ul);
+	/* One 16-byte bucket per entry, rounded up to a power of two: what the
+	 * kernel allocates at load, whatever is in flight. */
 	uint64_t buckets = 1;
 
 	while (buckets < n)
 		buckets <<= 1;
-	return elem * n + 16 * buckets;
+	return 16 * buckets;
+}
+
+uint64_t tracer_inflight_call_bytes(void)
+{
+	/* The kernel's htab_elem header (48 bytes on 64-bit), key and value
+	 * rounded to 8, and the allocator's list node (8) that a map without
+	 * preallocation charges per element.  Checked against the memlock of
+	 * fdinfo with 100,100 calls held (tests/integration/trace-stress.sh). */
+	return 48 + ((sizeof(struct retop_inflight_key) + 7) & ~7ul) +
+	       ((sizeof(struct retop_inflight_val) + 7) & ~7ul) + 8;
+}
+
+uint64_t tracer_inflight_room_bytes(const struct tracer *t)
+{
+	int64_t live = 0;
+
+	for (size_t i = 0; i < t->opts.max_functions; i++)
+		live += tracer_slot_inflight(t, (int)i);
+	if (live < 0)
+		live = 0;
+	if ((uint64_t)live >= t->opts.inflight_max)
+		return 0;
+	return (t->opts.inflight_max - (uint64_t)live) * tracer_inflight_call_bytes();
 }
 
 uint64_t tracer_map_bytes(const struct tracer *t)

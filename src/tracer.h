@@ -20,14 +20,24 @@ struct tracer;
 
 /* In-flight calls tracked at once, across all traced functions: a server
  * with 10,000 goroutines 25 traced frames deep.  --max-in-flight changes
- * it; the kernel memory it takes is tracer_inflight_bytes(). */
+ * it.  The map is allocated per call: tracer_inflight_base_bytes() at load,
+ * then tracer_inflight_call_bytes() a call in flight. */
 #define TRACER_DEFAULT_IN_FLIGHT 262144u
 #define TRACER_MIN_IN_FLIGHT 16u
 #define TRACER_MAX_IN_FLIGHT (1u << 24)
 
-/* Kernel memory of an in-flight map of n entries (preallocated hash map:
- * each element with its key and value, plus the bucket array). */
-uint64_t tracer_inflight_bytes(uint32_t n);
+/* Goroutines the evidence maps remember (preallocated LRU maps, so sized
+ * for a busy server, not for the worst case): the latest probe hits on
+ * each goroutine, and its first entry into each function.  A goroutine
+ * forgotten leaves its calls to the orphan timeout and its nested hits
+ * unknown.  Panics recovered and calls dropped are rarer: fewer. */
+#define TRACER_GOROUTINES 8192u
+#define TRACER_GOROUTINES_MARKED 2048u
+
+/* Kernel memory of an in-flight map of n entries: its bucket array, there
+ * from the load; and each call in flight. */
+uint64_t tracer_inflight_base_bytes(uint32_t n);
+uint64_t tracer_inflight_call_bytes(void);
 
 struct tracer_opts {
 	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */
@@ -120,6 +130,9 @@ uint64_t tracer_watch_hits(const struct tracer *t);
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
+/* The same without the histogram (out->hist is left as it was): what the
+ * budget reads every slice, from the mapped counters. */
+int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
 /* The slowest calls: the ring buffer's fd, each slot's attach generation
  * (RETOP_MAX_FUNCS of them), and the start of a new interval for a slot
@@ -130,7 +143,11 @@ void tracer_slow_rearm(struct tracer *t, int slot);
 /* Capture the arguments of slot's calls at the entry as spec says (NULL:
  * stop).  Cleared by tracer_reset(). */
 void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec);
-/* The slot's latency by caller since it was attached or reset. */
+/* Read the caller map once, for every slot (at each refresh, before
+ * tracer_read_callers()). */
+int tracer_callers_refresh(struct tracer *t);
+/* The slot's latency by caller since it was attached or reset, as of the
+ * last tracer_callers_refresh(). */
 int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im,
 			struct callers_view *out);
 
@@ -143,8 +160,13 @@ int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im
  * inflight has max_functions items. */
 int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
 
-/* Kernel memory the loaded maps take, as the kernel charges it. */
+/* Kernel memory the loaded maps take, as the kernel charges it (maps
+ * allocated per element count the elements they hold). */
 uint64_t tracer_map_bytes(const struct tracer *t);
+/* What the in-flight map may still take: its free entries, each a call. */
+uint64_t tracer_inflight_room_bytes(const struct tracer *t);
+/* Inserts into the evidence maps that failed (bpf/retop.bpf.c). */
+uint64_t tracer_evidence_lost(const struct tracer *t);
 
 uint64_t tracer_now_ns(void); /* the clock of bpf_ktime_get_ns() */
 

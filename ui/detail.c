@@ -291,7 +291,7 @@ static void detail_call_args(const struct slowest_call *c, struct detail_page *p
 	char values[SLOWEST_VALUES_LEN];
 	int y;
 
-	if (!c->has_args && !c->has_results)
+	if (!c->vals)
 		return;
 	if ((y = detail_row(pg)) < 0)
 		return;

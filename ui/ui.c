@@ -234,7 +234,7 @@ static void ui_teardown(struct ui *ui, bool curses)
 	picker_close(ui);
 	live_close(ui);
 	detail_close(ui);
-	free(ui->funcs);
+	snapshot_funcs_free(ui->funcs, RETOP_MAX_FUNCS);
 	free(ui->fptr);
 	close(ui_pipe[0]);
 	close(ui_pipe[1]);
@@ -254,7 +254,7 @@ int ui_run(const struct cli_options *opts)
 	if (term_choose(note, sizeof(note)) != 0)
 		return 2;
 	if (ui_setup(&ui, opts) != 0) {
-		free(ui.funcs);
+		snapshot_funcs_free(ui.funcs, RETOP_MAX_FUNCS);
 		free(ui.fptr);
 		return 1;
 	}

@@ -542,7 +542,7 @@ static int worker_alloc(struct worker *w)
 
 static void worker_free(struct worker *w)
 {
-	free(w->snap_funcs);
+	snapshot_funcs_free(w->snap_funcs, RETOP_MAX_FUNCS);
 	free(w->snap_fptr);
 	free(w->hist);
 	free(w->procs);

@@ -1,10 +1,14 @@
 #!/bin/sh
 # Load: 100 goroutines each Recurse(1000), all held at the bottom (100,100
 # calls in flight at once), three rounds: 300,300 calls of main.Recurse.
-# With the default --max-in-flight every one is counted and none dropped;
-# with a deliberately small map, each lost call is counted as dropped:
-# calls + dropped is exactly the fixture's count, and so are the RETs that
-# found no entry (unmatched_returns).
+# With the default --max-in-flight every one is counted and none dropped,
+# and the in-flight map, allocated per call, takes what --help says: its
+# buckets with nothing in flight, and so many bytes more a call held (read
+# from fdinfo while the fixture holds all 100,100).  300 goroutines held at
+# once (300,300 calls in flight) are all counted too, with a map that holds
+# them.  With a deliberately small map, each lost call is counted as
+# dropped: calls + dropped is exactly the fixture's count, and so are the
+# RETs that found no entry (unmatched_returns).
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -13,12 +17,24 @@ need_retop
 need_fixture stress-default
 fx() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
-# run NAME RETOP-ARGS...: one fixture, one retop; snapshots in $T/NAME.snap.
+# memlock PID: max_entries and memlock of the in-flight map among PID's fds
+# (the one with 24-byte keys and values), as the kernel accounts it.
+memlock() {
+    for f in /proc/"$1"/fdinfo/*; do
+        awk '/^key_size:/ { k = $2 } /^value_size:/ { v = $2 } /^max_entries:/ { n = $2 }
+             /^memlock:/ { m = $2 } END { if (k == 24 && v == 24) print n, m }' "$f" 2>/dev/null
+    done | head -n 1
+}
+
+# run NAME WORKERS ROUNDS RETOP-ARGS...: one fixture, one retop; snapshots
+# in $T/NAME.snap; the in-flight map's memlock once attached in $idle, and
+# with every call of the first round held in $held.
 run() {
-    name=$1
-    shift
+    name=$1 workers=$2 rounds=$3
+    shift 3
     snap=$T/$name.snap out=$T/$name.out
-    start_fixture stress-default -mode hold -workers 100 -depth 1000 -rounds 3 -out "$out"
+    start_fixture stress-default -mode hold -workers "$workers" -depth 1000 -rounds "$rounds" \
+        -out "$out" -pause "$T/$name.held"
     fixture=$FIXTURE_PID
     # --budget 0: 300,300 calls in a few seconds are over the default
     # budget, which would estimate them; this test is about holding
@@ -27,13 +43,11 @@ run() {
     rp=$!
     track_pid "$rp"
     sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/$name.err")"
-    # The in-flight map's kernel memory, as the kernel accounts it (fdinfo
-    # of retop's map fds: the one with 24-byte keys and values).
-    memlock=$(for f in /proc/"$rp"/fdinfo/*; do
-        awk '/^key_size:/ { k = $2 } /^value_size:/ { v = $2 } /^max_entries:/ { n = $2 }
-             /^memlock:/ { m = $2 } END { if (k == 24 && v == 24) print n, m }' "$f" 2>/dev/null
-    done | head -n 1)
+    idle=$(memlock "$rp")
     kill -USR1 "$fixture"
+    wait_file "$T/$name.held" 60 || fail "the fixture never held its calls (did it crash?)"
+    held=$(memlock "$rp")
+    rm -f "$T/$name.held"
     wait_file "$out" 60 || fail "no result from the fixture in 60 s (did it crash?)"
     sc wait "$snap" $(($(sc lines "$snap") + 2)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/$name.err")"
     kill -INT "$rp"
@@ -42,20 +56,27 @@ run() {
     kill -0 "$fixture" || fail "the fixture died while traced"
     kill -TERM "$fixture"
     wait "$fixture" || true
-    [ "$(fx "$out" calls)" -eq 300300 ] || fail "the fixture made $(fx "$out" calls) calls, expected 300300"
-    [ "$(fx "$out" in_flight_peak)" -eq 100100 ] || fail "the fixture held $(fx "$out" in_flight_peak) calls at once"
+    [ "$(fx "$out" calls)" -eq $((300300 / 3 * rounds * workers / 100)) ] ||
+        fail "the fixture made $(fx "$out" calls) calls"
+    [ "$(fx "$out" in_flight_peak)" -eq $((workers * 1001)) ] ||
+        fail "the fixture held $(fx "$out" in_flight_peak) calls at once"
 }
 
-run default
-# --help states the default map's kernel memory; the kernel agrees.
+run default 100 3
+# --help states the default map's kernel memory; the kernel agrees: its
+# buckets at load, and so many bytes a call in flight (fdinfo's memlock
+# counts the elements of a map allocated per element).
 # shellcheck disable=SC2086 # two numbers, split on purpose
-set -- $memlock
-[ "${1:-0}" -eq 262144 ] || fail "no in-flight map of 262144 entries in retop's fds (got '$memlock')"
+set -- $idle $held
+[ "${1:-0}" -eq 262144 ] && [ "${3:-0}" -eq 262144 ] ||
+    fail "no in-flight map of 262144 entries in retop's fds (got '$idle', '$held')"
 help=$("$RETOP" --help | tr -s ' \n' '  ')
-per=$(printf '%s\n' "$help" | sed -n 's/.*about \([0-9]*\) bytes a call.*/\1/p')
+per=$(printf '%s\n' "$help" | sed -n 's/.*about \([0-9]*\) bytes a call in flight.*/\1/p')
 mib=$(printf '%s\n' "$help" | sed -n 's/.*(262144: \([0-9]*\) MiB of kernel memory.*/\1/p')
-[ "$per" -eq $((($2 + 131072) / 262144)) ] && [ "$mib" -eq $((($2 + 524288) / 1048576)) ] ||
-    fail "--help says $mib MiB, $per bytes a call; the kernel accounts $2 bytes for 262144 entries"
+[ "$mib" -eq $((($2 + 524288) / 1048576)) ] ||
+    fail "--help says $mib MiB at load; the kernel accounts $2 bytes with no call in flight"
+[ $(($4 - $2)) -eq $((per * 100100)) ] ||
+    fail "with 100100 calls held the in-flight map grew by $(($4 - $2)) bytes, not $per a call (--help)"
 sc exact "$snap" "$out" main.Recurse ||
     fail "stress -mode hold (100 x Recurse(1000) held, 3 rounds), retop -b -p PID -t main.Recurse: counts differ"
 for k in dropped returns_before_attach; do
@@ -63,9 +84,24 @@ for k in dropped returns_before_attach; do
     [ "$v" -eq 0 ] || fail "default --max-in-flight: $k is $v, expected 0"
 done
 ! grep -q 'dropped' "$T/default.err" || fail "retop warned of dropped calls with the default capacity: $(grep dropped "$T/default.err")"
-echo "100 x Recurse(1000) held, 3 rounds, default --max-in-flight ($2 bytes of kernel memory): $(sc get "$snap" main.Recurse calls) calls of 300300, 0 dropped"
+echo "100 x Recurse(1000) held, 3 rounds, default --max-in-flight (in-flight map: $2 bytes, $4 with 100100 calls held): $(sc get "$snap" main.Recurse calls) calls of 300300, 0 dropped"
 
-run small --max-in-flight 50000
+# 300,300 calls in flight at once: more than the default capacity, so a
+# map that holds them.
+run wide 300 1 --max-in-flight 524288
+sc exact "$snap" "$out" main.Recurse ||
+    fail "stress -mode hold (300 x Recurse(1000) held), --max-in-flight 524288: counts differ"
+for k in dropped returns_before_attach unmatched_returns; do
+    v=$(sc get "$snap" main.Recurse $k)
+    [ "$v" -eq 0 ] || fail "300300 calls in flight: $k is $v, expected 0"
+done
+# shellcheck disable=SC2086 # two numbers, split on purpose
+set -- $idle $held
+[ $(($4 - $2)) -eq $((per * 300300)) ] ||
+    fail "with 300300 calls held the in-flight map grew by $(($4 - $2)) bytes, not $per a call"
+echo "300 x Recurse(1000) held at once, --max-in-flight 524288: $(sc get "$snap" main.Recurse calls) calls of 300300, 0 dropped; in-flight map $2 bytes, $4 held"
+
+run small 100 3 --max-in-flight 50000
 calls=$(sc get "$snap" main.Recurse calls) dropped=$(sc get "$snap" main.Recurse dropped)
 unmatched=$(sc get "$snap" main.Recurse unmatched_returns)
 [ "$dropped" -gt 0 ] || fail "--max-in-flight 50000 with 100100 calls in flight: nothing dropped"

@@ -97,11 +97,17 @@ static void test_format(void **state)
 static void test_estimate(void **state)
 {
 	(void)state;
-	/* Only the in-flight map depends on --max-in-flight. */
-	assert_int_equal(guard_maps_estimate(262144) - guard_maps_estimate(1024),
-			 tracer_inflight_bytes(262144) - tracer_inflight_bytes(1024));
-	assert_int_equal(tracer_inflight_bytes(262144) - tracer_inflight_bytes(1024),
-			 112ull * (262144 - 1024));
+	/* --max-in-flight costs only the in-flight map's buckets at load
+	 * (16 bytes an entry, 262144 and 1024 are powers of two); each call
+	 * in flight then 104 bytes. */
+	assert_int_equal(guard_maps_estimate(262144, 64) - guard_maps_estimate(1024, 64),
+			 16ull * (262144 - 1024));
+	assert_int_equal(tracer_inflight_base_bytes(1000), 16ull * 1024);
+	assert_int_equal(tracer_inflight_call_bytes(), 104);
+	/* One row of counters a function, in whole pages. */
+	assert_true(guard_maps_estimate(1024, 256) > guard_maps_estimate(1024, 64));
+	/* At the defaults, under 8 MiB with nothing in flight. */
+	assert_true(guard_maps_estimate(262144, 64) < 8ull << 20);
 }
 
 int main(void)

@@ -3,6 +3,8 @@
 //	hold    -rounds R of -workers W goroutines, each Recurse(-depth D),
 //	        all held at the bottom until the W are there: W*(D+1) calls of
 //	        main.Recurse in flight at once, R*W*(D+1) calls in all.
+//	        -pause FILE: in the first round, with every call in flight,
+//	        create FILE and wait for it to be removed.
 //	unwind  -workers W goroutines each for three functions, each diving
 //	        -depth D deep, then: main.PanicExit panics at the bottom, is
 //	        recovered above the dive, and the goroutine exits;
@@ -31,6 +33,8 @@ import (
 )
 
 var recursions, works int64
+
+var pause = flag.String("pause", "", "-mode hold: create `FILE` with every call in flight, go on once it is removed")
 
 //go:noinline
 func Recurse(d int, b *barrier) int {
@@ -65,6 +69,18 @@ func (b *barrier) wait() {
 	gen := b.gen
 	b.in++
 	if b.in == b.n {
+		if b.gen == 0 && *pause != "" {
+			// Every call in flight: let the test look, then go on.
+			if err := os.WriteFile(*pause, nil, 0o644); err != nil {
+				fixture.Fatal(err)
+			}
+			for {
+				if _, err := os.Stat(*pause); os.IsNotExist(err) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
 		b.in, b.gen = 0, b.gen+1
 		b.cond.Broadcast()
 		return
