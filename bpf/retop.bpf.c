@@ -102,6 +102,14 @@ __u64 watch_hits;
  * recovered) that failed: an LRU map can refuse one when every element is
  * held on other CPUs.  What they would have told is then unknown. */
 __u64 evidence_lost;
+/* The cost of a probe hit of each kind (retop.h), set by user space: the
+ * kernel's trap, as timed on this machine, plus the program's own run
+ * time, which the programs measure here (prog_ns over prog_n). */
+__u64 hit_cost_ns[RETOP_HIT_KINDS];
+__u64 prog_ns[RETOP_HIT_KINDS];
+__u64 prog_n[RETOP_HIT_KINDS];
+/* Hits of the calibration probes (RETOP_CAL_FUNC). */
+__u64 cal_hits;
 
 /* Latency by caller (retop.h).  Entries are allocated on first use
  * (BPF_F_NO_PREALLOC): a function has at most RETOP_CALLER_SITES + 1. */
@@ -297,12 +305,31 @@ static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u
 	return bpf_map_lookup_elem(&goroutines, &gk);
 }
 
-/* Count a probe hit on the goroutine; its hits before this one.  A call's
- * traced callees put their traps inside its interval.  No atomics: a
- * goroutine runs on one thread at a time, and the key holds the process. */
-static __always_inline __u32 goroutine_hit(struct retop_goroutine_val *v)
+/* Count a probe hit of kind k on the goroutine, and its cost; its hits
+ * before this one.  A call's traced callees put their traps inside its
+ * interval.  No atomics: a goroutine runs on one thread at a time, and the
+ * key holds the process. */
+static __always_inline __u32 goroutine_hit(struct retop_goroutine_val *v, __u32 k)
 {
-	return v ? (__u32)v->hits++ : 0;
+	if (!v)
+		return 0;
+	if (k < RETOP_HIT_KINDS)
+		v->trap_ns += hit_cost_ns[k];
+	return (__u32)v->hits++;
+}
+
+/* The program's own run time, for hit_cost_ns; a calibration hit is only
+ * counted. */
+static __always_inline void note_prog_time(__u32 func_id, __u32 k, __u64 t0)
+{
+	if (func_id == RETOP_CAL_FUNC) {
+		__sync_fetch_and_add(&cal_hits, 1);
+		return;
+	}
+	if (k >= RETOP_HIT_KINDS)
+		return;
+	__sync_fetch_and_add(&prog_ns[k], bpf_ktime_get_ns() - t0);
+	__sync_fetch_and_add(&prog_n[k], 1);
 }
 
 static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 i)
@@ -396,7 +423,7 @@ static __always_inline int entry_again(struct pt_regs *ctx, struct retop_func_st
 				       struct retop_inflight_val *old, __u64 s,
 				       const struct retop_inflight_key *key,
 				       struct retop_goroutine_val *gv, __u64 hi, __u64 now,
-				       __u32 hits0, int restart, int jcc)
+				       __u32 hits0, __u64 trap0, int restart, int jcc)
 {
 	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
 	int abandoned;
@@ -436,6 +463,7 @@ static __always_inline int entry_again(struct pt_regs *ctx, struct retop_func_st
 	}
 	old->stack_hi = hi;
 	old->hits0 = hits0;
+	old->trap0 = trap0;
 	old->restarting = restart;
 	note_args(ctx, st, key);
 	return 0;
@@ -449,52 +477,52 @@ static __always_inline void note_process(__u32 tgid)
 		bpf_map_update_elem(&execs, &tgid, &never, BPF_NOEXIST);
 }
 
-SEC("uprobe")
-int retop_entry(struct pt_regs *ctx)
+/* An entry probe hit of kind (RETOP_HIT_*) at now. */
+static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 site, __u32 kind,
+				      __u64 now)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 func_id = RETOP_COOKIE_FUNC(cookie), site = RETOP_COOKIE_SITE(cookie);
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val val = {}, *old;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_val *gv;
-	__u64 hi, s = 0, now = bpf_ktime_get_ns();
+	__u64 hi, s = 0, trap0;
 	__u32 hits0;
 	int jcc = !!(site & RETOP_ENTRY_JCC), restart, created;
 
 	if (!st || func_id >= RETOP_MAX_FUNCS)
-		return 0;
+		return;
 	__sync_fetch_and_add(&st->entries, 1);
 	/* Taken, the prologue's jump leads to morestack and back to the
 	 * entry: this hit does not begin a call, the next one does. */
 	restart = jcc && retop_jcc_taken(ctx->eflags, RETOP_ENTRY_CC(site));
 	if (gated_out(func_id, now, !restart))
-		return 0;
+		return;
 	if (!restart)
 		__sync_fetch_and_add(&st->begun, 1);
 	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, &created);
-	hits0 = goroutine_hit(gv) + 1;
+	hits0 = goroutine_hit(gv, kind) + 1;
+	trap0 = gv ? gv->trap_ns : 0;
 	if (site & RETOP_ENTRY_ONLY)
-		return 0;
+		return;
 	if (inflight_key(ctx, func_id, &key, &hi)) {
 		/* No key, no pairing: the call is lost, and says so. */
 		if (!restart)
 			__sync_fetch_and_add(&st->dropped, 1);
-		return 0;
+		return;
 	}
 	old = bpf_map_lookup_elem(&inflight, &key);
 	if (old) {
 		s = old->start_ns;
 		if (RETOP_START_LIVE(s) &&
-		    !entry_again(ctx, st, old, s, &key, gv, hi, now, hits0, restart, jcc))
-			return 0;
+		    !entry_again(ctx, st, old, s, &key, gv, hi, now, hits0, trap0, restart, jcc))
+			return;
 		/* Else the record holds no call (retop.h): it is this call's. */
 	}
 	if (!slot_record[func_id & (RETOP_MAX_FUNCS - 1)]) {
 		/* Not timing: the call is counted here, at its start. */
 		if (!restart)
 			__sync_fetch_and_add(&st->untimed, 1);
-		return 0;
+		return;
 	}
 	note_first_entry(&key);
 	note_process(key.tgid);
@@ -502,6 +530,7 @@ int retop_entry(struct pt_regs *ctx)
 	val.stack_hi = hi;
 	val.tid = (__u32)bpf_get_current_pid_tgid() & 0x7FFFFFFF;
 	val.hits0 = hits0;
+	val.trap0 = trap0;
 	val.restarting = restart;
 	if (old) {
 		/* A tombstone: no one but this goroutine writes it any more
@@ -509,16 +538,28 @@ int retop_entry(struct pt_regs *ctx)
 		old->stack_hi = hi;
 		old->tid = val.tid;
 		old->hits0 = hits0;
+		old->trap0 = trap0;
 		old->restarting = restart;
 		old->start_ns = now;
 	} else if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
 		note_drop(st, &key, now);
-		return 0;
+		return;
 	}
 	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], 1);
 	if (st->dropped)
 		undo_drop(st, &key);
 	note_args(ctx, st, &key);
+}
+
+SEC("uprobe")
+int retop_entry(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
+	__u32 site = RETOP_COOKIE_SITE(cookie);
+	__u32 kind = (site & RETOP_ENTRY_STEPPED) ? RETOP_HIT_ENTRY_STEPPED : RETOP_HIT_ENTRY_EMULATED;
+
+	entry_hit(ctx, RETOP_COOKIE_FUNC(cookie), site, kind, now);
+	note_prog_time(RETOP_COOKIE_FUNC(cookie), kind, now);
 	return 0;
 }
 
@@ -629,7 +670,7 @@ static __always_inline void note_caller(struct pt_regs *ctx, struct retop_func_s
  * truth: more calls shipped, never one of the N slowest missed. */
 static __always_inline void note_slow(struct pt_regs *ctx, struct retop_func_stats *st, __u32 slot,
 				      __u32 image,
-				      __u64 dur, __u64 now, const struct retop_inflight_key *key)
+				      __u64 dur, __u64 start, const struct retop_inflight_key *key)
 {
 	struct retop_slow_event *e;
 	struct retop_args *args = NULL;
@@ -668,7 +709,7 @@ static __always_inline void note_slow(struct pt_regs *ctx, struct retop_func_sta
 	e->gen = slot_gen[slot];
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->tid = (__u32)bpf_get_current_pid_tgid();
-	e->start_ns = now - dur;
+	e->start_ns = start;
 	e->dur_ns = dur;
 	e->goid = 0;
 	if (g_goid_offset && bpf_probe_read_user(&e->goid, sizeof(e->goid),
@@ -712,38 +753,45 @@ static __always_inline void stats_update_minmax(struct retop_func_stats *st, __u
 	}
 }
 
-SEC("uprobe")
-int retop_return(struct pt_regs *ctx)
+/* The traps of the probe hits inside a call, its callees': dur less them,
+ * at least 1 ns (min_ns 0 means no call yet); *taken what was taken out. */
+static __always_inline __u64 dur_untrapped(__u64 dur, __u64 traps, __u64 *taken)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u64 cookie = bpf_get_attach_cookie(ctx);
-	__u32 func_id = RETOP_COOKIE_FUNC(cookie);
-	__u32 site = RETOP_COOKIE_SITE(cookie);
+	*taken = 0;
+	if (dur > 1)
+		*taken = traps < dur ? traps : dur - 1;
+	return dur - *taken;
+}
+
+/* A RET probe hit at now. */
+static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 site, __u64 now)
+{
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val *val;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_val *gv;
-	__u64 dur, b, hi, s;
+	__u64 dur, b, hi, s, traps, taken;
 	__u32 hits;
 	int created;
 
 	if (!st)
-		return 0;
+		return;
 	if (RETOP_SITE_INDEX(site) < RETOP_MAX_RET_SITES)
 		__sync_fetch_and_add(&st->ret_hits[RETOP_SITE_INDEX(site)], 1);
 	/* One lookup of the goroutine for its hit count and its RET evidence:
 	 * inflight_key() reads the same g (R14) of the same process. */
 	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, &created);
-	hits = goroutine_hit(gv);
+	traps = gv ? gv->trap_ns : 0; /* before this RET's own hit */
+	hits = goroutine_hit(gv, RETOP_HIT_RET);
 	if (inflight_key(ctx, func_id, &key, &hi)) {
 		__sync_fetch_and_add(&st->unmatched, 1);
-		return 0;
+		return;
 	}
 	val = bpf_map_lookup_elem(&inflight, &key);
 	if (!val) {
 		note_ret(gv, &key, now);
 		note_unpaired(st, &key);
-		return 0;
+		return;
 	}
 	s = val->start_ns;
 	/* The call is this RET's only if it wins it from the sweep's claim. */
@@ -754,17 +802,24 @@ int retop_return(struct pt_regs *ctx)
 		bpf_map_delete_elem(&inflight, &key);
 		note_ret(gv, &key, now);
 		note_unpaired(st, &key);
-		return 0;
+		return;
 	}
 	dur = now - s;
 	hits -= val->hits0; /* the callees' hits since the entry */
-	if ((__s32)hits < 0 || created) /* its goroutine's count was lost (LRU): unknown */
+	traps -= val->trap0;  /* and their cost */
+	if ((__s32)hits < 0 || created || (__s64)traps < 0) {
+		/* Its goroutine's count was lost (LRU): unknown. */
 		hits = 0;
+		traps = 0;
+	}
+	/* Durations without retop's own traps inside them: what the call
+	 * takes untraced, and what the program's own clock says. */
+	dur = dur_untrapped(dur, traps, &taken);
 	/* Only the one that removed the record counts the call: this RET, or
 	 * user space taking the budget's calls out (tracer_untime_inflight). */
 	if (bpf_map_delete_elem(&inflight, &key) != 0) {
 		note_ret(gv, &key, now);
-		return 0;
+		return;
 	}
 	if (created || first_entry_lost(&key))
 		__sync_fetch_and_add(&st->evicted, 1);
@@ -773,6 +828,7 @@ int retop_return(struct pt_regs *ctx)
 	__sync_fetch_and_add(&st->calls, 1);
 	__sync_fetch_and_add(&st->sum_ns, dur);
 	__sync_fetch_and_add(&st->nested_hits, hits);
+	__sync_fetch_and_add(&st->trap_ns, taken);
 	b = retop_hist_bucket(dur);
 	/* Keep the check and the access on one register for the verifier. */
 	asm volatile("" : "+r"(b));
@@ -780,10 +836,19 @@ int retop_return(struct pt_regs *ctx)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
 	note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b);
-	note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, now, &key);
+	note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, s, &key);
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(gv, &key, now);
+}
+
+SEC("uprobe")
+int retop_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
+
+	ret_hit(ctx, RETOP_COOKIE_FUNC(cookie), RETOP_COOKIE_SITE(cookie), now);
+	note_prog_time(RETOP_COOKIE_FUNC(cookie), RETOP_HIT_RET, now);
 	return 0;
 }
 
@@ -811,10 +876,13 @@ int retop_goexit(struct pt_regs *ctx)
 
 	__sync_fetch_and_add(&watch_hits, 1);
 	if (gk.g) {
-		/* Its hit count goes on: a call still in flight keeps its base. */
+		/* Its hit count and cost go on: a call still in flight keeps
+		 * its base. */
 		old = bpf_map_lookup_elem(&goroutines, &gk);
-		if (old)
+		if (old) {
 			v.hits = old->hits;
+			v.trap_ns = old->trap_ns;
+		}
 		if (bpf_map_update_elem(&goroutines, &gk, &v, BPF_ANY) != 0)
 			__sync_fetch_and_add(&evidence_lost, 1);
 		/* The g is reused for a new goroutine: no restart to recognise. */

@@ -70,6 +70,9 @@ static inline __u32 retop_hist_bucket(__u64 v)
  * the stack and the function starts again from its entry (a restart of the
  * same call, not a new one). */
 #define RETOP_ENTRY_JCC 0x2u
+/* The kernel single-steps the entry probe's instruction out of line (two
+ * traps a hit) instead of emulating it (one trap): its hits cost more. */
+#define RETOP_ENTRY_STEPPED 0x4u
 #define RETOP_ENTRY_CC(s) (((s) >> 8) & 0xFu)
 #define RETOP_ENTRY_SITE(flags, cc) (RETOP_SITE_ENTRY | (flags) | ((__u32)(cc) << 8))
 
@@ -96,6 +99,20 @@ static inline int retop_jcc_taken(__u64 f, __u32 cc)
 	}
 	return (cc & 1) ? !r : r;
 }
+
+/* What a probe hit costs the target depends on how the kernel runs the
+ * probed instruction (docs/UPROBES.md): an emulated entry (the prologue's
+ * jump), a single-stepped entry, a RET (always single-stepped).  User space
+ * writes the cost of each kind in hit_cost_ns; each hit adds its kind's cost
+ * to its goroutine's trap_ns, and a RET takes the traps of the hits inside
+ * its call (traced callees) out of the call's duration. */
+#define RETOP_HIT_ENTRY_EMULATED 0
+#define RETOP_HIT_ENTRY_STEPPED 1
+#define RETOP_HIT_RET 2
+#define RETOP_HIT_KINDS 3
+/* The function id of user space's calibration probes, on retop's own code:
+ * a hit is counted in cal_hits, and nothing else is done. */
+#define RETOP_CAL_FUNC RETOP_MAX_FUNCS
 
 /* The estimate's sampling windows (the overhead budget's last resort): time
  * is cut into slices of gate_len ns from gate_base; slice k is sampled when
@@ -133,6 +150,7 @@ struct retop_inflight_val {
 	__u32 tid : 31;
 	__u32 restarting : 1; /* the prologue's jump was taken: the entry comes again */
 	__u32 hits0;	/* the goroutine's probe hits after this entry's (low bits) */
+	__u64 trap0;	/* the goroutine's trap_ns after this entry's hit */
 };
 
 /* The sweep's compare-and-claim (retop_claim, a syscall program run by
@@ -162,6 +180,7 @@ struct retop_goroutine_val {
 	__u64 min_depth, min_ns; /* the shallowest RET, the latest at that depth */
 	__u64 exit_ns;		 /* runtime.goexit1: every frame before is dead */
 	__u64 hits;		 /* probe hits on it: every entry and RET of a traced function */
+	__u64 trap_ns;		 /* what those hits cost it, at hit_cost_ns of their kind */
 };
 
 /* The first entry a goroutine made into a function since it was attached
@@ -201,8 +220,9 @@ struct retop_func_stats {
 			   * goroutine could not be read at the entry */
 	__u64 before_attach; /* RET hits of calls that began before the entry
 			      * probe was in (or after it was removed): expected */
-	__u64 nested_hits; /* probe hits inside its paired calls (traced callees):
-			    * their traps are in its durations */
+	__u64 nested_hits; /* probe hits inside its paired calls (traced callees) */
+	__u64 trap_ns;	   /* the cost of those hits, taken out of its durations
+			    * (each call's at most down to 0) */
 	__u64 slow_over;  /* calls at least --slow long (0 when --slow is off) */
 	__u64 slow_lost;  /* slow calls not shipped: the ring buffer was full */
 	__u64 evicted;	  /* paired calls whose goroutine record or first entry

@@ -1,16 +1,14 @@
 #include "budget.h"
 
 #include <errno.h>
-#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "interlock.h"
 #include "log.h"
+#include "probes.h"
 #include "procs.h"
 #include "session_internal.h"
 #include "snapshot.h"
@@ -18,7 +16,11 @@
 
 #include <math.h>
 
-#define BUDGET_CALIBRATE_HITS 1000
+/* Hits timed per kind of probe at the start, after BUDGET_CALIBRATE_WARM
+ * untimed; then BUDGET_CALIBRATE_MORE at each sample, into the same mean. */
+#define BUDGET_CALIBRATE_HITS 201
+#define BUDGET_CALIBRATE_WARM 10
+#define BUDGET_CALIBRATE_MORE 20
 /* The budget is a ceiling, and demand is measured after the fact: aim
  * below it. */
 #define BUDGET_AIM 0.9
@@ -40,14 +42,31 @@
  * upper end. */
 #define BUDGET_MIN_SLICES 10
 
-/* The calibration target: one RET instruction, as the kernel sees a Go
- * function's RET (single-stepped out of line, not emulated). */
+/* The calibration targets: the three kinds of probed instruction, as the
+ * kernel sees them in a Go function (docs/UPROBES.md): the prologue's jump
+ * (jbe, emulated), an entry compare (single-stepped out of line; it reads
+ * [rsp], not Go's [r14+16]) and a RET (single-stepped).  Each is a
+ * function: the probe sits on its first instruction. */
 __asm__(".text\n"
+	".globl retop_budget_jcc\n"
+	".type retop_budget_jcc, @function\n"
+	"retop_budget_jcc:\n"
+	"\t.byte 0x76, 0x00\n" /* jbe .+2 */
+	"\tret\n"
+	".size retop_budget_jcc, 3\n"
+	".globl retop_budget_cmp\n"
+	".type retop_budget_cmp, @function\n"
+	"retop_budget_cmp:\n"
+	"\t.byte 0x48, 0x3b, 0x24, 0x24\n" /* cmp rsp, [rsp] */
+	"\tret\n"
+	".size retop_budget_cmp, 5\n"
 	".globl retop_budget_target\n"
 	".type retop_budget_target, @function\n"
 	"retop_budget_target:\n"
 	"\tret\n"
 	".size retop_budget_target, 1\n");
+void retop_budget_jcc(void);
+void retop_budget_cmp(void);
 void retop_budget_target(void);
 
 /* File and offset of addr in this process, from /proc/self/maps. */
@@ -75,76 +94,109 @@ static int budget_self_offset(uintptr_t addr, char *path, size_t len, uint64_t *
 	return ret;
 }
 
-static int budget_uprobe_type(void)
+static int budget_cmp_u64(const void *a, const void *b)
 {
-	FILE *f = fopen("/sys/bus/event_source/devices/uprobe/type", "r");
-	int type = -1;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-	return type;
+	return x < y ? -1 : x > y;
 }
 
-/* ns for n calls of the target; the best of three bursts. */
-static double budget_burst_ns(void (*volatile fn)(void), int n)
+/* The median ns of one call of fn, unprobed: what a timed hit is less. */
+static double budget_bare_ns(void (*volatile fn)(void))
 {
-	double best = 0;
+	uint64_t d[BUDGET_CALIBRATE_HITS];
 
-	for (int r = 0; r < 3; r++) {
+	for (int i = 0; i < BUDGET_CALIBRATE_HITS; i++) {
 		uint64_t t0 = tracer_now_ns();
-		for (int i = 0; i < n; i++)
-			fn();
-		double d = (double)(tracer_now_ns() - t0);
-		if (r == 0 || d < best)
-			best = d;
+		fn();
+		d[i] = tracer_now_ns() - t0;
 	}
-	return best;
+	qsort(d, BUDGET_CALIBRATE_HITS, sizeof(d[0]), budget_cmp_u64);
+	return (double)d[BUDGET_CALIBRATE_HITS / 2];
 }
 
-double budget_calibrate(char *err)
-{
-	struct perf_event_attr attr = {.size = sizeof(attr)};
-	void (*volatile fn)(void) = retop_budget_target;
-	char path[600];
-	uint64_t off = 0, hits = 0;
-	int type = budget_uprobe_type(), fd;
+static void (*const budget_targets[RETOP_HIT_KINDS])(void) = {
+    [RETOP_HIT_ENTRY_EMULATED] = retop_budget_jcc,
+    [RETOP_HIT_ENTRY_STEPPED] = retop_budget_cmp,
+    [RETOP_HIT_RET] = retop_budget_target,
+};
 
-	if (type < 0) {
-		err_set(err, ENOTSUP, "no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
-		return 0;
+/* n more hits of kind k, each timed, into the last BUDGET_CAL_RING; the
+ * cost is their median: a hit during which retop's own thread was
+ * preempted says nothing about the target's traps. */
+static int budget_time_hits(struct budget *b, struct tracer *t, int k, int n, char *err)
+{
+	void (*volatile fn)(void) = budget_targets[k];
+	uint64_t before = tracer_cal_hits(t), sorted[BUDGET_CAL_RING];
+
+	for (int i = 0; i < n; i++) {
+		uint64_t t0 = tracer_now_ns();
+		fn();
+		b->cal_ring[k][b->cal_n[k]++ % BUDGET_CAL_RING] = tracer_now_ns() - t0;
 	}
-	if (budget_self_offset((uintptr_t)retop_budget_target, path, sizeof(path), &off) != 0) {
-		err_set(err, ENOENT, "retop's own text is not in /proc/self/maps");
-		return 0;
+	/* The probe must really have fired, every call. */
+	uint64_t hits = tracer_cal_hits(t) - before;
+	if (hits != (uint64_t)n)
+		return err_set(err, EIO, "the calibration probe fired %llu times, expected %d",
+			       (unsigned long long)hits, n);
+	size_t m = b->cal_n[k] < BUDGET_CAL_RING ? b->cal_n[k] : BUDGET_CAL_RING;
+	memcpy(sorted, b->cal_ring[k], m * sizeof(sorted[0]));
+	qsort(sorted, m, sizeof(sorted[0]), budget_cmp_u64);
+	double ns = (double)sorted[m / 2] - b->cal_bare[k];
+	b->trap_ns[k] = ns > 1 ? ns : 1;
+	return 0;
+}
+
+int budget_calibrate(struct budget *b, struct tracer *t, char *err)
+{
+	char path[600];
+	uint64_t off = 0;
+	int ret;
+
+	budget_calibrate_close(b);
+	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
+		if (budget_self_offset((uintptr_t)budget_targets[k], path, sizeof(path), &off) != 0) {
+			ret = err_set(err, ENOENT, "retop's own text is not in /proc/self/maps");
+			goto fail;
+		}
+		/* Before the probe exists. */
+		b->cal_bare[k] = budget_bare_ns(budget_targets[k]);
+		b->cal_n[k] = 0;
+		if ((ret = tracer_cal_attach(t, k, path, off, &b->cal_ps[k])) < 0) {
+			err_set(err, -ret, "a uprobe on retop itself: %s", strerror(-ret));
+			goto fail;
+		}
+		/* The first hits set up the process's out-of-line page. */
+		for (int i = 0; i < BUDGET_CALIBRATE_WARM; i++)
+			budget_targets[k]();
+		if ((ret = budget_time_hits(b, t, k, BUDGET_CALIBRATE_HITS, err)) < 0)
+			goto fail;
 	}
-	/* Before the probe exists: a disabled uprobe event may still trap. */
-	double bare = budget_burst_ns(fn, BUDGET_CALIBRATE_HITS);
-	attr.type = (uint32_t)type;
-	attr.config1 = (uint64_t)(uintptr_t)path; /* uprobe_path */
-	attr.config2 = off;			  /* probe_offset */
-	attr.disabled = 1;
-	attr.exclude_kernel = 0;
-	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0) {
-		err_set(err, errno, "a uprobe on retop itself: %s", strerror(errno));
-		return 0;
-	}
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	double probed = budget_burst_ns(fn, BUDGET_CALIBRATE_HITS);
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	/* The probe must really have fired: 3 bursts, every call. */
-	if (read(fd, &hits, sizeof(hits)) != sizeof(hits) || hits != 3u * BUDGET_CALIBRATE_HITS) {
-		close(fd);
-		err_set(err, EIO, "the calibration probe fired %llu times, expected %u",
-			(unsigned long long)hits, 3u * BUDGET_CALIBRATE_HITS);
-		return 0;
-	}
-	close(fd);
-	double ns = (probed - bare) / BUDGET_CALIBRATE_HITS;
-	return ns > 1 ? ns : 1;
+	b->cal_tracer = t;
+	return 0;
+fail:
+	budget_calibrate_close(b);
+	return ret;
+}
+
+void budget_calibrate_more(struct budget *b)
+{
+	char err[ERR_LEN];
+
+	if (!b->cal_tracer)
+		return;
+	for (int k = 0; k < RETOP_HIT_KINDS; k++)
+		if (budget_time_hits(b, b->cal_tracer, k, BUDGET_CALIBRATE_MORE, err) < 0) {
+			log_warn("budget", "probe costs no longer timed: %s", err);
+			budget_calibrate_close(b);
+			return;
+		}
+}
+
+void budget_calibrate_close(struct budget *b)
+{
+	probe_sets_destroy(b->cal_ps, RETOP_HIT_KINDS);
+	b->cal_tracer = NULL;
 }
 
 double budget_allowed_hits(const struct budget *b)

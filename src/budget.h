@@ -19,16 +19,22 @@
 #define RETOP_BUDGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "../bpf/retop.h"
 
 /* RFD 061: the production default rate limit, in probe hits a second. */
 #define BUDGET_DEFAULT_HITS_PER_S 10000.0
 /* A slice of the governor's clock, and of the random sampling. */
 #define BUDGET_SLICE_NS 100000000ull
 #define BUDGET_RING 10 /* slices of history: rates over the last second */
+#define BUDGET_CAL_RING 1024 /* timed probe hits kept per kind */
 
+struct probe_set;
 struct session;
 struct session_func;
+struct tracer;
 struct snapshot_func;
 struct interlock_verdict;
 
@@ -37,7 +43,17 @@ enum budget_mode { BUDGET_FULL, BUDGET_TIMING, BUDGET_ESTIMATED };
 struct budget {
 	double pct;	   /* --budget PCT%: of one CPU; 0: no CPU cap */
 	double hits_per_s; /* --budget N/s, or the default; 0: no budget at all */
-	double hit_ns;	   /* timed cost of one probe hit (with pct only) */
+	double hit_ns;	   /* timed cost of one probe hit: a RET's (with pct only) */
+	/* The kernel's cost of a hit of each kind (RETOP_HIT_*), timed at the
+	 * start; 0: not timed. */
+	double trap_ns[RETOP_HIT_KINDS];
+	/* The calibration's probes and their tracer (NULL: none), the
+	 * unprobed call's time, and the last timed hits, per kind. */
+	struct probe_set *cal_ps[RETOP_HIT_KINDS];
+	struct tracer *cal_tracer;
+	double cal_bare[RETOP_HIT_KINDS];
+	uint64_t cal_ring[RETOP_HIT_KINDS][BUDGET_CAL_RING];
+	size_t cal_n[RETOP_HIT_KINDS];
 	uint64_t next_ns;  /* the governor's next slice */
 	uint64_t watch_hits, watch_ring[BUDGET_RING]; /* the runtime watchers' hits */
 	uint64_t slice;	   /* slices since tracing began */
@@ -85,10 +101,18 @@ struct budget_func {
 	char why[160];
 };
 
-/* Time a burst of hits on a uprobe at a RET instruction (single-stepped,
- * like a Go function's RETs) in retop's own process: the cost of one hit
- * in ns.  0 and a reason on failure. */
-double budget_calibrate(char *err);
+/* Time hits on uprobes in retop's own process, with t's programs and link
+ * type, one instruction of each kind (RETOP_HIT_*: the prologue's jump,
+ * emulated; an entry compare and a RET, single-stepped): b->trap_ns[k],
+ * what the kernel's trap and the program's dispatch cost a hit of kind k,
+ * the median of single hits.  The probes stay (they cost nothing
+ * untouched) for budget_calibrate_more().  A negative errno and a reason on
+ * failure. */
+int budget_calibrate(struct budget *b, struct tracer *t, char *err);
+/* A few more hits of each kind into the mean: the cost follows the load of
+ * the machine.  Stops timing (and says so) on failure. */
+void budget_calibrate_more(struct budget *b);
+void budget_calibrate_close(struct budget *b);
 
 /* Probe hits a second the budget lets all functions make together; 0: no
  * budget. */

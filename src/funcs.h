@@ -38,6 +38,9 @@ struct func_info {
 	 * the prologue jump's condition when the probe sits on it (0xFF: no). */
 	bool entry_counts_calls;
 	uint8_t entry_jcc_cc;
+	/* The kernel emulates the entry probe's instruction (one trap a hit)
+	 * rather than single-stepping it (interlock_kernel_emulates). */
+	bool entry_emulated;
 	/* SDK cross-check. */
 	bool sdk_mismatch;
 	bool sdk_inlined;

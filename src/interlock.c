@@ -146,6 +146,23 @@ const char *interlock_kernel_check(const uint8_t *insn, size_t len)
 	return NULL;
 }
 
+bool interlock_kernel_emulates(const uint8_t *insn, size_t len)
+{
+	/* branch_setup_xol_ops() and push_setup_xol_ops() of
+	 * arch/x86/kernel/uprobes.c, without prefixes (Go emits none there;
+	 * a prefixed form is counted as single-stepped: the dearer). */
+	if (len < 1)
+		return false;
+	uint8_t op = insn[0];
+	if (op == 0xeb || op == 0xe9 || op == 0xe8 || op == 0x90 || (op >= 0x70 && op <= 0x7f) ||
+	    (op >= 0x50 && op <= 0x57))
+		return true;
+	if (len >= 2 && op == 0x0f && insn[1] >= 0x80 && insn[1] <= 0x8f)
+		return true;
+	/* push r8..r15: REX.B 0x41 only. */
+	return len >= 2 && op == 0x41 && insn[1] >= 0x50 && insn[1] <= 0x57;
+}
+
 /* ---- runtime functions that run without g in R14 or off the goroutine
  * stack: the pairing key {g, g.stack.hi - SP} means nothing there. */
 
@@ -590,6 +607,8 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	if ((flags & GOPCLNTAB_FLAG_ASM) && (why = check_r14(eng, f, code, bits, buf, sizeof(buf))))
 		return refuse(f, why);
 	f->entry_probe_off = interlock_entry_probe(code, bits, stop, pcsp.flat_end);
+	f->entry_emulated = interlock_kernel_emulates(code + f->entry_probe_off,
+						      stop - f->entry_probe_off);
 	f->entry_counts_calls =
 	    entry_count_check(idx, f, code, bits, stop, f->entry_probe_off, &f->entry_jcc_cc);
 	/* Calls that leave through a tail jump never reach one of its RETs:
@@ -713,7 +732,8 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f,
 	v->entry_counts_calls = f->entry_counts_calls;
 	v->entry_site = RETOP_ENTRY_SITE(
 	    (v->entry_only ? RETOP_ENTRY_ONLY : 0) |
-		(f->entry_counts_calls && f->entry_jcc_cc < 16 ? RETOP_ENTRY_JCC : 0),
+		(f->entry_counts_calls && f->entry_jcc_cc < 16 ? RETOP_ENTRY_JCC : 0) |
+		(f->entry_emulated ? 0 : RETOP_ENTRY_STEPPED),
 	    f->entry_jcc_cc < 16 ? f->entry_jcc_cc : 0);
 	if (v->entry_only && f->rets.count > RETOP_MAX_RET_SITES)
 		err_set(err, 0, "%u RET sites, more than %d: durations unavailable", f->rets.count,

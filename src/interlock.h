@@ -84,6 +84,10 @@ bool interlock_sealed(const struct interlock_verdict *v);
 /* Why the kernel would refuse or mis-execute a uprobe on the instruction
  * at insn[0..len) (len: its decoded length), or NULL when it is safe. */
 const char *interlock_kernel_check(const uint8_t *insn, size_t len);
+/* True when the kernel emulates the instruction at insn[0..len) under a
+ * uprobe (one trap a hit: a direct jmp, call or jcc, a one-byte NOP, push
+ * of a register) rather than single-stepping it out of line (two traps). */
+bool interlock_kernel_emulates(const uint8_t *insn, size_t len);
 /* Why a runtime function must not be probed, or NULL. */
 const char *interlock_runtime_check(const char *name, uint8_t flags);
 /* Where the entry probe goes in code[0..stop) (boundaries in bits, the

@@ -295,6 +295,10 @@ static uint64_t get_hits_inside(const struct snapshot_func *sn)
 {
 	return sn->raw->nested_hits;
 }
+static uint64_t get_trap(const struct snapshot_func *sn)
+{
+	return sn->raw->trap_ns;
+}
 static uint64_t get_slow(const struct snapshot_func *sn)
 {
 	return sn->raw->slow_over;
@@ -345,9 +349,11 @@ static const struct serve_fam serve_fams[] = {
      false, get_dropped},
     {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
     {"retop_function_probe_hits_inside_total", "counter",
-     "Probe hits of traced callees inside its paired calls: their traps are part of its "
-     "durations.",
-     false, get_hits_inside},
+     "Probe hits of traced callees inside its paired calls.", false, get_hits_inside},
+    {"retop_function_trap_seconds_subtracted_total", "counter",
+     "The traps of those hits, at the timed cost of each probe's kind, taken out of its "
+     "durations (the histogram, the sum, the max, callers and slowest calls).",
+     true, get_trap},
     {"retop_function_slow_calls_total", "counter",
      "Calls at least --slow long (0 without --slow).", false, get_slow},
     {"retop_function_sampled_ratio", "gauge",

@@ -179,24 +179,53 @@ static int session_open_tracer(struct session *s, char *err)
 	return 0;
 }
 
-/* The cost of a probe hit, for --budget; when it cannot be measured, the
- * dearest single-stepped hit measured on this kind of machine (50 us), so
- * that the budget errs on the target's side. */
+/* What a probe hit of each kind costs a call it is inside: the kernel's
+ * trap as timed (the median of the last hits on retop's own probes) plus
+ * the programs' own run time as they measure it, on average so far.  BPF
+ * takes it out of the durations of the calls the hits are inside. */
+static void session_hit_costs(struct session *s)
+{
+	uint64_t ns[RETOP_HIT_KINDS], n[RETOP_HIT_KINDS];
+
+	if (!s->tracer)
+		return;
+	budget_calibrate_more(&s->budget);
+	tracer_prog_time(s->tracer, ns, n);
+	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
+		s->snap.prog_ns[k] = n[k] ? (double)ns[k] / (double)n[k] : 0;
+		s->snap.trap_ns[k] = s->budget.trap_ns[k];
+		s->snap.hit_cost_ns[k] =
+		    s->budget.trap_ns[k] > 0 ? s->budget.trap_ns[k] + s->snap.prog_ns[k] : 0;
+	}
+	tracer_hit_costs(s->tracer, s->snap.hit_cost_ns);
+}
+
+/* The cost of a probe hit of each kind: for --budget (a RET's), and to take
+ * the traps of traced callees out of a call's duration.  When it cannot be
+ * measured, the budget takes the dearest single-stepped hit measured on
+ * this kind of machine (50 us), so that it errs on the target's side, and
+ * durations are not corrected. */
 static void session_calibrate(struct session *s)
 {
 	char why[ERR_LEN];
 
 	s->budget.pct = s->opts.budget_pct;
 	s->budget.hits_per_s = s->opts.budget_hits;
-	if (s->budget.hits_per_s <= 0)
-		return;
-	s->budget.hit_ns = budget_calibrate(why);
-	if (s->budget.hit_ns <= 0) {
-		log_warn("budget", "cannot time a probe hit (%s): assuming 50 us a hit", why);
+	if (budget_calibrate(&s->budget, s->tracer, why) != 0) {
+		memset(s->budget.trap_ns, 0, sizeof(s->budget.trap_ns));
+		log_warn("session", "cannot time a probe hit (%s): durations keep the traps of "
+				    "traced callees; the budget assumes 50 us a hit", why);
 		s->budget.hit_ns = 50000;
+	} else {
+		s->budget.hit_ns = s->budget.trap_ns[RETOP_HIT_RET];
 	}
-	log_info("budget", "a probe hit costs %.0f ns: the budget allows %.0f hits/s",
-		 s->budget.hit_ns, budget_allowed_hits(&s->budget));
+	log_info("session", "a probe hit costs %.0f ns (entry at the prologue's jump), %.0f ns "
+			    "(entry single-stepped), %.0f ns (RET)",
+		 s->budget.trap_ns[RETOP_HIT_ENTRY_EMULATED],
+		 s->budget.trap_ns[RETOP_HIT_ENTRY_STEPPED], s->budget.trap_ns[RETOP_HIT_RET]);
+	if (s->budget.hits_per_s > 0)
+		log_info("budget", "the budget allows %.0f hits/s", budget_allowed_hits(&s->budget));
+	session_hit_costs(s);
 }
 
 int session_start_tracing(struct session *s, char *err)
@@ -217,6 +246,7 @@ void session_close(struct session *s)
 {
 	if (!s)
 		return;
+	budget_calibrate_close(&s->budget);
 	slowest_close(s->slow);
 	tracer_close(s->tracer);
 	sdk_facts_close(s->sdk);
@@ -996,6 +1026,7 @@ static void session_sample_guard(struct session *s, uint64_t now)
 	s->snap.budget_hits = budget_allowed_hits(&s->budget);
 	s->snap.exits_watched = s->tracer && tracer_watchers_in(s->tracer);
 	s->snap.hit_ns = s->budget.hit_ns;
+	session_hit_costs(s);
 	s->snap.slow_ns = s->opts.slow_ns;
 	if (s->tracer && guard_due(&s->guard, now)) {
 		for (size_t i = 0; i < s->nfuncs; i++)
@@ -1007,6 +1038,7 @@ static void session_sample_guard(struct session *s, uint64_t now)
 		 * retop stays in the kernel once time is up. */
 		slowest_close(s->slow);
 		s->slow = NULL;
+		budget_calibrate_close(&s->budget);
 		tracer_close(s->tracer);
 		s->tracer = NULL;
 		log_warn("session", "tracing stopped after --max-duration %g s: %zu functions "

@@ -227,9 +227,12 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	if (f->estimate_stopped)
 		json_object_object_add(o, "estimate_stopped",
 				       json_object_new_string(f->estimate_why));
-	/* The traps of traced callees are inside its durations: so many a call,
-	 * each about probe_hit_ns. */
+	/* Probe hits of traced callees inside a call, on average, and what
+	 * their traps cost, taken out of its durations (at probe_hit_cost_ns
+	 * of each hit's kind): in all, and a call on average. */
 	json_object_object_add(o, "probe_hits_inside", json_fixed(v->hits_inside, 3));
+	json_object_object_add(o, "trap_ns_subtracted", json_object_new_uint64(v->trap_ns));
+	json_object_object_add(o, "trap_ns_subtracted_per_call", json_fixed(v->trap_ns_per_call, 0));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
 	/* Timed calls the caller map had no room for: callers' calls then add
@@ -273,6 +276,22 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "unseen_after_exec_s",
 			       json_object_new_double(snap->unseen_after_exec_s));
 	json_object_object_add(o, "probe_hit_ns", json_fixed(snap->hit_ns, 0));
+	/* What each hit inside a call is taken out of its duration, by the
+	 * kind of its probe (0: untimed, nothing taken out), and of that the
+	 * BPF program's own run time, as it measures it. */
+	static const char *const kinds[RETOP_HIT_KINDS] = {"entry_emulated", "entry_stepped", "ret"};
+	struct json_object *cost = json_object_new_object(), *trap = json_object_new_object(),
+			   *prog = json_object_new_object();
+	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
+		json_object_object_add(cost, kinds[k], json_fixed(snap->hit_cost_ns[k], 0));
+		json_object_object_add(trap, kinds[k], json_fixed(snap->trap_ns[k], 0));
+		json_object_object_add(prog, kinds[k], json_fixed(snap->prog_ns[k], 0));
+	}
+	/* cost = trap + prog: the kernel's part, as timed on retop's own
+	 * probes, and the BPF program's, as it measures itself. */
+	json_object_object_add(o, "probe_hit_cost_ns", cost);
+	json_object_object_add(o, "probe_trap_ns", trap);
+	json_object_object_add(o, "probe_prog_ns", prog);
 	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
 }
 
@@ -467,6 +486,13 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 			(unsigned long long)f->timed_calls, status);
 	if (f->estimate_stopped)
 		fprintf(out, "    estimate stopped: %s\n", f->estimate_why);
+	if (v->hits_inside >= 0.005 && !f->entry_only) {
+		/* Traced callees: their traps are taken out of its durations. */
+		char each[16];
+		stats_format_duration((uint64_t)(v->trap_ns_per_call + 0.5), each, sizeof(each));
+		fprintf(out, "    durations less %s a call: the traps of %.2f probe hits inside "
+			     "(traced callees)\n", each, v->hits_inside);
+	}
 }
 
 /* One call of a slowest list, indented under its function's row. */

@@ -105,7 +105,13 @@ struct snapshot {
 	uint64_t user_bytes;	 /* retop's resident memory */
 	double budget_pct;	 /* --budget PCT%; 0: no CPU cap */
 	double budget_hits;	 /* probe hits a second the budget allows; 0: none */
-	double hit_ns;		 /* calibrated cost of one probe hit */
+	double hit_ns;		 /* calibrated cost of one probe hit (a RET's) */
+	/* What a hit of each kind (RETOP_HIT_*) inside a call is taken out of
+	 * its duration: the kernel's trap (0: untimed, nothing is taken out)
+	 * plus the BPF program's own run time (prog_ns, measured). */
+	double hit_cost_ns[RETOP_HIT_KINDS];
+	double trap_ns[RETOP_HIT_KINDS]; /* of that, the kernel's, in CPU time */
+	double prog_ns[RETOP_HIT_KINDS]; /* and the program's */
 	uint64_t slow_ns;	 /* --slow; 0: off */
 	bool exits_watched;	 /* runtime.goexit1 probed: exits prove calls dead */
 	struct snapshot_func *funcs;

@@ -34,6 +34,8 @@ struct stats_view {
 	uint64_t p50_interval_ns, p99_interval_ns, mean_interval_ns; /* last interval; 0 if no call */
 	uint64_t unmatched, reentries, dropped;
 	double hits_inside; /* probe hits of traced callees inside a call, on average */
+	uint64_t trap_ns;   /* their cost, taken out of the durations: in all */
+	double trap_ns_per_call; /* and a call on average */
 	uint64_t slow_over, slow_over_delta; /* calls at least --slow long */
 	uint64_t slow_lost; /* slow calls not reported: the ring buffer was full */
 	uint64_t evicted;   /* calls whose goroutine records the LRU maps evicted */

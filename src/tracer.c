@@ -530,6 +530,40 @@ uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k)
 				   __ATOMIC_ACQ_REL);
 }
 
+void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS])
+{
+	for (int k = 0; k < RETOP_HIT_KINDS; k++)
+		__atomic_store_n(&t->skel->bss->hit_cost_ns[k],
+				 cost[k] > 0 ? (uint64_t)(cost[k] + 0.5) : 0, __ATOMIC_RELAXED);
+}
+
+int tracer_cal_attach(struct tracer *t, int kind, const char *path, uint64_t off,
+		      struct probe_set **out)
+{
+	uint32_t site = kind == RETOP_HIT_RET ? RETOP_RET_SITE(0, 0)
+			: RETOP_ENTRY_SITE(kind == RETOP_HIT_ENTRY_STEPPED ? RETOP_ENTRY_STEPPED : 0, 0);
+	uint64_t cookie = RETOP_COOKIE(RETOP_CAL_FUNC, site);
+	struct bpf_program *prog =
+	    kind == RETOP_HIT_RET ? t->skel->progs.retop_return : t->skel->progs.retop_entry;
+	size_t failed;
+
+	return probe_set_attach(prog, t->multi, path, getpid(), &off, &cookie, 1, out, &failed);
+}
+
+uint64_t tracer_cal_hits(const struct tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->cal_hits, __ATOMIC_RELAXED);
+}
+
+void tracer_prog_time(const struct tracer *t, uint64_t ns[RETOP_HIT_KINDS],
+		      uint64_t n[RETOP_HIT_KINDS])
+{
+	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
+		n[k] = __atomic_load_n(&t->skel->bss->prog_n[k], __ATOMIC_RELAXED);
+		ns[k] = __atomic_load_n(&t->skel->bss->prog_ns[k], __ATOMIC_RELAXED);
+	}
+}
+
 uint64_t tracer_watch_hits(const struct tracer *t)
 {
 	return __atomic_load_n(&t->skel->bss->watch_hits, __ATOMIC_RELAXED);

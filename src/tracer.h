@@ -127,6 +127,19 @@ int tracer_watch_exec(struct tracer *t, int pid);
 uint64_t tracer_exec_ns(const struct tracer *t, int pid);
 /* Hits of the watchers so far. */
 uint64_t tracer_watch_hits(const struct tracer *t);
+/* The cost of a probe hit of each kind (RETOP_HIT_*) that the RET takes out
+ * of a call's duration for each hit inside it: cost[k] ns. */
+void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS]);
+/* A probe of kind k (RETOP_HIT_*) with the tracer's own programs and link
+ * type on retop's own code (file offset off of path), to time what a hit
+ * costs: its hits count in tracer_cal_hits() and do nothing else. */
+struct probe_set;
+int tracer_cal_attach(struct tracer *t, int kind, const char *path, uint64_t off,
+		      struct probe_set **out);
+uint64_t tracer_cal_hits(const struct tracer *t);
+/* The programs' own run time so far, per kind: ns[k] over n[k] hits. */
+void tracer_prog_time(const struct tracer *t, uint64_t ns[RETOP_HIT_KINDS],
+		      uint64_t n[RETOP_HIT_KINDS]);
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);

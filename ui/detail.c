@@ -127,17 +127,19 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   (unsigned long long)sf->orphans,
 			   (unsigned long long)sf->v.unmatched, (unsigned long long)sf->v.reentries);
 	/* What the probes add: the traps of traced callees are inside each
-	 * call, so its durations are that much longer than untraced. */
+	 * call; BPF takes their timed cost out of its durations. */
 	if (sf->v.hits_inside >= 0.005 && (y = detail_row(pg)) >= 0) {
 		char each[16] = "";
-		if (ui->snap.hit_ns > 0) {
-			fmt_duration((uint64_t)ui->snap.hit_ns, each, sizeof(each));
-			draw_textf(y, 0, COLS, DR_WARN,
-				   "Probe hits inside a call: %.2f (traced callees, ~%s each): in its durations",
+		if (sf->v.trap_ns_per_call >= 0.5) {
+			fmt_duration((uint64_t)(sf->v.trap_ns_per_call + 0.5), each, sizeof(each));
+			draw_textf(y, 0, COLS, DR_NORMAL,
+				   "Probe hits inside a call: %.2f (traced callees): durations less "
+				   "their traps, %s a call",
 				   sf->v.hits_inside, each);
 		} else {
 			draw_textf(y, 0, COLS, DR_WARN,
-				   "Probe hits inside a call: %.2f (traced callees): their traps are in its durations",
+				   "Probe hits inside a call: %.2f (traced callees): their traps are in its "
+				   "durations (untimed)",
 				   sf->v.hits_inside);
 		}
 	}

@@ -75,6 +75,33 @@ static void test_kernel_rex_b_nop(void **state)
 	KNO("REX.B", 0x66, 0x41, 0x90);
 }
 
+/* Which probed instructions the kernel emulates (one trap a hit) and which
+ * it single-steps (two): the cost table's kinds. */
+static void test_kernel_emulates(void **state)
+{
+	static const uint8_t jbe8[] = {0x76, 0x2f}, jbe32[] = {0x0f, 0x86, 0x10, 0x01, 0x00, 0x00},
+			     jmp8[] = {0xeb, 0x05}, call32[] = {0xe8, 0, 0, 0, 0}, nop[] = {0x90},
+			     push_rbp[] = {0x55}, push_r12[] = {0x41, 0x54},
+			     cmp_g[] = {0x49, 0x3b, 0x66, 0x10}, lea[] = {0x48, 0x8d, 0x04, 0x40},
+			     ret[] = {0xc3}, push_r12_w[] = {0x49, 0x54}, sub_rsp[] = {0x48, 0x83, 0xec, 0x18};
+	(void)state;
+	assert_true(interlock_kernel_emulates(jbe8, sizeof(jbe8)));
+	assert_true(interlock_kernel_emulates(jbe32, sizeof(jbe32)));
+	assert_true(interlock_kernel_emulates(jmp8, sizeof(jmp8)));
+	assert_true(interlock_kernel_emulates(call32, sizeof(call32)));
+	assert_true(interlock_kernel_emulates(nop, sizeof(nop)));
+	assert_true(interlock_kernel_emulates(push_rbp, sizeof(push_rbp)));
+	assert_true(interlock_kernel_emulates(push_r12, sizeof(push_r12)));
+	/* Go's stack check, a leaf's first lea, RET, a push with REX.W, a
+	 * frame's sub: single-stepped. */
+	assert_false(interlock_kernel_emulates(cmp_g, sizeof(cmp_g)));
+	assert_false(interlock_kernel_emulates(lea, sizeof(lea)));
+	assert_false(interlock_kernel_emulates(ret, sizeof(ret)));
+	assert_false(interlock_kernel_emulates(push_r12_w, sizeof(push_r12_w)));
+	assert_false(interlock_kernel_emulates(sub_rsp, sizeof(sub_rsp)));
+	assert_false(interlock_kernel_emulates(jbe32, 1)); /* truncated */
+}
+
 static void test_kernel_refused(void **state)
 {
 	(void)state;
@@ -377,6 +404,7 @@ int main(void)
 	    cmocka_unit_test(test_kernel_go_sites),
 	    cmocka_unit_test(test_kernel_rex_b_nop),
 	    cmocka_unit_test(test_kernel_refused),
+	    cmocka_unit_test(test_kernel_emulates),
 	    cmocka_unit_test(test_boundaries),
 	    cmocka_unit_test(test_boundaries_after_find),
 	    cmocka_unit_test(test_entry_probe_place),

@@ -1,0 +1,96 @@
+#!/bin/sh
+# Nested traced functions, against the program's own clock: main.Outer of
+# the nested fixture times 4 ms of its own work with the Go clock and calls
+# main.InnerLeaf and main.InnerSplit (each twice) outside that interval,
+# before its clock starts and after it stopped, as a server's request-timing
+# wrapper calls an observer once its timer stopped.  retop traces the three
+# (-t main.Outer -t 'main.Inner*', at its defaults): each call of Outer then
+# holds 8 probe hits of the inner functions (2 emulated entries at
+# InnerSplit's prologue jump, 2 single-stepped entries at InnerLeaf's first
+# instruction, 4 single-stepped RETs), whose traps retop takes out of
+# Outer's duration at its RET.  In each of 3 rounds of 300 calls retop
+# counts every call, 8 probe hits inside each call of Outer, and the median
+# of the rounds' differences between retop's mean and the fixture's own mean
+# must be within 2%.  The figure without the correction (mean plus
+# trap_ns_subtracted_per_call) is printed for comparison.
+# The fixture runs SCHED_FIFO (chrt): on a loaded machine a thread waiting
+# for a CPU inside a trap stretches the call by more than the trap's cost,
+# which is not what this test measures.  retop itself runs as usual.
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+need_root
+need_cmd python3
+need_cmd chrt
+need_retop
+need_fixture nested-default
+sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
+
+N=300
+r=1
+while [ "$r" -le 3 ]; do
+    start_fixture nested-default -calls "$N" -out "$T/out.$r"
+    fixture=$FIXTURE_PID
+    chrt -a -f -p 1 "$fixture" || fail "chrt -a -f -p 1 $fixture failed"
+    "$RETOP" -b -p "$fixture" -t main.Outer -t 'main.Inner*' -d 0.5 -o json \
+        >"$T/snap.$r" 2>"$T/err" &
+    rp=$!
+    track_pid "$rp"
+    sc wait "$T/snap.$r" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+    kill -USR1 "$fixture"
+    wait_file "$T/out.$r" 30 || fail "no result from the fixture in 30 s"
+    # The fixture idles after its result: two intervals later, the last
+    # snapshot has every call.
+    sc wait "$T/snap.$r" $(($(sc lines "$T/snap.$r") + 2)) 5 "$rp" ||
+        fail "retop stopped: $(head -n 3 "$T/err")"
+    kill -INT "$rp"
+    if wait "$rp"; then rc=0; else rc=$?; fi
+    [ "$rc" -eq 0 ] || fail "retop exited $rc: $(head -n 3 "$T/err")"
+    kill -0 "$fixture" || fail "the fixture died while traced"
+    kill -TERM "$fixture"
+    r=$((r + 1))
+done
+
+python3 - "$T" "$N" <<'EOF2' || fail "retop's durations of main.Outer differ from the fixture's own clock"
+import json, statistics, sys
+t, n = sys.argv[1], int(sys.argv[2])
+bad, diffs = False, []
+for r in (1, 2, 3):
+    fx = json.load(open("%s/out.%d" % (t, r)))["per_func"]["main.Outer"]
+    snap = [json.loads(l) for l in open("%s/snap.%d" % (t, r)) if l.strip()][-1]
+    f = {g["name"]: g for g in snap["functions"]}
+    o = f["main.Outer"]
+    for name in ("main.Outer", "main.InnerLeaf", "main.InnerSplit"):
+        g = f.get(name)
+        want = n if name == "main.Outer" else 2 * n
+        if not g or g["status"] != "tracing" or g["calls"] != want:
+            print("round %d: %s: %s, %s calls, expected tracing, %d" % (r, name,
+                  g and g["status"], g and g["calls"], want))
+            bad = True
+    if fx["calls"] != n:
+        print("round %d: the fixture made %d calls, expected %d" % (r, fx["calls"], n))
+        bad = True
+    # A prologue restart of Outer (its stack grew) is one more hit inside.
+    if not 8 <= o["probe_hits_inside"] < 8.1:
+        print("round %d: %s probe hits inside a call of main.Outer, expected 8"
+              % (r, o["probe_hits_inside"]))
+        bad = True
+    sub = o["trap_ns_subtracted"] / o["calls"] if o["calls"] else 0
+    if sub <= 0:
+        print("round %d: nothing taken out of main.Outer's durations" % r)
+        bad = True
+    raw = o["mean_ns"] + sub
+    d = (o["mean_ns"] - fx["mean_ns"]) / fx["mean_ns"]
+    diffs.append(d)
+    c = snap["probe_hit_cost_ns"]
+    print("round %d: %d calls; the fixture's mean %d ns, retop's %d ns (%+.2f%%), uncorrected "
+          "%d ns (%+.2f%%): %.0f ns a call taken out for 8 hits (costs: entry %d ns emulated, "
+          "%d ns single-stepped, RET %d ns)"
+          % (r, o["calls"], fx["mean_ns"], o["mean_ns"], 100 * d, raw,
+             100 * (raw - fx["mean_ns"]) / fx["mean_ns"], sub, c["entry_emulated"],
+             c["entry_stepped"], c["ret"]))
+m = statistics.median(diffs)
+print("median difference %+.2f%%, allowed 2%%" % (100 * m))
+if abs(m) > 0.02:
+    bad = True
+sys.exit(1 if bad else 0)
+EOF2
