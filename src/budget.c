@@ -17,7 +17,7 @@
 #include <math.h>
 
 /* Hits timed per kind of probe at the start, after BUDGET_CALIBRATE_WARM
- * untimed; then BUDGET_CALIBRATE_MORE at each sample, into the same mean. */
+ * untimed; then BUDGET_CALIBRATE_MORE every tenth sample, into the same mean. */
 #define BUDGET_CALIBRATE_HITS 201
 #define BUDGET_CALIBRATE_WARM 10
 #define BUDGET_CALIBRATE_MORE 20

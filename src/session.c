@@ -189,7 +189,10 @@ static void session_hit_costs(struct session *s)
 
 	if (!s->tracer)
 		return;
-	budget_calibrate_more(&s->budget);
+	/* A few more timed hits every tenth sample: the median moves slowly,
+	 * and 60 self-traps a refresh would be most of an idle dashboard's CPU. */
+	if (s->samples++ % 10 == 0)
+		budget_calibrate_more(&s->budget);
 	tracer_prog_time(s->tracer, ns, n);
 	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
 		s->snap.prog_ns[k] = n[k] ? (double)ns[k] / (double)n[k] : 0;

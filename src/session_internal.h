@@ -65,6 +65,7 @@ struct session {
 	bool bias_known;
 	uint64_t exec_ns;    /* the -p target's last exec() seen (BPF's execs) */
 	bool exec_ended;     /* it ran exec() more times than images allow */
+	uint64_t samples;    /* snapshots taken: the hit cost is timed anew every tenth */
 	struct guard guard;  /* --max-duration */
 	struct budget budget; /* --budget */
 	struct snapshot snap;
