@@ -191,6 +191,13 @@ static void serve_render_self(struct render *r)
 	fputs("} ", r->f);
 	prom_text_put_seconds(r->f, r->sample_ns);
 	fputc('\n', r->f);
+	/* What a container's memory limit pays for: the kernel charges the
+	 * maps to retop's cgroup. */
+	serve_family(r, "retop_bpf_map_bytes", "gauge",
+		     "Kernel memory of retop's BPF maps, as the kernel charges it now.");
+	fprintf(r->f, "retop_bpf_map_bytes %" PRIu64 "\n", r->snap->bpf_map_bytes);
+	serve_family(r, "retop_resident_bytes", "gauge", "retop's own resident memory (VmRSS).");
+	fprintf(r->f, "retop_resident_bytes %" PRIu64 "\n", r->snap->user_bytes);
 	serve_family(r, "retop_unseen_after_exec_seconds_total", "counter",
 		     "-p: time the target's calls were not seen, between its exec() of its "
 		     "binary again and its probes back (0: every call seen).");

@@ -1,11 +1,12 @@
 #!/bin/sh
-# A binary replaced on disk after retop indexed it is refused: the dashboard
-# opens `retop -x COPY` while a process runs COPY, the file at COPY is then
-# replaced by another build (a new inode, as a package upgrade does), and
-# tracing a function from the browser says the binary changed instead of
-# attaching probes at the old binary's offsets to the new one.  The process
-# still running the old binary is unharmed: it exits 0 on SIGTERM.
-# shellcheck source-path=SCRIPTDIR source=../lib.sh
+# A binary replaced on disk after retop indexed it (a new file renamed over
+# the name, as a package upgrade does) while a process still runs the old
+# one: the dashboard opens `retop -x COPY`, the file at COPY is replaced by
+# another build, and tracing a function from the browser then attaches to
+# the file each verdict approved, never to a path: the old file (its index's
+# descriptor) and the new one (indexed and checked anew, one line on the
+# screen).  Both processes, the old build's and the new one's, run their
+# calls under the probes, give their own correct results and exit 0.
 . "$(dirname "$0")/../lib.sh"
 # shellcheck source=tmux.sh
 . "$(dirname "$0")/tmux.sh"
@@ -31,11 +32,21 @@ mv -f "$copy.new" "$copy"
 
 search_for CalculateTotal 'main\.CalculateTotal' 5
 keys Space
-expect_screen "changed on disk since it was indexed" 15 "refusal of the replaced binary"
-grep -Eq "main\.CalculateTotal: tracing" "$SCREEN" && fail "main.CalculateTotal traced in a replaced binary"
+expect_screen "was replaced \(a deploy\): tracing 1 of 1 functions" 15 "the deploy followed"
+expect_screen "main\.CalculateTotal: tracing" 10 "main.CalculateTotal traced"
+# The new build, from the name: its calls run under the new file's probes.
+"$copy" -ready "$T/ready2" -calls 8 -exit -out "$T/new.out" &
+new=$!
+track_pid "$new"
+wait_file "$T/ready2" 10 || fail "the new build did not start"
+kill -USR1 "$new" "$old"
+if wait "$new"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "the process running the new build exited $rc under tracing"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["calls"] != 8)' "$T/new.out" ||
+    fail "the new build's own result: $(cat "$T/new.out")"
 quit_ok 60
-kill -0 "$old" || fail "the process running the old binary died"
+kill -0 "$old" || fail "the process running the old build died"
 kill -TERM "$old"
 if wait "$old"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "the process running the old binary exited $rc"
-echo "replaced binary: refused ('$(grep -o "[^ ]*changed on disk since it was indexed[^|]*" "$SCREEN" | head -n 1 | cut -c1-60)...'), old process alive, exit 0"
+[ "$rc" -eq 0 ] || fail "the process running the old build exited $rc"
+echo "replaced binary: deploy followed ('$(grep -o "was replaced (a deploy)[^|]*" "$SCREEN" | head -n 1 | cut -c1-60)...'); old and new builds ran under the probes and exited 0"
