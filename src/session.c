@@ -516,19 +516,28 @@ static size_t session_pattern_funcs(struct session *s, const char *pattern,
 }
 
 /* The functions the -t patterns name, without duplicates.  Every pattern
- * is checked before anything is attached, so a bad one attaches nothing. */
+ * is checked before anything is attached.  A pattern that names nothing is
+ * one warning and the others still count; only when none names anything is
+ * it an error (the first one's, with the nearest names). */
 static int session_select(struct session *s, const char *const *patterns, size_t n,
 			  struct func_info **chosen, size_t *nchosen, char *err)
 {
-	size_t total = 0;
+	size_t total = 0, unmatched = 0;
+	char first[ERR_LEN] = "";
 
 	*nchosen = 0;
+	/* Functions that exist only inlined are names too. */
+	funcs_inline_scan(s->idx);
 	for (size_t i = 0; i < n; i++) {
 		struct func_info **m;
 		size_t k = session_pattern_funcs(s, patterns[i], &m);
 		if (k == 0) {
+			char why[ERR_LEN];
 			free(m);
-			return funcs_no_match(s->idx, patterns[i], err);
+			funcs_no_match(s->idx, patterns[i], unmatched++ ? why : first);
+			if (unmatched > 1 || n > 1)
+				log_warn("session", "%s", unmatched > 1 ? why : first);
+			continue;
 		}
 		for (size_t j = 0; j < k; j++) {
 			bool dup = false;
@@ -542,6 +551,9 @@ static int session_select(struct session *s, const char *const *patterns, size_t
 		}
 		free(m);
 	}
+	if (n > 0 && unmatched == n)
+		return err_set(err, ENOENT, "%s%s", n > 1 ? "no pattern matches a function: " : "",
+			       first);
 	if (total > s->opts.max_functions)
 		return err_set(err, E2BIG, "the patterns match %zu functions, more than --max-functions %zu: narrow them or raise the limit",
 			       total, s->opts.max_functions);
@@ -919,6 +931,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	if (!out->reason[0] && sf->follow_reason[0] && sf->slot >= 0)
 		snprintf(out->reason, sizeof(out->reason), "%s", sf->follow_reason);
 	out->entry_only = sf->entry_only;
+	out->inlined_sites = s->idx->inl_known ? (int64_t)sf->f->inlined_sites : -1;
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
 		sf->prev = sf->cur;
