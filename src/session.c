@@ -503,12 +503,21 @@ void session_untrace(struct session *s, struct func_info *f)
 	*sf = s->funcs[--s->nfuncs];
 }
 
-/* Functions one -t pattern names: a glob, or an exact name. */
+/* Functions one -t pattern names: a glob, or an exact name (of a function
+ * with code, else of one that exists only inlined). */
 static size_t session_pattern_funcs(struct session *s, const char *pattern,
 				    struct func_info ***out)
 {
-	if (strpbrk(pattern, "*?[") != NULL)
-		return funcs_match(s->idx, pattern, out);
+	if (strpbrk(pattern, "*?[") != NULL) {
+		/* A glob picks functions with code: one that exists only
+		 * inlined is traced when named exactly (method names such as
+		 * main.(*T).M hold a '*'). */
+		size_t n = funcs_match(s->idx, pattern, out), k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!(*out)[i]->inline_only || !strcmp((*out)[i]->name, pattern))
+				(*out)[k++] = (*out)[i];
+		return k;
+	}
 	*out = calloc(1, sizeof(**out));
 	if (!*out || !((*out)[0] = funcs_find(s->idx, pattern)))
 		return 0;
@@ -592,7 +601,8 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 				       s->attach_pid, attached, nchosen);
 		/* A pattern over a package meets a few refused functions: one
 		 * line for all of them; each one's status says why. */
-		if (chosen[i]->rets_resolved && chosen[i]->rets.traceable == TRACEABLE_NO) {
+		if ((chosen[i]->rets_resolved && chosen[i]->rets.traceable == TRACEABLE_NO) ||
+		    chosen[i]->inline_only) {
 			if (refused++ == 0)
 				snprintf(first_refused, sizeof(first_refused), "%s", why);
 			continue;

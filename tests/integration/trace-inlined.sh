@@ -40,6 +40,13 @@ sc exact "$T/snap" "$T/out" main.Scale || fail "main.Scale's calls through a fun
 sc status "$T/snap" "error: main.(*Acc).Add: exists only inlined (3 sites): no code of its own" \
     'main.(*Acc).Add' || fail "main.(*Acc).Add's status"
 
+# A glob picks functions with code only: main.(*Acc).Add is not among
+# main.*'s (it is named exactly above).
+"$RETOP" -b -p "$fixture" -t 'main.*' -n 1 -d 0.2 -o json >"$T/glob" 2>"$T/err3" ||
+    fail "retop -t 'main.*' failed: $(head -n 3 "$T/err3")"
+! grep -q 'Acc' "$T/glob" || fail "the glob main.* picked main.(*Acc).Add, which has no code"
+sc status "$T/glob" tracing main.Scale || fail "main.* does not trace main.Scale"
+
 # Nothing named at all: an error, as before.
 if "$RETOP" -b -p "$fixture" -t main.NoSuchFunction -t main.NorThis -n 1 >/dev/null 2>"$T/err2"; then
     rc=0
