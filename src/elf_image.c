@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -407,8 +408,8 @@ static uint64_t md_ftab_pc(const uint8_t *ftab, bool rel, size_t i)
  * must be nfunc + 1, and minpc/maxpc must be the functab's first and last
  * pcs taken from md's own text: a word that merely equals the table's
  * address cannot pass all of that by chance. */
-static bool md_matches(const uint8_t *p, const uint8_t *pcln, size_t pcln_size, uint64_t pcln_vaddr,
-		       struct elf_moduledata *md)
+static bool md_matches(const uint8_t *p, size_t more, const uint8_t *pcln, size_t pcln_size,
+		       uint64_t pcln_vaddr, struct elf_moduledata *md)
 {
 	uint32_t magic;
 	uint64_t nfunc, off[5];
@@ -434,11 +435,26 @@ static bool md_matches(const uint8_t *p, const uint8_t *pcln, size_t pcln_size, 
 	md->maxpc = md_word(p, MD_MINPC + 1);
 	md->text = md_word(p, MD_TEXT);
 	md->etext = md_word(p, MD_TEXT + 1);
+	for (size_t i = 0; i < MD_MORE; i++)
+		md->more[i] = i < more ? md_word(p, 24 + i) : 0;
 	const uint8_t *ftab = pcln + off[4];
 	uint64_t base = rel ? md->text : 0;
 	return md->text != 0 && md->text <= md->minpc && md->minpc <= md->maxpc &&
 	       md->maxpc <= md->etext && md->minpc == base + md_ftab_pc(ftab, rel, 0) &&
 	       md->maxpc == base + md_ftab_pc(ftab, rel, nfunc);
+}
+
+/* Fold copy b into a: copies that agree on the validated words are one
+ * (-EEXIST when they do not); the words after them, where copies differ,
+ * prove nothing and are left 0. */
+static int md_merge(struct elf_moduledata *a, const struct elf_moduledata *b)
+{
+	if (a->minpc != b->minpc || a->maxpc != b->maxpc || a->text != b->text ||
+	    a->etext != b->etext)
+		return -EEXIST;
+	if (memcmp(a->more, b->more, sizeof(a->more)) != 0)
+		memset(a->more, 0, sizeof(a->more));
+	return 0;
 }
 
 int elf_moduledata_find(const uint8_t *seg, size_t len, uint64_t seg_vaddr, const uint8_t *pcln,
@@ -452,12 +468,14 @@ int elf_moduledata_find(const uint8_t *seg, size_t len, uint64_t seg_vaddr, cons
 	/* The struct is 8-aligned in the segment; the segment itself may not be. */
 	size_t start = (size_t)((8 - (seg_vaddr & 7)) & 7);
 	for (size_t o = start; o + MD_SIZE <= len; o += 8) {
+		size_t more = (len - o - MD_SIZE) / 8;
 		if (md_word(seg + o, 0) != pcln_vaddr ||
-		    !md_matches(seg + o, pcln, pcln_size, pcln_vaddr, &cand))
+		    !md_matches(seg + o, more, pcln, pcln_size, pcln_vaddr, &cand))
 			continue;
-		if (n++ && memcmp(&cand, &found, sizeof(cand)) != 0)
+		if (n++ && md_merge(&found, &cand))
 			return -EEXIST;
-		found = cand;
+		if (n == 1)
+			found = cand;
 	}
 	if (!n)
 		return -ENOENT;
@@ -494,14 +512,63 @@ static int elf_image_moduledata(const struct elf_image *img, const uint8_t *pcln
 			continue;
 		int r = elf_moduledata_find(img->map + s->offset, s->filesz, s->vaddr, pcln,
 					    pcln_size, pcln_vaddr, &m);
-		if (r == -EEXIST || (r == 0 && ret == 0 && memcmp(&m, md, sizeof(m)) != 0))
+		if (r == -EEXIST || (r == 0 && ret == 0 && md_merge(md, &m)))
 			return -EEXIST;
-		if (r == 0) {
+		if (r == 0 && ret != 0) {
 			*md = m;
 			ret = 0;
 		}
 	}
 	return ret;
+}
+
+/* The module data word that holds gofunc for this table and release, or 0
+ * when the layout is not known. */
+static size_t md_gofunc_word(uint32_t magic, const char *version)
+{
+	unsigned minor = 0;
+
+	if (magic == GOPCLNTAB_MAGIC_118)
+		return 38;
+	if (magic != GOPCLNTAB_MAGIC_120 || sscanf(version, "go1.%u", &minor) != 1)
+		return 0;
+	if (minor >= 20 && minor <= 26)
+		return 40;
+	return minor == 27 ? 43 : 0;
+}
+
+int elf_image_gofunc(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
+		     const uint8_t **data, size_t *size)
+{
+	struct elf_moduledata md = {0};
+	uint32_t magic = 0;
+
+	*data = NULL;
+	*size = 0;
+	if (pcln_size < 4)
+		return -ENOTSUP;
+	memcpy(&magic, pcln, 4);
+	size_t w = md_gofunc_word(magic, img->go_version);
+	if (!w)
+		return -ENOTSUP;
+	int r = elf_image_moduledata(img, pcln, pcln_size, &md);
+	if (r)
+		return r == -EEXIST ? -EINVAL : r;
+	uint64_t gofunc = md.more[w - 24], rodata = md.more[w - 25];
+	uint64_t sym = elf_image_symbol_value(img, "go:func.*");
+	if (!sym)
+		sym = elf_image_symbol_value(img, "go.func.*");
+	if (!gofunc || !rodata || gofunc < rodata || (sym && sym != gofunc))
+		return -EINVAL;
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		if (gofunc >= s->vaddr && gofunc - s->vaddr < s->filesz && !(s->flags & PF_X)) {
+			*data = img->map + s->offset + (gofunc - s->vaddr);
+			*size = (size_t)(s->filesz - (gofunc - s->vaddr));
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int elf_image_text_start(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,

@@ -90,13 +90,28 @@ void elf_image_drop(const struct elf_image *img, const void *p, size_t len);
  * kept one layout from Go 1.16 to 1.27 (runtime/symtab.go): pcHeader, six
  * slices (funcnametab, cutab, filetab, pctab, pclntable, ftab),
  * findfunctab, minpc, maxpc, text, etext. */
-struct elf_moduledata {
-	uint64_t minpc, maxpc; /* first and last pc of the function table */
-	uint64_t text, etext;
-};
 #define MD_MINPC 20
 #define MD_TEXT 22
 #define MD_SIZE (24 * 8)
+#define MD_MORE 20
+struct elf_moduledata {
+	uint64_t minpc, maxpc; /* first and last pc of the function table */
+	uint64_t text, etext;
+	/* Words 24 to 43, where the segment holds them (else 0): the fields
+	 * whose layout changes between releases (elf_image_gofunc). */
+	uint64_t more[MD_MORE];
+};
+
+/* Where go:func.* (the base of every function's funcdata on Go 1.18+, the
+ * inline trees among them) starts: the module data's gofunc, word 38 on Go
+ * 1.18-1.19, 40 on 1.20-1.26, 43 on 1.27 (runtime/symtab.go), right after
+ * rodata; the Go release (.go.buildinfo) picks the layout, and the
+ * go:func.* / go.func.* symbol, when there is one, must agree.  *data and
+ * *size: the file bytes from there to the end of their segment.  -ENOTSUP
+ * for a release or table whose layout retop does not know, -ENOENT when
+ * no module data is found, -EINVAL when the witnesses disagree. */
+int elf_image_gofunc(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
+		     const uint8_t **data, size_t *size);
 
 /* Search seg (len file bytes loaded at seg_vaddr) for the module data that
  * points at the function table pcln (pcln_size bytes at pcln_vaddr), and

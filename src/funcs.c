@@ -136,6 +136,8 @@ static int by_name_cmp(const void *a, const void *b)
 struct func_names {
 	pthread_mutex_t lock; /* the UI and its worker may both look up */
 	struct func_info **sorted;
+	pthread_mutex_t inl_lock;
+	bool inl_scanned;
 };
 
 struct func_info *const *funcs_by_name(const struct func_index *idx)
@@ -249,6 +251,26 @@ static int funcs_check_stat(struct func_index *idx, const char *path, char *err)
 	return ret;
 }
 
+/* The inline trees' bytes: without them the index has no inline facts,
+ * which is said once and is no reason to refuse the binary. */
+static void funcs_set_gofunc(struct func_index *idx, const uint8_t *tab, size_t tab_size)
+{
+	const uint8_t *data;
+	size_t size;
+	int r = elf_image_gofunc(idx->img, tab, tab_size, &data, &size);
+
+	if (r == 0)
+		gopclntab_set_gofunc(idx->pcln, data, size);
+	else if (r == -EINVAL)
+		log_warn("funcs",
+			 "%s: the module data's go:func.* is not proven (its witnesses disagree): "
+			 "inlined calls are not read",
+			 idx->path);
+	else
+		log_info("funcs", "%s: no inline trees read (%s)", idx->path,
+			 r == -ENOTSUP ? "Go release or table layout without them" : "no module data");
+}
+
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err)
 {
 	struct func_index *idx = calloc(1, sizeof(*idx));
@@ -267,6 +289,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		return err_set(err, ENOMEM, "%s: out of memory", path);
 	}
 	pthread_mutex_init(&idx->names->lock, NULL);
+	pthread_mutex_init(&idx->names->inl_lock, NULL);
 	ret = funcs_stat(idx, path, err);
 	if (!ret)
 		ret = elf_image_open(path, &idx->img, err);
@@ -279,6 +302,8 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		ret = elf_image_text_start(idx->img, tab, tab_size, &text, err);
 	if (!ret)
 		ret = gopclntab_open(tab, tab_size, text, &idx->pcln, err);
+	if (!ret)
+		funcs_set_gofunc(idx, tab, tab_size);
 	if (ret && err && strncmp(err, path, strlen(path)) != 0) {
 		/* The table parser does not know the file's name: prefix it. */
 		char inner[ERR_LEN];
@@ -317,7 +342,9 @@ void funcs_free(struct func_index *idx)
 		retsites_free(&idx->funcs[i].rets);
 	}
 	free(idx->funcs);
+	free(idx->inl_only);
 	pthread_mutex_destroy(&idx->names->lock);
+	pthread_mutex_destroy(&idx->names->inl_lock);
 	free(idx->names->sorted);
 	free(idx->names);
 	decoder_close(idx->dec);
@@ -424,8 +451,15 @@ static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struc
 
 int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 {
-	struct func_info *prev = interlock_prev(idx, f);
+	struct func_info *prev;
 	int ret;
+
+	if (f->inline_only)
+		return err_set(err, ENOENT,
+			       "%s: exists only inlined (%u sites): no code of its own, and calls "
+			       "where it was inlined are not counted",
+			       f->name, f->inlined_sites);
+	prev = interlock_prev(idx, f);
 
 	/* The interlock wants the previous function's evidence too; a
 	 * failure there leaves f without it, and so refused. */
@@ -566,7 +600,21 @@ struct func_info *funcs_find_at(const struct func_index *idx, const char *name, 
 	for (size_t i = first; i < idx->count && !strcmp(by_name[i]->name, name); i++)
 		if (by_name[i]->entry == entry)
 			return by_name[i];
-	return first < idx->count ? by_name[first] : NULL;
+	if (first < idx->count)
+		return by_name[first];
+	/* One that exists only inlined (sorted by name, no duplicates). */
+	size_t lo = 0, hi = idx->inl_only_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(idx->inl_only[mid].name, name);
+		if (!c)
+			return &idx->inl_only[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 const struct func_info *funcs_images_caller(const struct func_images *im, unsigned image,
@@ -616,15 +664,18 @@ static bool funcs_pattern_matches(const char *pattern, size_t plen, bool glob, c
 size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out)
 {
 	bool glob = strpbrk(pattern, "*?[") != NULL;
-	size_t n = 0, plen = strlen(pattern);
+	size_t n = 0, plen = strlen(pattern), all = idx->count + idx->inl_only_count;
 
-	*out = calloc(idx->count ? idx->count : 1, sizeof(**out));
+	*out = calloc(all ? all : 1, sizeof(**out));
 	if (!*out)
 		return 0;
 	/* In address order, then only the matches are sorted by name. */
 	for (size_t i = 0; i < idx->count; i++)
 		if (funcs_pattern_matches(pattern, plen, glob, idx->funcs[i].name))
 			(*out)[n++] = &idx->funcs[i];
+	for (size_t i = 0; i < idx->inl_only_count; i++)
+		if (funcs_pattern_matches(pattern, plen, glob, idx->inl_only[i].name))
+			(*out)[n++] = &idx->inl_only[i];
 	qsort(*out, n, sizeof(**out), by_name_cmp);
 	return n;
 }
@@ -719,4 +770,85 @@ int funcs_no_match(const struct func_index *idx, const char *pattern, char *err)
 		snprintf(err + len, ERR_LEN - len, " (list them with retop -l)");
 	}
 	return -ENOENT;
+}
+
+static int name_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Every entry of every inline tree, by name: the sites of each function. */
+static int funcs_inline_names(struct func_index *idx, const char ***names, size_t *count)
+{
+	size_t n = 0, cap = 0, nf = gopclntab_count(idx->pcln);
+	const char **v = NULL;
+
+	for (size_t i = 0; i < nf; i++) {
+		uint32_t k, nk;
+		struct gopclntab_inl e;
+		if (gopclntab_inl_count(idx->pcln, i, &nk) != 0)
+			continue; /* a corrupt tree: that function's sites are not known */
+		for (k = 0; k < nk; k++) {
+			if (gopclntab_inl_get(idx->pcln, i, k, &e) != 0)
+				break;
+			if (n == cap) {
+				const char **nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			v[n++] = e.name;
+		}
+		if (i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1)
+			funcs_drop_behind(idx, i + 1 < nf ? i + 1 : i);
+	}
+	*names = v;
+	*count = n;
+	return 0;
+}
+
+static int funcs_inline_assign(struct func_index *idx, const char **v, size_t n)
+{
+	size_t only = 0;
+
+	qsort(v, n, sizeof(*v), name_ptr_cmp);
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
+			;
+		if (!funcs_find(idx, v[i]))
+			only++;
+	}
+	if (only && !(idx->inl_only = calloc(only, sizeof(*idx->inl_only))))
+		return -ENOMEM;
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
+			;
+		struct func_info *f = funcs_find(idx, v[i]);
+		if (!f) {
+			f = &idx->inl_only[idx->inl_only_count++];
+			f->name = v[i];
+			f->inline_only = true;
+		}
+		f->inlined_sites = (uint32_t)(j - i);
+	}
+	return 0;
+}
+
+void funcs_inline_scan(struct func_index *idx)
+{
+	const char **v = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&idx->names->inl_lock);
+	if (!idx->names->inl_scanned && gopclntab_has_inl(idx->pcln)) {
+		if (funcs_inline_names(idx, &v, &n) == 0 && funcs_inline_assign(idx, v, n) == 0)
+			idx->inl_known = true;
+		else
+			log_warn("funcs", "%s: out of memory reading the inline trees", idx->path);
+		free(v);
+	}
+	idx->names->inl_scanned = true;
+	pthread_mutex_unlock(&idx->names->inl_lock);
 }

@@ -44,6 +44,11 @@ struct func_info {
 	/* SDK cross-check. */
 	bool sdk_mismatch;
 	bool sdk_inlined;
+	/* Inlining, from the inline trees (funcs_inline_scan): the sites
+	 * where the compiler inlined this function, and whether it exists
+	 * only there (a row of its own, no code, entry 0). */
+	bool inline_only;
+	uint32_t inlined_sites;
 };
 
 struct func_index {
@@ -55,6 +60,10 @@ struct func_index {
 	struct func_info *funcs; /* sorted by entry address */
 	size_t count;
 	struct func_names *names; /* by name, sorted on first use: funcs_by_name() */
+	/* Functions that exist only inlined, by name (funcs_inline_scan). */
+	struct func_info *inl_only;
+	size_t inl_only_count;
+	bool inl_known; /* the inline trees were read: inlined_sites is true */
 	/* The file that was indexed, to refuse one replaced since. */
 	uint64_t file_dev, file_ino, file_size;
 	int64_t file_mtime_ns;
@@ -93,12 +102,19 @@ void funcs_resolve_all(struct func_index *idx, unsigned nthreads);
  * name up (a pattern, an address) does not pay for the sort. */
 struct func_info *const *funcs_by_name(const struct func_index *idx);
 
+/* Read every function's inline tree (once): inlined_sites, and the
+ * inline-only functions in idx->inl_only.  Without inline facts (Go <
+ * 1.18, a layout retop does not know) inl_known stays false.  A no-op
+ * after the first call; safe from several threads. */
+void funcs_inline_scan(struct func_index *idx);
+
 struct func_info *funcs_find(const struct func_index *idx, const char *name);
 /* The function of that name at entry, else the first of that name. */
 struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry);
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr);
 /* Functions matching a pattern, in name order: a glob when the pattern has
- * any of *?[, otherwise a substring.  Caller frees *out. */
+ * any of *?[, otherwise a substring; the inline-only ones too once
+ * funcs_inline_scan() ran.  Caller frees *out. */
 size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out);
 /* Up to max names closest to name (edit distance on the name and its last
  * path element), for "function not found" messages. */

@@ -51,6 +51,8 @@ struct gopclntab {
 	uint64_t text_start;
 	struct sub sub[SUB_COUNT];
 	const uint8_t *functab;
+	const uint8_t *gofunc; /* go:func.*, NULL when unknown */
+	size_t gofunc_size;
 };
 
 /* The _func fields retop uses. */
@@ -583,5 +585,138 @@ int gopclntab_func_flags(const struct gopclntab *tab, size_t i, uint8_t *flags)
 	 * func_raw() checked that the whole fixed part fits. */
 	const uint8_t *p = tab->functab + ft_funcoff(tab, i) + tab->func_base;
 	*flags = tab->magic == GOPCLNTAB_MAGIC_120 ? p[37] : p[33];
+	return 0;
+}
+
+/* Inlining: pcdata 2 and funcdata 3 (Go's abi.PCDATA_InlTreeIndex and
+ * abi.FUNCDATA_InlTree).  After the fixed part of _func come npcdata u32
+ * offsets into pctab, then nfuncdata u32 offsets from go:func.* (~0: none),
+ * on 1.18+ tables (1.16-1.17 hold absolute pointers there). */
+#define PCDATA_INLTREE 2
+#define FUNCDATA_INLTREE 3
+
+void gopclntab_set_gofunc(struct gopclntab *tab, const uint8_t *data, size_t size)
+{
+	tab->gofunc = data;
+	tab->gofunc_size = data ? size : 0;
+}
+
+bool gopclntab_has_inl(const struct gopclntab *tab)
+{
+	return tab->gofunc && tab->magic != GOPCLNTAB_MAGIC_116;
+}
+
+/* pcdata[PCDATA_INLTREE] and funcdata[FUNCDATA_INLTREE] of function i
+ * (0 and ~0 when absent), after checking the arrays fit. */
+static int inl_offsets(const struct gopclntab *t, size_t i, uint32_t *pcdata, uint32_t *funcdata)
+{
+	struct func_raw r;
+	int ret = func_raw(t, i, &r, NULL);
+
+	if (ret)
+		return ret;
+	uint64_t off = ft_funcoff(t, i);
+	const uint8_t *p = t->functab + off;
+	uint32_t npcdata = rd32(p + t->func_base + 24);
+	uint8_t nfuncdata = p[t->func_size - 1];
+	uint64_t need = off + t->func_size + 4 * ((uint64_t)npcdata + nfuncdata);
+	if (npcdata > 1024 || need > t->sub[SUB_PCLN].len)
+		return -EINVAL;
+	p += t->func_size;
+	*pcdata = npcdata > PCDATA_INLTREE ? rd32(p + 4 * PCDATA_INLTREE) : 0;
+	*funcdata = nfuncdata > FUNCDATA_INLTREE ? rd32(p + 4 * (npcdata + FUNCDATA_INLTREE))
+						 : UINT32_MAX;
+	return 0;
+}
+
+int gopclntab_inl_pcdata(const struct gopclntab *tab, size_t i, struct gopclntab_pciter *it)
+{
+	const struct sub *pct = &tab->sub[SUB_PC];
+	uint32_t pcd, fd;
+	int ret;
+
+	if (!gopclntab_has_inl(tab))
+		return -ENOTSUP;
+	if ((ret = inl_offsets(tab, i, &pcd, &fd)))
+		return ret;
+	if (pcd == 0)
+		return -ENOENT;
+	if (pcd >= pct->len)
+		return -EINVAL;
+	*it = (struct gopclntab_pciter){.p = tab->data + pct->off + pcd,
+					.avail = pct->len - pcd,
+					.quantum = tab->quantum,
+					.val = -1};
+	return 0;
+}
+
+static unsigned inl_entry_size(const struct gopclntab *t)
+{
+	return t->magic == GOPCLNTAB_MAGIC_118 ? 20 : 16;
+}
+
+int gopclntab_inl_count(const struct gopclntab *tab, size_t i, uint32_t *n)
+{
+	struct gopclntab_pciter it;
+	uint64_t start, end;
+	uint32_t pcd, fd;
+	int32_t v, max = -1;
+	int ret;
+
+	*n = 0;
+	if (!gopclntab_has_inl(tab))
+		return -ENOTSUP;
+	if ((ret = inl_offsets(tab, i, &pcd, &fd)))
+		return ret;
+	if (pcd == 0 && fd == UINT32_MAX)
+		return 0;
+	/* Both or neither: a tree without its pc table (or the reverse) is
+	 * not one the linker writes. */
+	if (pcd == 0 || fd == UINT32_MAX)
+		return -EINVAL;
+	if ((ret = gopclntab_inl_pcdata(tab, i, &it)))
+		return ret;
+	/* The tree has no length: the compiler numbers entries densely and
+	 * a parent before its children, so the highest entry any pc names is
+	 * the last one. */
+	while ((ret = gopclntab_pciter_next(&it, &start, &end, &v)) == 1)
+		if (v > max)
+			max = v;
+	if (ret < 0 || max < -1)
+		return -EINVAL;
+	uint64_t size = (uint64_t)(max + 1) * inl_entry_size(tab);
+	if (fd > tab->gofunc_size || size > tab->gofunc_size - fd)
+		return -EINVAL;
+	*n = (uint32_t)(max + 1);
+	return 0;
+}
+
+int gopclntab_inl_get(const struct gopclntab *tab, size_t i, uint32_t k, struct gopclntab_inl *e)
+{
+	uint32_t pcd, fd, nameoff;
+	unsigned esize = inl_entry_size(tab);
+	int ret;
+
+	if (!gopclntab_has_inl(tab))
+		return -ENOTSUP;
+	if ((ret = inl_offsets(tab, i, &pcd, &fd)))
+		return ret;
+	/* k < the count is the caller's; the bytes are checked here. */
+	if (fd == UINT32_MAX || fd > tab->gofunc_size ||
+	    ((uint64_t)k + 1) * esize > tab->gofunc_size - fd)
+		return -ERANGE;
+	const uint8_t *p = tab->gofunc + fd + (size_t)k * esize;
+	if (tab->magic == GOPCLNTAB_MAGIC_118) {
+		e->func_id = p[2];
+		nameoff = rd32(p + 12);
+		e->parent_pc = rd32(p + 16);
+	} else {
+		e->func_id = p[0];
+		nameoff = rd32(p + 4);
+		e->parent_pc = rd32(p + 8);
+	}
+	/* parentPc is an int32 in Go: a negative one is past any function. */
+	if (!(e->name = sub_string(tab, SUB_FUNCNAME, nameoff)) || e->parent_pc > INT32_MAX)
+		return -EINVAL;
 	return 0;
 }

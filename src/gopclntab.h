@@ -101,4 +101,30 @@ int gopclntab_pcsp(const struct gopclntab *tab, size_t i, struct gopclntab_pcite
 #define GOPCLNTAB_FLAG_ASM 0x4	    /* written in assembly */
 int gopclntab_func_flags(const struct gopclntab *tab, size_t i, uint8_t *flags);
 
+/* Inlining (Go 1.18+ tables).  Each function's inline tree (its funcdata 3)
+ * has one entry per call the compiler inlined into it that left code, in
+ * the layout of the runtime's inlinedCall: 20 bytes on 1.18-1.19 (parent,
+ * funcID, file, line, name, parentPc), 16 from 1.20 (funcID, name,
+ * parentPc, startLine).  Its pc-to-entry table (pcdata 2) says which entry
+ * each instruction's code belongs to, -1 for the function's own.  The tree
+ * lives in go:func.*, outside the table: gopclntab_set_gofunc() gives its
+ * bytes (from go:func.* to the end of the file bytes that hold it). */
+struct gopclntab_inl {
+	const char *name;   /* the inlined function, inside the table */
+	uint32_t parent_pc; /* from the entry: an instruction whose position is the call site */
+	uint8_t func_id;
+};
+void gopclntab_set_gofunc(struct gopclntab *tab, const uint8_t *data, size_t size);
+/* Whether inline trees can be read: a 1.18+ table with go:func.* bytes. */
+bool gopclntab_has_inl(const struct gopclntab *tab);
+/* Entries in function i's inline tree (0: none).  -ENOTSUP: no inline
+ * facts (see gopclntab_has_inl); -EINVAL: a corrupt tree or table. */
+int gopclntab_inl_count(const struct gopclntab *tab, size_t i, uint32_t *n);
+/* Entry k of function i's inline tree (k < gopclntab_inl_count(), which
+ * this does not recount; -ERANGE past the bytes of go:func.*). */
+int gopclntab_inl_get(const struct gopclntab *tab, size_t i, uint32_t k, struct gopclntab_inl *e);
+/* Function i's pc-to-entry table (pcdata 2), values are entry numbers or
+ * -1.  -ENOENT: none (nothing inlined); -EINVAL: corrupt. */
+int gopclntab_inl_pcdata(const struct gopclntab *tab, size_t i, struct gopclntab_pciter *it);
+
 #endif

@@ -143,6 +143,18 @@ static int listing_func_json(struct line_buf *b, struct func_index *idx, struct 
 		line_lit(b, "true");
 	else
 		line_lit(b, "false");
+	/* Sites where the compiler inlined it (null: the binary's inline
+	 * trees were not read); inline_only: it has no code of its own. */
+	line_lit(b, ",\"inlined_sites\":");
+	if (idx->inl_known)
+		line_u64(b, f->inlined_sites);
+	else
+		line_lit(b, "null");
+	line_lit(b, ",\"inline_only\":");
+	if (f->inline_only)
+		line_lit(b, "true");
+	else
+		line_lit(b, "false");
 	line_lit(b, ",\"traceable\":");
 	line_str(b, ok ? traceable_name(f->rets.traceable) : "no");
 	line_lit(b, ",\"reason\":");
@@ -153,8 +165,8 @@ static int listing_func_json(struct line_buf *b, struct func_index *idx, struct 
 
 static void listing_text_header(FILE *out)
 {
-	fprintf(out, "%-18s %7s %4s %-10s %-7s %s\n", "ENTRY", "SIZE", "RETS", "TRACE", "SOURCE",
-		"FUNCTION");
+	fprintf(out, "%-18s %7s %4s %5s %-10s %-7s %s\n", "ENTRY", "SIZE", "RETS", "INL", "TRACE",
+		"SOURCE", "FUNCTION");
 }
 
 static void listing_text_row(FILE *out, struct func_index *idx, struct func_info *f)
@@ -164,9 +176,16 @@ static void listing_text_row(FILE *out, struct func_index *idx, struct func_info
 	const char *trace = ok ? traceable_name(f->rets.traceable) : "no";
 	const char *reason = ok ? retsites_reason(&f->rets) : err;
 
-	fprintf(out, "0x%-16llx %7llu %4u %-10s %-7s %s", (unsigned long long)f->entry,
-		(unsigned long long)f->size, ok ? f->rets.count : 0, trace,
-		func_source_name(f->source), f->name);
+	char inl[12] = "-";
+
+	if (idx->inl_known)
+		snprintf(inl, sizeof(inl), "%u", f->inlined_sites);
+	if (f->inline_only)
+		fprintf(out, "%-18s", "(inline-only)");
+	else
+		fprintf(out, "0x%-16llx", (unsigned long long)f->entry);
+	fprintf(out, " %7llu %4u %5s %-10s %-7s %s", (unsigned long long)f->size,
+		ok ? f->rets.count : 0, inl, trace, func_source_name(f->source), f->name);
 	if (f->file) {
 		const char *base = strrchr(f->file, '/');
 		fprintf(out, " (%s:%d)", base ? base + 1 : f->file, f->line);
@@ -182,15 +201,37 @@ static void *listing_sort(void *idx)
 	return NULL;
 }
 
+/* Every function by name, the inline-only ones among them (both lists are
+ * sorted by name). */
+static struct func_info **listing_all(struct func_index *idx, size_t *n)
+{
+	struct func_info *const *by_name = funcs_by_name(idx);
+	size_t i = 0, j = 0, k = 0;
+	struct func_info **all;
+
+	*n = idx->count + idx->inl_only_count;
+	if (!by_name || !(all = calloc(*n ? *n : 1, sizeof(*all))))
+		return NULL;
+	while (i < idx->count || j < idx->inl_only_count) {
+		if (j == idx->inl_only_count ||
+		    (i < idx->count && strcmp(by_name[i]->name, idx->inl_only[j].name) <= 0))
+			all[k++] = by_name[i++];
+		else
+			all[k++] = &idx->inl_only[j++];
+	}
+	return all;
+}
+
 long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json)
 {
-	struct func_info *const *all = NULL;
+	struct func_info **all = NULL;
 	struct func_info **matches = NULL;
 	struct line_buf line = {0};
 	pthread_t sorter;
 	bool sorting = false;
 	size_t n;
 
+	funcs_inline_scan(idx);
 	if (pattern) {
 		n = funcs_match(idx, pattern, &matches);
 		if (!matches)
@@ -206,7 +247,7 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 		funcs_resolve_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	if (sorting)
 		pthread_join(sorter, NULL);
-	if (!pattern && !(all = funcs_by_name(idx)))
+	if (!pattern && !(all = listing_all(idx, &n)))
 		return -ENOMEM;
 	if (!json && n > 0)
 		listing_text_header(out);
@@ -219,11 +260,13 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 		if (listing_func_json(&line, idx, f)) {
 			free(line.p);
 			free(matches);
+			free(all);
 			return -ENOMEM;
 		}
 		fwrite(line.p, 1, line.len, out);
 	}
 	free(line.p);
 	free(matches);
+	free(all);
 	return (long)n;
 }

@@ -320,6 +320,11 @@ static uint64_t get_sampled(const struct snapshot_func *sn)
 	return (uint64_t)(sn->sampled * 1e9 + 0.5);
 }
 
+static uint64_t get_inlined_sites(const struct snapshot_func *sn)
+{
+	return sn->inlined_sites > 0 ? (uint64_t)sn->inlined_sites : 0;
+}
+
 static const struct serve_fam serve_fams[] = {
     {"retop_function_calls_total", "counter",
      "Calls: timed to their RET, or counted at their entry while --budget sheds the RET probes; "
@@ -367,6 +372,10 @@ static const struct serve_fam serve_fams[] = {
      "Share of time --budget keeps the function's probes in (timing-sampled: its RET probes, "
      "estimated: all of them); 1 when traced in full.",
      true, get_sampled},
+    {"retop_function_inlined_sites", "gauge",
+     "Sites where the compiler inlined the function: calls there reach none of its probes and "
+     "are in no other figure (0 also when the binary's inline trees could not be read).",
+     false, get_inlined_sites},
 };
 
 static void serve_render_fam(struct render *r, const struct serve_fam *fam)

@@ -180,7 +180,7 @@ static int session_open_tracer(struct session *s, char *err)
 }
 
 /* What a probe hit of each kind costs a call it is inside: the kernel's
- * trap as timed (the 20th percentile of the last hits on retop's own probes) plus
+ * trap as timed (the fastest of the last hits on retop's own probes) plus
  * the programs' own run time as they measure it, on average so far.  BPF
  * takes it out of the durations of the calls the hits are inside. */
 static void session_hit_costs(struct session *s)
@@ -189,7 +189,7 @@ static void session_hit_costs(struct session *s)
 
 	if (!s->tracer)
 		return;
-	/* A few more timed hits every tenth sample: the percentile moves slowly,
+	/* A few more timed hits every tenth sample: the fastest moves slowly,
 	 * and 60 self-traps a refresh would be most of an idle dashboard's CPU. */
 	if (s->samples++ % 10 == 0)
 		budget_calibrate_more(&s->budget);
@@ -541,12 +541,21 @@ void session_untrace(struct session *s, struct func_info *f)
 	*sf = s->funcs[--s->nfuncs];
 }
 
-/* Functions one -t pattern names: a glob, or an exact name. */
+/* Functions one -t pattern names: a glob, or an exact name (of a function
+ * with code, else of one that exists only inlined). */
 static size_t session_pattern_funcs(struct session *s, const char *pattern,
 				    struct func_info ***out)
 {
-	if (strpbrk(pattern, "*?[") != NULL)
-		return funcs_match(s->idx, pattern, out);
+	if (strpbrk(pattern, "*?[") != NULL) {
+		/* A glob picks functions with code: one that exists only
+		 * inlined is traced when named exactly (method names such as
+		 * main.(*T).M hold a '*'). */
+		size_t n = funcs_match(s->idx, pattern, out), k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!(*out)[i]->inline_only || !strcmp((*out)[i]->name, pattern))
+				(*out)[k++] = (*out)[i];
+		return k;
+	}
 	*out = calloc(1, sizeof(**out));
 	if (!*out || !((*out)[0] = funcs_find(s->idx, pattern)))
 		return 0;
@@ -554,19 +563,28 @@ static size_t session_pattern_funcs(struct session *s, const char *pattern,
 }
 
 /* The functions the -t patterns name, without duplicates.  Every pattern
- * is checked before anything is attached, so a bad one attaches nothing. */
+ * is checked before anything is attached.  A pattern that names nothing is
+ * one warning and the others still count; only when none names anything is
+ * it an error (the first one's, with the nearest names). */
 static int session_select(struct session *s, const char *const *patterns, size_t n,
 			  struct func_info **chosen, size_t *nchosen, char *err)
 {
-	size_t total = 0;
+	size_t total = 0, unmatched = 0;
+	char first[ERR_LEN] = "";
 
 	*nchosen = 0;
+	/* Functions that exist only inlined are names too. */
+	funcs_inline_scan(s->idx);
 	for (size_t i = 0; i < n; i++) {
 		struct func_info **m;
 		size_t k = session_pattern_funcs(s, patterns[i], &m);
 		if (k == 0) {
+			char why[ERR_LEN];
 			free(m);
-			return funcs_no_match(s->idx, patterns[i], err);
+			funcs_no_match(s->idx, patterns[i], unmatched++ ? why : first);
+			if (unmatched > 1 || n > 1)
+				log_warn("session", "%s", unmatched > 1 ? why : first);
+			continue;
 		}
 		for (size_t j = 0; j < k; j++) {
 			bool dup = false;
@@ -580,6 +598,9 @@ static int session_select(struct session *s, const char *const *patterns, size_t
 		}
 		free(m);
 	}
+	if (n > 0 && unmatched == n)
+		return err_set(err, ENOENT, "%s%s", n > 1 ? "no pattern matches a function: " : "",
+			       first);
 	if (total > s->opts.max_functions)
 		return err_set(err, E2BIG, "the patterns match %zu functions, more than --max-functions %zu: narrow them or raise the limit",
 			       total, s->opts.max_functions);
@@ -618,7 +639,8 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 				       s->attach_pid, attached, nchosen);
 		/* A pattern over a package meets a few refused functions: one
 		 * line for all of them; each one's status says why. */
-		if (chosen[i]->rets_resolved && chosen[i]->rets.traceable == TRACEABLE_NO) {
+		if ((chosen[i]->rets_resolved && chosen[i]->rets.traceable == TRACEABLE_NO) ||
+		    chosen[i]->inline_only) {
 			if (refused++ == 0)
 				snprintf(first_refused, sizeof(first_refused), "%s", why);
 			continue;
@@ -958,6 +980,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	if (!out->reason[0] && sf->follow_reason[0] && sf->slot >= 0)
 		snprintf(out->reason, sizeof(out->reason), "%s", sf->follow_reason);
 	out->entry_only = sf->entry_only;
+	out->inlined_sites = s->idx->inl_known ? (int64_t)sf->f->inlined_sites : -1;
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
 		sf->prev = sf->cur;

@@ -171,6 +171,10 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "status", json_object_new_string(status));
 	json_object_object_add(o, "state", json_object_new_string(func_state_name(f->state)));
 	json_object_object_add(o, "calls", json_object_new_uint64(v->calls));
+	/* Calls where it was inlined are in no figure: say how many sites. */
+	json_object_object_add(o, "inlined_sites", f->inlined_sites < 0
+						       ? NULL
+						       : json_object_new_int64(f->inlined_sites));
 	json_object_object_add(o, "calls_per_s", json_fixed(v->calls_per_s, 3));
 	json_object_object_add(o, "mean_ns", json_object_new_uint64(v->mean_ns));
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(v->p50_ns));
@@ -533,6 +537,10 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap)
 	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
 		snapshot_text_row(out, &snap->funcs[i]);
+		if (snap->funcs[i].inlined_sites > 0 && !snap->funcs[i].f->inline_only)
+			fprintf(out, "    also inlined at %lld sites: calls there are not counted; "
+				     "calls and durations are of calls out of line\n",
+				(long long)snap->funcs[i].inlined_sites);
 		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;
 		evicted += snap->funcs[i].v.evicted;

@@ -55,6 +55,10 @@ struct snapshot_func {
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
 	bool args;	 /* arguments captured with its slowest calls */
+	/* Sites where the compiler inlined it: calls there reach none of its
+	 * probes and are not in any figure here.  -1: the binary's inline
+	 * trees were not read. */
+	int64_t inlined_sites;
 	/* The overhead budget (budget.h): 0 full, 1 timing, 2 estimated. */
 	int mode;
 	double sampled;	 /* share of time its probes (timing: RETs) are in: 1 = all */

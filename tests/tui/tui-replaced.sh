@@ -33,7 +33,7 @@ mv -f "$copy.new" "$copy"
 search_for CalculateTotal 'main\.CalculateTotal' 5
 keys Space
 expect_screen "was replaced \(a deploy\): tracing 1 of 1 functions" 15 "the deploy followed"
-expect_screen "main\.CalculateTotal: tracing" 10 "main.CalculateTotal traced"
+expect_screen "^\* main\.CalculateTotal " 10 "main.CalculateTotal marked as traced"
 # The new build, from the name: its calls run under the new file's probes.
 "$copy" -ready "$T/ready2" -calls 8 -exit -out "$T/new.out" &
 new=$!

@@ -116,9 +116,23 @@ static void align(struct buf *b, unsigned a)
 		put8(b, 0);
 }
 
+/* When set, main.main gets an inline tree: pcdata 2 (this table, offset
+ * inl_pcdata) says entry 0 owns [8, 16) and entry 1 [16, 24); funcdata 3
+ * is offset 0 of the go:func.* bytes test_inline_tree builds. */
+static bool with_inl;
+static uint32_t inl_pcdata;
+
 static void build_pctabs(struct buf *b, const struct spec *s, uint32_t *pcfile, uint32_t *pcln)
 {
 	put8(b, 0); /* offset 0 means "no table" */
+	if (with_inl) {
+		inl_pcdata = (uint32_t)b->n;
+		put_step(b, -1, -1, 8, s->quantum);
+		put_step(b, -1, 0, 8, s->quantum);
+		put_step(b, 0, 1, 8, s->quantum);
+		put_step(b, 1, -1, 0x40 - 24, s->quantum);
+		put8(b, 0);
+	}
 	for (size_t i = 0; i < s->nfunc; i++) {
 		const struct tfunc *f = &funcs3[i];
 		uint32_t end = i + 1 < s->nfunc ? funcs3[i + 1].off : END_OFF;
@@ -155,11 +169,20 @@ static void build_funcs(struct buf *b, const struct spec *s, struct layout *l,
 		put32(b, 0);  /* pcsp */
 		put32(b, pcfile[i]);
 		put32(b, pcln[i]);
-		put32(b, 0); /* npcdata */
+		bool inl = with_inl && i == 0;
+		put32(b, inl ? 3 : 0); /* npcdata */
 		put32(b, f->cu_off);
 		if (s->magic == GOPCLNTAB_MAGIC_120)
 			put32(b, f->line); /* startLine */
-		put32(b, 0);		   /* funcID, flag, pad, nfuncdata */
+		put32(b, inl ? 4u << 24 : 0); /* funcID, flag, pad, nfuncdata */
+		if (inl) {
+			put32(b, 0);
+			put32(b, 0);
+			put32(b, inl_pcdata);
+			for (int k = 0; k < 3; k++)
+				put32(b, UINT32_MAX); /* funcdata 0-2: none */
+			put32(b, 0);		      /* funcdata 3: the inline tree */
+		}
 	}
 	setn(b->b + ft + 2 * s->nfunc * field, is116 ? TEXT + END_OFF : END_OFF, field);
 }
@@ -728,6 +751,100 @@ static int write_corpus(const char *dir)
 	return 0;
 }
 
+/* ---- inline trees ---- */
+
+/* go:func.* holding main.main's inline tree: two entries in the layout of
+ * s's release, naming main.(*T).Add (parentPc 7) and runtime.goexit (15). */
+static size_t build_gofunc(const struct spec *s, const struct layout *l, uint8_t *g)
+{
+	uint32_t names[2] = {(uint32_t)(strlen(funcs3[0].name) + 1),
+			     (uint32_t)(strlen(funcs3[0].name) + strlen(funcs3[1].name) + 2)};
+	uint32_t pcs[2] = {7, 15};
+	size_t esize = s->magic == GOPCLNTAB_MAGIC_118 ? 20 : 16;
+
+	(void)l;
+	memset(g, 0, 2 * esize);
+	for (int k = 0; k < 2; k++) {
+		uint8_t *e = g + k * esize;
+		if (s->magic == GOPCLNTAB_MAGIC_118) {
+			e[0] = k ? 0 : 0xFF; /* parent: -1, then 0 */
+			e[1] = k ? 0 : 0xFF;
+			set32(e + 12, names[k]);
+			set32(e + 16, pcs[k]);
+		} else {
+			set32(e + 4, names[k]);
+			set32(e + 8, pcs[k]);
+		}
+	}
+	return 2 * esize;
+}
+
+static void test_inline_tree(void **state)
+{
+	(void)state;
+	static const struct spec *const specs[] = {&spec118, &spec120};
+	for (size_t si = 0; si < 2; si++) {
+		const struct spec *s = specs[si];
+		struct buf b;
+		struct layout l;
+		uint8_t g[64];
+		uint32_t n;
+		struct gopclntab_inl e;
+
+		with_inl = true;
+		build(s, &b, &l);
+		with_inl = false;
+		size_t gsize = build_gofunc(s, &l, g);
+		struct gopclntab *tab = open_ok(&b, l.size, TEXT);
+
+		/* No go:func.* bytes: no inline facts, not "nothing inlined". */
+		assert_false(gopclntab_has_inl(tab));
+		assert_int_equal(gopclntab_inl_count(tab, 0, &n), -ENOTSUP);
+		gopclntab_set_gofunc(tab, g, gsize);
+		assert_true(gopclntab_has_inl(tab));
+		assert_int_equal(gopclntab_inl_count(tab, 0, &n), 0);
+		assert_int_equal(n, 2);
+		assert_int_equal(gopclntab_inl_get(tab, 0, 0, &e), 0);
+		assert_string_equal(e.name, "main.(*T).Add");
+		assert_int_equal(e.parent_pc, 7);
+		assert_int_equal(gopclntab_inl_get(tab, 0, 1, &e), 0);
+		assert_string_equal(e.name, "runtime.goexit");
+		assert_int_equal(e.parent_pc, 15);
+		/* Functions without a tree have none. */
+		assert_int_equal(gopclntab_inl_count(tab, 1, &n), 0);
+		assert_int_equal(n, 0);
+		/* The pc table: which entry owns each pc. */
+		struct gopclntab_pciter it;
+		uint64_t a, z;
+		int32_t v;
+		assert_int_equal(gopclntab_inl_pcdata(tab, 0, &it), 0);
+		assert_int_equal(gopclntab_pciter_next(&it, &a, &z, &v), 1);
+		assert_int_equal(v, -1);
+		assert_int_equal(gopclntab_pciter_next(&it, &a, &z, &v), 1);
+		assert_true(a == 8 && z == 16 && v == 0);
+		assert_int_equal(gopclntab_inl_pcdata(tab, 1, &it), -ENOENT);
+		/* A tree past the end of go:func.*: corrupt, never read. */
+		gopclntab_set_gofunc(tab, g, gsize - 1);
+		assert_int_equal(gopclntab_inl_count(tab, 0, &n), -EINVAL);
+		assert_int_equal(gopclntab_inl_get(tab, 0, 1, &e), -ERANGE);
+		/* A name outside funcnametab. */
+		gopclntab_set_gofunc(tab, g, gsize);
+		set32(g + (s->magic == GOPCLNTAB_MAGIC_118 ? 12 : 4), 0x7FFFFFF0);
+		assert_int_equal(gopclntab_inl_get(tab, 0, 0, &e), -EINVAL);
+		gopclntab_close(tab);
+	}
+	/* Go 1.16-1.17 hold absolute funcdata pointers: not read. */
+	struct buf b;
+	struct layout l;
+	uint8_t g[16] = {0};
+	uint32_t n;
+	build(&spec116, &b, &l);
+	struct gopclntab *tab = open_ok(&b, l.size, 0);
+	gopclntab_set_gofunc(tab, g, sizeof(g));
+	assert_int_equal(gopclntab_inl_count(tab, 0, &n), -ENOTSUP);
+	gopclntab_close(tab);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--corpus"))
@@ -753,6 +870,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test(test_name_unterminated),
 	    cmocka_unit_test(test_file_bounds),
 	    cmocka_unit_test(test_funcoff_bounds),
+	    cmocka_unit_test(test_inline_tree),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -167,8 +167,9 @@ type retopFunc struct {
 		Offset uint64 `json:"offset"`
 		Line   int    `json:"line"`
 	} `json:"ret_sites"`
-	Traceable string `json:"traceable"`
-	Reason    string `json:"reason"`
+	Traceable  string `json:"traceable"`
+	Reason     string `json:"reason"`
+	InlineOnly bool   `json:"inline_only"`
 }
 
 // readList reads one JSON object per line; a bad line is an error, because
@@ -251,6 +252,15 @@ func check(binary, listPath string) error {
 	byKey := map[key][]*retopFunc{}
 	for i := range list {
 		r := &list[i]
+		// A function that exists only inlined has no code, so no row in
+		// debug/gosym's table: it must claim none either.
+		if r.InlineOnly {
+			if *r.Entry != 0 || *r.Size != 0 || len(r.RetSites) != 0 || r.Traceable != "no" {
+				m.add("%s: inline-only, yet entry %#x, size %d, %d RET sites, traceable %q",
+					r.Name, *r.Entry, *r.Size, len(r.RetSites), r.Traceable)
+			}
+			continue
+		}
 		k := key{r.Name, *r.Entry}
 		byKey[k] = append(byKey[k], r)
 	}
