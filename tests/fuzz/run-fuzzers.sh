@@ -3,7 +3,7 @@
 #
 # Runs each fuzzer built in $abs_top_builddir/tests/fuzz over its seed corpus
 # $abs_top_srcdir/tests/fuzz/corpus/<name without fuzz_>/ for a bounded time
-# (RETOP_FUZZ_SECONDS, default 30; 0 replays the corpus once and stops).
+# (RETOP_FUZZ_SECONDS, default 15; 0 replays the corpus once and stops).
 # New inputs go to a temp dir, never to the source tree.  Any crash, leak,
 # sanitizer report or timeout fails the test (libFuzzer's exit code); the
 # reproducer is kept as $abs_top_builddir/tests/fuzz/<name>-crash-*.
@@ -12,7 +12,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 srcdir=${abs_top_srcdir:-$(cd "$here/../.." && pwd)}
 builddir=${abs_top_builddir:-$srcdir}
-seconds=${RETOP_FUZZ_SECONDS:-30}
+seconds=${RETOP_FUZZ_SECONDS:-15}
 fuzzers="fuzz_gopclntab fuzz_elf_index fuzz_sdk_json"
 
 if [ -f "$srcdir/tests/lib.sh" ]; then

@@ -4,7 +4,7 @@
 #   with --max-duration 2, retop detaches every function by itself after 2 s
 #   (status "detached: --max-duration 2 s reached", auto_detached counts them),
 #   prints that last snapshot and exits 0, and the text header says so;
-# - --serve --max-duration 3: retop keeps serving, but once time is up it holds
+# - --serve --max-duration 5: retop keeps serving, but once time is up it holds
 #   no BPF link or program (the runtime watchers and maps are gone too);
 # - memory: bpf_map_bytes is what the kernel charges retop's maps: under
 #   8 MiB with one function traced at the defaults (the maps are allocated
@@ -67,7 +67,7 @@ for try in 1 2 3 4 5; do
     PORT=$(pq freeport 19100 19199) || fail "no free port in 127.0.0.1:19100-19199"
     # --budget 0: every probe stays in until time is up (the budget may
     # take them out between its slices), so their removal is what is seen.
-    "$RETOP" --serve "127.0.0.1:$PORT" -p "$fixture" -t 'main.[A-Z]*' -d 0.3 --max-duration 3 \
+    "$RETOP" --serve "127.0.0.1:$PORT" -p "$fixture" -t 'main.[A-Z]*' -d 0.3 --max-duration 5 \
         --budget 0 2>"$T/serve.err" &
     RP=$!
     track_pid "$RP"
@@ -79,14 +79,15 @@ for try in 1 2 3 4 5; do
     running "$RP" && break
     grep -q 'cannot listen' "$T/serve.err" || fail "retop --serve failed: $(head -n 3 "$T/serve.err")"
 done
-# /healthz answers before the probes are in: poll up to 2 s for them.
-n=40
+# /healthz answers before the probes are in: poll up to 4 s for them
+# (indexing, loading the programs and timing a hit come first).
+n=80
 until sc holds "$RP" >"$T/held" && grep -q '^link ' "$T/held"; do
     [ $n -gt 0 ] || fail "retop --serve holds no BPF link before its time is up"
     n=$((n - 1))
     sleep 0.05
 done
-sc released "$T/held" 8 || fail "3 s after --max-duration 3, retop still holds BPF links or programs"
+sc released "$T/held" 8 || fail "8 s after the probes were seen (--max-duration 5), retop still holds BPF links or programs"
 running "$RP" || fail "retop --serve exited at --max-duration instead of serving on"
 [ -z "$(sc holds "$RP")" ] || fail "retop --serve still holds: $(sc holds "$RP" | tr '\n' ' ')"
 pq get "http://127.0.0.1:$PORT/metrics" >"$T/metrics" || fail "/metrics no longer answers after auto-detach"

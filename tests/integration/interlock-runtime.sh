@@ -10,7 +10,7 @@
 #     channels, timers, JSON, recovered panics); alive = its heartbeat file,
 #     written with its own clock every 50 ms, keeps moving.
 # Groups are runtime.* name prefixes packed up to --max-functions 256; each
-# group is traced for 2 s, two snapshots 1 s apart (RETOP_RUNTIME_SECONDS
+# group is traced for 1 s, two snapshots 0.5 s apart (RETOP_RUNTIME_SECONDS
 # sets the interval; set
 # RETOP_RUNTIME_LONG=1 for three rounds of 20 s per group, RETOP_RUNTIME_ALL=1
 # to trace every function of both binaries, not only runtime.*: run once on
@@ -24,7 +24,7 @@ need_cmd python3
 need_cmd prometheus
 need_retop
 
-secs=${RETOP_RUNTIME_SECONDS:-1}
+secs=${RETOP_RUNTIME_SECONDS:-0.5}
 rounds=1
 root=runtime.
 # Every function of both binaries, not only the runtime's (about 30 min).
