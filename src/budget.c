@@ -122,10 +122,10 @@ static void (*const budget_targets[RETOP_HIT_KINDS])(void) = {
 };
 
 /* n more hits of kind k, each timed, into the last BUDGET_CAL_RING; the
- * cost is the fastest of them: a hit during which retop's own thread was
+ * cost is their 20th percentile: a hit during which retop's own thread was
  * preempted says nothing about the target's traps, and on a loaded CPU
- * most are (the median, even the 5th percentile, then took out more than
- * the traps cost, and showed calls shorter than they were). */
+ * many are (the median then took out more than the traps cost, and showed
+ * calls shorter than they were); the very fastest took out too little. */
 static int budget_time_hits(struct budget *b, struct tracer *t, int k, int n, char *err)
 {
 	void (*volatile fn)(void) = budget_targets[k];
@@ -144,7 +144,7 @@ static int budget_time_hits(struct budget *b, struct tracer *t, int k, int n, ch
 	size_t m = b->cal_n[k] < BUDGET_CAL_RING ? b->cal_n[k] : BUDGET_CAL_RING;
 	memcpy(sorted, b->cal_ring[k], m * sizeof(sorted[0]));
 	qsort(sorted, m, sizeof(sorted[0]), budget_cmp_u64);
-	double ns = (double)sorted[0] - b->cal_bare[k];
+	double ns = (double)sorted[m / 5] - b->cal_bare[k];
 	b->trap_ns[k] = ns > 1 ? ns : 1;
 	return 0;
 }

@@ -180,7 +180,7 @@ static int session_open_tracer(struct session *s, char *err)
 }
 
 /* What a probe hit of each kind costs a call it is inside: the kernel's
- * trap as timed (the fastest of the last hits on retop's own probes) plus
+ * trap as timed (the 20th percentile of the last hits on retop's own probes) plus
  * the programs' own run time as they measure it, on average so far.  BPF
  * takes it out of the durations of the calls the hits are inside. */
 static void session_hit_costs(struct session *s)
@@ -189,7 +189,7 @@ static void session_hit_costs(struct session *s)
 
 	if (!s->tracer)
 		return;
-	/* A few more timed hits every tenth sample: the fastest moves slowly,
+	/* A few more timed hits every tenth sample: the percentile moves slowly,
 	 * and 60 self-traps a refresh would be most of an idle dashboard's CPU. */
 	if (s->samples++ % 10 == 0)
 		budget_calibrate_more(&s->budget);
