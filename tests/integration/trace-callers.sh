@@ -46,9 +46,13 @@ if wait "$rt"; then rc=0; else rc=$?; fi
 [ "$rc" -eq 0 ] || fail "the text retop exited $rc after SIGINT: $(head -n 3 "$T/err.txt")"
 # Text: the count over 10 ms in the last snapshot, and the planted call
 # listed with its caller, arguments and result.
+# Exact but for the fast path's calls that a preemption stretched past 10 ms
+# on the program's clock: retop's interval, inside the program's, may miss
+# the preemption (the program counts them in fast_over).
 want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["over_10ms"])' "$out")
+fast_over=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["callers"]["main.FastPath"].get("over_10ms", 0))' "$out")
 got=$(sed -n 's/^    >= 10.0ms: \([0-9]*\) calls.*/\1/p' "$T/$v.txt" | tail -n 1)
-[ "$got" = "$want" ] || fail "callers-$v: text: $got calls >= 10ms, the program counted $want: $(grep -A2 "^FUNCTION" "$T/$v.txt" | tail -n 3 | tr "\n" " ")"
+[ -n "$got" ] && [ "$got" -le "$want" ] && [ "$got" -ge $((want - fast_over)) ] || fail "callers-$v: text: $got calls >= 10ms, the program counted $want: $(grep -A2 "^FUNCTION" "$T/$v.txt" | tail -n 3 | tr "\n" " ")"
 res=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["outlier"]["result"])' "$out")
 grep -Eq "^ +[0-9.]+ms  goroutine [0-9]+  from main\.Planted: us=500000 tag=\"planted: \\\\x1b\]52;c;Zm9yZ2Vk\\\\x07.*\\\\nmain\.Fake 9\\\\r\\\\xc2\\\\x9b.*\.\.\.\" -> r0=$res\$" "$T/$v.txt" ||
     fail "callers-$v: text: no line for the planted call, its string escaped: $(grep -m 3 'from main.Planted' "$T/$v.txt")"
@@ -146,8 +150,10 @@ bad = False
 if snaps[-1]["slow_ns"] != 10000000:
     print("slow_ns %r, expected 10000000" % snaps[-1]["slow_ns"])
     bad = True
-if last["slow_calls_total"] != fx["over_10ms"]:
-    print("calls >= 10ms: retop %d, the program %d" % (last["slow_calls_total"], fx["over_10ms"]))
+fast_over = fx["callers"]["main.FastPath"].get("over_10ms", 0)
+if not fx["over_10ms"] - fast_over <= last["slow_calls_total"] <= fx["over_10ms"]:
+    print("calls >= 10ms: retop %d, the program %d (%d of them fast calls it saw stretched)"
+          % (last["slow_calls_total"], fx["over_10ms"], fast_over))
     bad = True
 listed = [c for w in works for c in w["slow_calls"]]
 per = sum(w["slow_calls_interval"] for w in works)

@@ -22,7 +22,6 @@
 need_root
 need_cmd python3
 need_cmd prometheus
-need_cmd chrt
 need_retop
 fn=github.com/prometheus/client_golang/prometheus/promhttp.InstrumentHandlerDuration.func2
 inner=github.com/prometheus/client_golang/prometheus/promhttp.InstrumentHandlerDuration.func3
@@ -35,10 +34,6 @@ prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
     --web.listen-address="127.0.0.1:$pport" --log.level=warn >"$T/prom.err" 2>&1 &
 prom=$!
 track_pid "$prom"
-# SCHED_FIFO: on a loaded machine a thread waiting for a CPU inside a trap
-# stretches a request by more than the trap's cost, which is not what this
-# test measures (threads Prometheus starts later inherit it).
-chrt -a -f -p 1 "$prom" >/dev/null || fail "chrt -a -f -p 1 $prom failed"
 url=http://127.0.0.1:$pport
 n=100
 until pq get "$url/-/ready" >/dev/null 2>&1; do
