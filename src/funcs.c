@@ -334,6 +334,11 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 	return 0;
 }
 
+void funcs_file_path(const struct func_index *idx, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", elf_image_fd(idx->img));
+}
+
 void funcs_free(struct func_index *idx)
 {
 	if (!idx)

@@ -87,6 +87,9 @@ const struct func_info *funcs_images_caller(const struct func_images *im, unsign
 enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
 
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err);
+/* The indexed file itself, as a path that stays that file whatever its
+ * name names later: /proc/self/fd/N of the index's open descriptor. */
+void funcs_file_path(const struct func_index *idx, char *buf, size_t len);
 void funcs_free(struct func_index *idx);
 
 /* Decode the function's RET sites (once), map them to source lines and

@@ -699,7 +699,7 @@ static int check_identity(const struct func_index *idx, struct interlock_verdict
 			       "%s was written in place since it was indexed: refusing to attach "
 			       "(retop indexes a binary again only when a new file replaces it)",
 			       idx->path);
-	snprintf(v->path, sizeof(v->path), "/proc/self/fd/%d", fd);
+	funcs_file_path(idx, v->path, sizeof(v->path));
 	v->dev = idx->file_dev;
 	v->ino = idx->file_ino;
 	v->image = idx->image;

@@ -95,7 +95,7 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	}
 	/* From here on the file is the index's open descriptor: every probe,
 	 * and the list of processes running it, go by it, not by the path. */
-	snprintf(s->binary, sizeof(s->binary), "/proc/self/fd/%d", elf_image_fd(s->idx->img));
+	funcs_file_path(s->idx, s->binary, sizeof(s->binary));
 	s->images[0].idx = s->idx;
 	s->nimages = 1;
 	s->names.idx[0] = s->idx;
@@ -373,19 +373,25 @@ static struct func_info *session_func_in(struct session *s, struct session_func 
 
 /* Put into binary k the probes sf has in now (the budget may hold its
  * RETs or its entry out): RETs first, as at the attach. */
+static int session_probes_in_one(struct session *s, struct session_func *sf, size_t k,
+				 bool entry, bool rets, char *err)
+{
+	struct interlock_verdict v;
+	/* Approved again each time: a file may have been written since. */
+	int ret = interlock_approve(s->images[k].idx, sf->fi[k], &v, err);
+
+	if (!ret && rets)
+		ret = tracer_rets_in(s->tracer, sf->slot, &v, s->attach_pid, err);
+	if (!ret && entry)
+		ret = tracer_entry_in(s->tracer, sf->slot, &v, s->attach_pid, err);
+	return ret;
+}
+
 static int session_probes_in_image(struct session *s, struct session_func *sf, size_t k,
 				   char *why)
 {
-	struct interlock_verdict v;
-	bool rets = tracer_rets_are_in(s->tracer, sf->slot),
-	     entry = tracer_entry_is_in(s->tracer, sf->slot);
-	int ret = interlock_approve(s->images[k].idx, sf->fi[k], &v, why);
-
-	if (!ret && rets)
-		ret = tracer_rets_in(s->tracer, sf->slot, &v, s->attach_pid, why);
-	if (!ret && entry)
-		ret = tracer_entry_in(s->tracer, sf->slot, &v, s->attach_pid, why);
-	return ret;
+	return session_probes_in_one(s, sf, k, tracer_entry_is_in(s->tracer, sf->slot),
+				     tracer_rets_are_in(s->tracer, sf->slot), why);
 }
 
 int session_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
@@ -393,17 +399,9 @@ int session_probes_in(struct session *s, struct session_func *sf, bool entry, bo
 {
 	int ret = 0;
 
-	/* Approved again each time: a file may have been written since. */
-	for (size_t k = 0; !ret && k < s->nimages; k++) {
-		struct interlock_verdict v;
-		if (!sf->fi[k] || s->images[k].retired)
-			continue;
-		ret = interlock_approve(s->images[k].idx, sf->fi[k], &v, err);
-		if (!ret && rets)
-			ret = tracer_rets_in(s->tracer, sf->slot, &v, s->attach_pid, err);
-		if (!ret && entry)
-			ret = tracer_entry_in(s->tracer, sf->slot, &v, s->attach_pid, err);
-	}
+	for (size_t k = 0; !ret && k < s->nimages; k++)
+		if (sf->fi[k] && !s->images[k].retired)
+			ret = session_probes_in_one(s, sf, k, entry, rets, err);
 	return ret;
 }
 
@@ -779,7 +777,7 @@ static void session_retire_images(struct session *s)
 		struct func_index *idx = s->images[k].idx;
 		if (s->images[k].retired || (have_st && session_same_file(idx, &st)) || !have_st)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", elf_image_fd(idx->img));
+		funcs_file_path(idx, path, sizeof(path));
 		if (procs_running(path, &pid, 1) > 0)
 			continue;
 		if (s->tracer)
@@ -899,7 +897,7 @@ static const char *session_check_target(struct session *s)
 		char path[32];
 		if (s->images[k].retired)
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", elf_image_fd(s->images[k].idx->img));
+		funcs_file_path(s->images[k].idx, path, sizeof(path));
 		s->snap.npids += procs_running(path, s->snap.pids + s->snap.npids,
 					       SNAPSHOT_MAX_PIDS - s->snap.npids);
 	}
