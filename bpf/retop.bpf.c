@@ -98,6 +98,9 @@ __u64 gate_on[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 __u64 gate_n[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 /* Hits of the runtime watchers (goexit1, recovery): in the budget too. */
 __u64 watch_hits;
+/* execs of watched processes so far: user space (mmapped .bss) looks the
+ * execs map up only when this moved, not at every slice. */
+__u64 exec_seq;
 /* Inserts into the evidence maps (goroutines, first_entry, drop_marks,
  * recovered) that failed: an LRU map can refuse one when every element is
  * held on other CPUs.  What they would have told is then unknown. */
@@ -776,6 +779,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 
 	if (!st)
 		return;
+	__sync_fetch_and_add(&st->rets, 1);
 	if (RETOP_SITE_INDEX(site) < RETOP_MAX_RET_SITES)
 		__sync_fetch_and_add(&st->ret_hits[RETOP_SITE_INDEX(site)], 1);
 	/* One lookup of the goroutine for its hit count and its RET evidence:
@@ -899,8 +903,11 @@ int retop_exec(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	__u64 *when = bpf_map_lookup_elem(&execs, &tgid);
 
-	if (when)
+	if (when) {
 		*when = bpf_ktime_get_ns();
+		/* After the time: a reader that sees the count sees it. */
+		__sync_fetch_and_add(&exec_seq, 1);
+	}
 	return 0;
 }
 

@@ -211,6 +211,7 @@ struct retop_func_stats {
 	__u64 min_ns;	  /* 0 until the first call */
 	__u64 max_ns;
 	__u64 entries;	  /* entry probe hits */
+	__u64 rets;	  /* RET probe hits, every site (the sum of ret_hits) */
 	__u64 reentries;  /* entry again on a copied stack (morestack restart) */
 	__u64 abandoned;  /* entry again on the same stack: the earlier call was
 			   * unwound (panic) and never returns: an orphan */

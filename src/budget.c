@@ -542,11 +542,9 @@ static void budget_measure(struct session *s, struct session_func *sf, uint64_t 
 			   const struct retop_func_stats *st)
 {
 	struct budget_func *bf = &sf->bf;
-	uint64_t hits = st->entries, begun = st->begun;
+	uint64_t hits = st->entries + st->rets, begun = st->begun;
 	size_t i = s->budget.slice % BUDGET_RING;
 
-	for (size_t k = 0; k < RETOP_MAX_RET_SITES; k++)
-		hits += st->ret_hits[k];
 	bf->hits_ring[i] = hits - bf->last_hits;
 	bf->begun_ring[i] = begun - bf->last_begun;
 	bf->last_hits = hits;
@@ -708,13 +706,33 @@ static void budget_watchers(struct session *s, double allowed, uint64_t now)
 		memset(b->watch_ring, 0, sizeof(b->watch_ring));
 }
 
+/* budget_tick's buffers for cap functions, grown when more are traced. */
+static int budget_tick_buffers(struct budget *b, size_t cap)
+{
+	if (cap <= b->tick_cap)
+		return 0;
+	struct retop_func_stats *st = realloc(b->tick_st, cap * sizeof(*st));
+	if (st)
+		b->tick_st = st;
+	struct budget_need *need = realloc(b->tick_need, cap * sizeof(*need));
+	if (need)
+		b->tick_need = need;
+	enum budget_mode *to = realloc(b->tick_to, cap * sizeof(*to));
+	if (to)
+		b->tick_to = to;
+	if (!st || !need || !to)
+		return -ENOMEM;
+	b->tick_cap = cap;
+	return 0;
+}
+
 uint64_t budget_tick(struct session *s, uint64_t now_ns)
 {
 	struct budget *b = &s->budget;
 	struct retop_func_stats *st;
 	struct budget_need *need;
 	enum budget_mode *to;
-	size_t n = 0;
+	size_t n = 0, cap = s->nfuncs ? s->nfuncs : 1;
 
 	if (!s->tracer)
 		return now_ns + BUDGET_SLICE_NS;
@@ -722,11 +740,13 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 		return b->next_ns;
 	/* The next slice, or sooner where a sampled slice starts (below). */
 	b->next_ns = now_ns + BUDGET_SLICE_NS;
-	st = malloc(sizeof(*st) * (s->nfuncs ? s->nfuncs : 1));
-	need = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*need));
-	to = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*to));
-	if (!st || !need || !to)
-		goto out;
+	if (budget_tick_buffers(b, cap) != 0)
+		return b->next_ns;
+	st = b->tick_st;
+	need = b->tick_need;
+	to = b->tick_to;
+	memset(need, 0, cap * sizeof(*need));
+	memset(to, 0, cap * sizeof(*to));
 	b->slice++;
 	uint64_t wh = tracer_watch_hits(s->tracer);
 	b->watch_ring[b->slice % BUDGET_RING] = wh - b->watch_hits;
@@ -753,11 +773,19 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 		sf->bf.probes_were_in = tracer_entry_is_in(s->tracer, sf->slot);
 	}
 	budget_watchers(s, allowed, now_ns);
-out:
-	free(st);
-	free(need);
-	free(to);
 	return b->next_ns;
+}
+
+void budget_close(struct budget *b)
+{
+	budget_calibrate_close(b);
+	free(b->tick_st);
+	free(b->tick_need);
+	free(b->tick_to);
+	b->tick_st = NULL;
+	b->tick_need = NULL;
+	b->tick_to = NULL;
+	b->tick_cap = 0;
 }
 
 void budget_fill(struct session_func *sf, struct snapshot_func *out)

@@ -61,6 +61,12 @@ struct budget {
 	uint64_t watch_off_until; /* the watchers cost too much: out until then */
 	bool watch_warned;
 	uint64_t rng;
+	/* budget_tick's per-function buffers, kept across slices: ten slices
+	 * a second must not allocate (and fault in) a counters copy each. */
+	struct retop_func_stats *tick_st;
+	struct budget_need *tick_need;
+	enum budget_mode *tick_to;
+	size_t tick_cap;
 };
 
 /* Per traced function. */
@@ -113,6 +119,8 @@ int budget_calibrate(struct budget *b, struct tracer *t, char *err);
  * the machine.  Stops timing (and says so) on failure. */
 void budget_calibrate_more(struct budget *b);
 void budget_calibrate_close(struct budget *b);
+/* Everything the budget holds: the calibration and the slices' buffers. */
+void budget_close(struct budget *b);
 
 /* Probe hits a second the budget lets all functions make together; 0: no
  * budget. */

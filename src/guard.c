@@ -1,10 +1,12 @@
 #include "guard.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../bpf/retop.h"
 #include "tracer.h"
@@ -42,36 +44,39 @@ bool guard_due(struct guard *g, uint64_t now_ns)
 	return true;
 }
 
+/* The "name:\tvalue" field of a /proc file, read in one go (no stdio:
+ * these are read at every refresh).  0: not there. */
+static uint64_t guard_proc_field(const char *path, const char *name)
+{
+	char buf[2048];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	size_t len = strlen(name);
+	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, name, len) == 0 && p[len] == ':')
+			return strtoull(p + len + 1, NULL, 10);
+	return 0;
+}
+
 uint64_t guard_fd_memlock(int fd)
 {
-	char path[64], line[128];
-	unsigned long long v = 0;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "memlock: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return guard_proc_field(path, "memlock");
 }
 
 uint64_t guard_rss_bytes(void)
 {
-	char line[128];
-	unsigned long long kb = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb * 1024;
+	return guard_proc_field("/proc/self/status", "VmRSS") * 1024;
 }
 
 /* A preallocated hash map of n entries: an element header, key and value

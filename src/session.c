@@ -249,7 +249,7 @@ void session_close(struct session *s)
 {
 	if (!s)
 		return;
-	budget_calibrate_close(&s->budget);
+	budget_close(&s->budget);
 	slowest_close(s->slow);
 	tracer_close(s->tracer);
 	sdk_facts_close(s->sdk);
@@ -486,6 +486,7 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	}
 	sf->slot = -1;
 	sf->have_prev = false;
+	sf->pct_cache.valid = false;
 	ret = session_check_go_version(s, why);
 	if (!ret)
 		ret = funcs_resolve_rets(s->idx, f, why);
@@ -984,7 +985,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		sf->prev = sf->cur;
 		if (tracer_read(s->tracer, sf->slot, &sf->cur) != 0)
 			return;
-		stats_compute(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v);
+		stats_compute_cached(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v,
+				     &sf->pct_cache);
 		sf->have_prev = true;
 		out->in_flight = s->inflight[sf->slot].count;
 		out->overdue = s->inflight[sf->slot].overdue;
@@ -1153,6 +1155,7 @@ void session_reset(struct session *s)
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
 		slowest_clear(&s->funcs[i].slowest);
 		s->funcs[i].have_prev = false;
+		s->funcs[i].pct_cache.valid = false;
 	}
 }
 

@@ -20,6 +20,7 @@ struct session_func {
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
 	struct retop_func_stats prev, cur;
+	struct stats_cache pct_cache; /* cur's since-start percentiles */
 	struct callers_view callers; /* the last read */
 	struct slowest_list slowest; /* since tracing began */
 	bool args_on;	/* arguments captured (--args, or the dashboard's key) */

@@ -38,42 +38,57 @@ static uint64_t bucket_value(uint32_t b)
 	return lo + (hi - lo) / 2;
 }
 
-/* Percentile of cur - prev (prev may be NULL), clamped to [lo, hi] unless
- * hi is 0.  Shared by the since-start and the interval figures so that the
- * interval needs no copy of the histogram difference. */
+/* The rank of quantile q among total values: ceil(q * total), kept within
+ * [1, total] whatever q is (NaN too). */
+static uint64_t quantile_rank(double q, uint64_t total)
+{
+	double r = ceil(q * (double)total);
+
+	if (!(r >= 1.0))
+		return 1;
+	if (r >= (double)total)
+		return total;
+	return (uint64_t)r;
+}
+
+/* Percentiles q[0] <= ... <= q[nq - 1] of cur - prev (prev may be NULL),
+ * clamped to [lo, hi] unless hi is 0, into v[].  One pass for the total
+ * and one for every rank: the refresh computes four of these per function
+ * over the whole histogram.  Shared by the since-start and the interval
+ * figures, so that the interval needs no copy of the difference. */
+static void percentiles_diff(const __u64 *cur, const __u64 *prev, uint32_t n, const double *q,
+			     size_t nq, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+	uint64_t total = 0, rank, acc = 0;
+	uint32_t b = 0;
+	size_t k = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		total += cur[i] - (prev ? prev[i] : 0);
+	for (size_t i = 0; i < nq; i++)
+		v[i] = 0;
+	if (!total)
+		return;
+	for (; k < nq; k++) {
+		rank = quantile_rank(q[k], total);
+		while (acc < rank && b < n) {
+			acc += cur[b] - (prev ? prev[b] : 0);
+			b++;
+		}
+		if (acc < rank)
+			break;
+		v[k] = bucket_value(b - 1);
+		if (hi)
+			v[k] = v[k] < lo ? lo : v[k] > hi ? hi : v[k];
+	}
+}
+
 static uint64_t percentile_diff(const __u64 *cur, const __u64 *prev, uint32_t n, double q,
 				uint64_t lo, uint64_t hi)
 {
-	uint64_t total = 0, rank, acc = 0, v = 0;
-	uint32_t b;
+	uint64_t v;
 
-	for (b = 0; b < n; b++)
-		total += cur[b] - (prev ? prev[b] : 0);
-	if (!total)
-		return 0;
-
-	/* ceil(q * total), kept within [1, total] whatever q is (NaN too). */
-	double r = ceil(q * (double)total);
-	if (!(r >= 1.0))
-		rank = 1;
-	else if (r >= (double)total)
-		rank = total;
-	else
-		rank = (uint64_t)r;
-
-	for (b = 0; b < n; b++) {
-		acc += cur[b] - (prev ? prev[b] : 0);
-		if (acc >= rank) {
-			v = bucket_value(b);
-			break;
-		}
-	}
-	if (hi) {
-		if (v < lo)
-			v = lo;
-		if (v > hi)
-			v = hi;
-	}
+	percentiles_diff(cur, prev, n, &q, 1, lo, hi, &v);
 	return v;
 }
 
@@ -106,6 +121,8 @@ static bool counters_went_back(const struct retop_func_stats *cur,
 /* Interval figures.  The all-time min/max bound the interval only when they
  * moved during it: a new max is the interval's largest call, a new min its
  * smallest.  Otherwise the interval is left unclamped. */
+static const double p50_p99[2] = {0.50, 0.99};
+
 static void compute_interval(const struct retop_func_stats *cur,
 			     const struct retop_func_stats *prev, struct stats_view *out)
 {
@@ -125,12 +142,37 @@ static void compute_interval(const struct retop_func_stats *cur,
 		hi = cur->max_ns ? cur->max_ns : UINT64_MAX;
 	}
 	out->mean_interval_ns = (cur->sum_ns - (prev ? prev->sum_ns : 0)) / out->calls_delta;
-	out->p50_interval_ns = percentile_diff(cur->hist, ph, RETOP_HIST_BUCKETS, 0.50, lo, hi);
-	out->p99_interval_ns = percentile_diff(cur->hist, ph, RETOP_HIST_BUCKETS, 0.99, lo, hi);
+	uint64_t p[2];
+	percentiles_diff(cur->hist, ph, RETOP_HIST_BUCKETS, p50_p99, 2, lo, hi, p);
+	out->p50_interval_ns = p[0];
+	out->p99_interval_ns = p[1];
+}
+
+/* The since-start p50 and p99, from the cache when no call came since. */
+static void since_start_percentiles(const struct retop_func_stats *cur, struct stats_cache *c,
+				    uint64_t p[2])
+{
+	if (c && c->valid && c->calls == cur->calls && c->sum_ns == cur->sum_ns &&
+	    c->min_ns == cur->min_ns && c->max_ns == cur->max_ns) {
+		p[0] = c->p50_ns;
+		p[1] = c->p99_ns;
+		return;
+	}
+	percentiles_diff(cur->hist, NULL, RETOP_HIST_BUCKETS, p50_p99, 2, cur->min_ns, cur->max_ns, p);
+	if (c)
+		*c = (struct stats_cache){.valid = true, .calls = cur->calls, .sum_ns = cur->sum_ns,
+					  .min_ns = cur->min_ns, .max_ns = cur->max_ns,
+					  .p50_ns = p[0], .p99_ns = p[1]};
 }
 
 void stats_compute(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
 		   double interval_s, struct stats_view *out)
+{
+	stats_compute_cached(cur, prev, interval_s, out, NULL);
+}
+
+void stats_compute_cached(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
+			  double interval_s, struct stats_view *out, struct stats_cache *cache)
 {
 	uint32_t i;
 
@@ -140,10 +182,10 @@ void stats_compute(const struct retop_func_stats *cur, const struct retop_func_s
 
 	out->calls = cur->calls;
 	out->mean_ns = cur->calls ? cur->sum_ns / cur->calls : 0;
-	out->p50_ns = stats_percentile(cur->hist, RETOP_HIST_BUCKETS, 0.50, cur->min_ns,
-				       cur->max_ns);
-	out->p99_ns = stats_percentile(cur->hist, RETOP_HIST_BUCKETS, 0.99, cur->min_ns,
-				       cur->max_ns);
+	uint64_t p[2];
+	since_start_percentiles(cur, cache, p);
+	out->p50_ns = p[0];
+	out->p99_ns = p[1];
 	out->min_ns = cur->min_ns;
 	out->max_ns = cur->max_ns;
 	out->unmatched = cur->unmatched;

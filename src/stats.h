@@ -45,8 +45,20 @@ struct stats_view {
 	uint64_t ret_hits_delta[RETOP_MAX_RET_SITES];
 };
 
+/* The since-start percentiles last computed, and the counters they were
+ * computed at: a function with no new call keeps them without a pass over
+ * its histogram. */
+struct stats_cache {
+	bool valid;
+	uint64_t calls, sum_ns, min_ns, max_ns;
+	uint64_t p50_ns, p99_ns;
+};
+
 /* cur and prev are raw counters read from BPF; prev may be NULL (first
- * sample).  interval_s is the measured time between the two samples. */
+ * sample).  interval_s is the measured time between the two samples.
+ * cache may be NULL. */
+void stats_compute_cached(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
+			  double interval_s, struct stats_view *out, struct stats_cache *cache);
 void stats_compute(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
 		   double interval_s, struct stats_view *out);
 

@@ -51,6 +51,12 @@ struct tracer {
 	size_t stats_len;
 	bool args_used; /* a slot captured arguments since the load */
 	struct callers_table callers; /* the caller map as last read */
+	/* The memlock of the maps whose size is fixed at load (all but those
+	 * allocated per element), read once; UINT64_MAX: not yet. */
+	uint64_t fixed_map_bytes;
+	/* tracer_exec_ns's last answer, and exec_seq when it was read. */
+	int exec_pid;
+	uint64_t exec_seq, exec_when;
 	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
 	struct retop_inflight_val *sweep_vals;
 	size_t sweep_cap;
@@ -144,6 +150,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	if (!t)
 		return err_set(err, ENOMEM, "out of memory");
 	t->opts = *opts;
+	t->fixed_map_bytes = UINT64_MAX;
 	if (t->opts.max_functions == 0 || t->opts.max_functions > RETOP_MAX_FUNCS)
 		t->opts.max_functions = RETOP_MAX_FUNCS;
 	if (t->opts.inflight_max == 0)
@@ -202,13 +209,18 @@ int tracer_watch_exec(struct tracer *t, int pid)
 	return 0;
 }
 
-uint64_t tracer_exec_ns(const struct tracer *t, int pid)
+uint64_t tracer_exec_ns(struct tracer *t, int pid)
 {
 	__u32 tgid = (__u32)pid;
-	__u64 when = 0;
+	__u64 when = 0, seq = __atomic_load_n(&t->skel->bss->exec_seq, __ATOMIC_ACQUIRE);
 
+	if (pid == t->exec_pid && seq == t->exec_seq)
+		return t->exec_when;
 	if (bpf_map__lookup_elem(t->skel->maps.execs, &tgid, sizeof(tgid), &when, sizeof(when), 0))
 		return 0;
+	t->exec_pid = pid;
+	t->exec_seq = seq;
+	t->exec_when = when;
 	return when;
 }
 
@@ -694,7 +706,9 @@ int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *ou
 {
 	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
 		return -EINVAL;
-	memcpy(out, &t->stats[slot], offsetof(struct retop_func_stats, hist));
+	/* Ten times a second per function, from a page BPF writes on every
+	 * CPU: the counters only, not the RET sites' nor the histogram. */
+	memcpy(out, &t->stats[slot], offsetof(struct retop_func_stats, ret_hits));
 	return 0;
 }
 
@@ -852,7 +866,7 @@ struct sweep_procs {
 
 /* Whether the process lives, and when it last called exec(): once per
  * process and sweep. */
-static bool sweep_proc_alive(const struct tracer *t, struct sweep_procs *p, uint32_t tgid,
+static bool sweep_proc_alive(struct tracer *t, struct sweep_procs *p, uint32_t tgid,
 			     uint64_t *exec_ns)
 {
 	for (size_t i = 0; i < p->n; i++)
@@ -1060,14 +1074,25 @@ uint64_t tracer_inflight_room_bytes(const struct tracer *t)
 	return (t->opts.inflight_max - (uint64_t)live) * tracer_inflight_call_bytes();
 }
 
-uint64_t tracer_map_bytes(const struct tracer *t)
+uint64_t tracer_map_bytes(struct tracer *t)
 {
 	struct bpf_map *map;
-	uint64_t sum = 0;
+	uint64_t sum = 0, fixed = 0;
 
 	if (!t || !t->skel)
 		return 0;
-	bpf_object__for_each_map(map, t->skel->obj)
-		sum += guard_fd_memlock(bpf_map__fd(map));
-	return sum;
+	/* Read at every refresh: /proc/self/fdinfo is three syscalls a map,
+	 * so only the maps that grow with their elements are read again. */
+	bpf_object__for_each_map(map, t->skel->obj) {
+		bool grows = bpf_map__map_flags(map) & BPF_F_NO_PREALLOC;
+		if (grows)
+			sum += guard_fd_memlock(bpf_map__fd(map));
+		else if (t->fixed_map_bytes == UINT64_MAX)
+			fixed += guard_fd_memlock(bpf_map__fd(map));
+	}
+	if (t->fixed_map_bytes != UINT64_MAX)
+		return sum + t->fixed_map_bytes;
+	if (fixed) /* loaded: it stays */
+		t->fixed_map_bytes = fixed;
+	return sum + fixed;
 }

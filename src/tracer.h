@@ -124,7 +124,7 @@ bool tracer_watchers_in(const struct tracer *t);
  * from now on whether or not it has calls in flight, and read when it last
  * called exec() (0: not since watched; -ENOTSUP: exec() not watched). */
 int tracer_watch_exec(struct tracer *t, int pid);
-uint64_t tracer_exec_ns(const struct tracer *t, int pid);
+uint64_t tracer_exec_ns(struct tracer *t, int pid);
 /* Hits of the watchers so far. */
 uint64_t tracer_watch_hits(const struct tracer *t);
 /* The cost of a probe hit of each kind (RETOP_HIT_*) that the RET takes out
@@ -143,8 +143,8 @@ void tracer_prog_time(const struct tracer *t, uint64_t ns[RETOP_HIT_KINDS],
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
-/* The same without the histogram (out->hist is left as it was): what the
- * budget reads every slice, from the mapped counters. */
+/* The counters only (out->ret_hits and out->hist are left as they were):
+ * what the budget reads every slice, from the mapped counters. */
 int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
 /* The slowest calls: the ring buffer's fd, each slot's attach generation
@@ -175,7 +175,7 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight);
 
 /* Kernel memory the loaded maps take, as the kernel charges it (maps
  * allocated per element count the elements they hold). */
-uint64_t tracer_map_bytes(const struct tracer *t);
+uint64_t tracer_map_bytes(struct tracer *t);
 /* What the in-flight map may still take: its free entries, each a call. */
 uint64_t tracer_inflight_room_bytes(const struct tracer *t);
 /* Inserts into the evidence maps that failed (bpf/retop.bpf.c). */
