@@ -246,6 +246,7 @@ void budget_func_reset(struct budget_func *bf)
 	bf->ht_slices_with_calls = bf->ht_partial = 0;
 	bf->trap_ns = bf->cpu_ns = 0;
 	bf->ever_estimated = bf->mode == BUDGET_ESTIMATED;
+	bf->ever_shed = bf->mode != BUDGET_FULL;
 }
 
 static double budget_rand(struct budget *b)
@@ -490,6 +491,7 @@ static void budget_apply(struct session *s, struct session_func *sf, enum budget
 			  to == BUDGET_FULL ? "full" : to == BUDGET_TIMING ? "timing" : "estimated");
 		bf->mode = to;
 		bf->mode_since_ns = now;
+		bf->ever_shed |= to != BUDGET_FULL;
 	}
 	switch (bf->mode) {
 	case BUDGET_FULL:

@@ -88,6 +88,9 @@ struct budget_func {
 	unsigned ht_slices_with_calls; /* sampled slices (chance < 1) that saw calls */
 	unsigned ht_partial;	       /* slices read with a chance below 1 */
 	bool ever_estimated;
+	/* Left full mode since its counters began: its probes were out for a
+	 * time, so its hits inside its callers' calls are a sample. */
+	bool ever_shed;
 	/* Estimated: the slices' plan (k % RETOP_GATE_RING) and read cursor. */
 	uint64_t gate_base, k_read, k_plan;
 	double slice_p[4];
