@@ -10,7 +10,8 @@
 # count marked estimated (the default budget cannot time 400,000 probe hits
 # in a second); nothing in flight, orphaned, dropped or unmatched; and A's
 # probe_hits_inside, over its calls not evicted, exactly 2 (B's entry and
-# RET), or marked a sample.  It must be exactly 2 whenever B's probes were
+# RET; a restart of A by its prologue adds one), or marked a sample.  It
+# must be exactly that whenever B's probes were
 # never out: a call whose goroutine record was evicted counts no hits and
 # is counted in evicted, never as the 1 hit a fresh record shows (before
 # the fix: 1.49 a call, evicted 0).
