@@ -285,13 +285,12 @@ static __always_inline void undo_drop(struct retop_func_stats *st,
 }
 
 /* What the probes saw of goroutine g of process tgid (retop.h), created
- * empty on its first probe hit (*created set); NULL for no g, or no room. */
-static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u64 g, int *created)
+ * empty, born at now, on its first probe hit; NULL for no g, or no room. */
+static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u64 g, __u64 now)
 {
 	struct retop_goroutine_key gk = {.tgid = tgid, .g = g};
-	struct retop_goroutine_val *v, nv = {};
+	struct retop_goroutine_val *v, nv = {.born_ns = now};
 
-	*created = 0;
 	if (!g)
 		return NULL;
 	v = bpf_map_lookup_elem(&goroutines, &gk);
@@ -304,7 +303,6 @@ static __always_inline struct retop_goroutine_val *goroutine_val(__u32 tgid, __u
 			__sync_fetch_and_add(&evidence_lost, 1);
 		return v;
 	}
-	*created = 1;
 	return bpf_map_lookup_elem(&goroutines, &gk);
 }
 
@@ -490,7 +488,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 	struct retop_goroutine_val *gv;
 	__u64 hi, s = 0, trap0;
 	__u32 hits0;
-	int jcc = !!(site & RETOP_ENTRY_JCC), restart, created;
+	int jcc = !!(site & RETOP_ENTRY_JCC), restart;
 
 	if (!st || func_id >= RETOP_MAX_FUNCS)
 		return;
@@ -502,7 +500,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 		return;
 	if (!restart)
 		__sync_fetch_and_add(&st->begun, 1);
-	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, &created);
+	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, now);
 	hits0 = goroutine_hit(gv, kind) + 1;
 	trap0 = gv ? gv->trap_ns : 0;
 	if (site & RETOP_ENTRY_ONLY)
@@ -775,7 +773,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	struct retop_goroutine_val *gv;
 	__u64 dur, b, hi, s, traps, taken;
 	__u32 hits;
-	int created;
+	int lost;
 
 	if (!st)
 		return;
@@ -784,7 +782,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 		__sync_fetch_and_add(&st->ret_hits[RETOP_SITE_INDEX(site)], 1);
 	/* One lookup of the goroutine for its hit count and its RET evidence:
 	 * inflight_key() reads the same g (R14) of the same process. */
-	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, &created);
+	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, now);
 	traps = gv ? gv->trap_ns : 0; /* before this RET's own hit */
 	hits = goroutine_hit(gv, RETOP_HIT_RET);
 	if (inflight_key(ctx, func_id, &key, &hi)) {
@@ -811,8 +809,12 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	dur = now - s;
 	hits -= val->hits0; /* the callees' hits since the entry */
 	traps -= val->trap0;  /* and their cost */
-	if ((__s32)hits < 0 || created || (__s64)traps < 0) {
-		/* Its goroutine's count was lost (LRU): unknown. */
+	/* The LRU map evicted the goroutine's record during the call: no
+	 * record, one made since the call began (a callee's hits went on a
+	 * fresh count, which looks plausible), or a count that went back.
+	 * The call's hits are unknown: none counted, none taken out. */
+	lost = !gv || gv->born_ns > s || (__s32)hits < 0 || (__s64)traps < 0;
+	if (lost) {
 		hits = 0;
 		traps = 0;
 	}
@@ -825,7 +827,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 		note_ret(gv, &key, now);
 		return;
 	}
-	if (created || first_entry_lost(&key))
+	if (lost || first_entry_lost(&key))
 		__sync_fetch_and_add(&st->evicted, 1);
 	/* The mask keeps the verifier sure of the bound. */
 	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], -1);
@@ -876,7 +878,8 @@ SEC("uprobe")
 int retop_goexit(struct pt_regs *ctx)
 {
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
-	struct retop_goroutine_val v = {.exit_ns = bpf_ktime_get_ns()}, *old;
+	__u64 now = bpf_ktime_get_ns();
+	struct retop_goroutine_val v = {.exit_ns = now, .born_ns = now}, *old;
 
 	__sync_fetch_and_add(&watch_hits, 1);
 	if (gk.g) {
@@ -886,6 +889,7 @@ int retop_goexit(struct pt_regs *ctx)
 		if (old) {
 			v.hits = old->hits;
 			v.trap_ns = old->trap_ns;
+			v.born_ns = old->born_ns;
 		}
 		if (bpf_map_update_elem(&goroutines, &gk, &v, BPF_ANY) != 0)
 			__sync_fetch_and_add(&evidence_lost, 1);

@@ -181,6 +181,9 @@ struct retop_goroutine_val {
 	__u64 exit_ns;		 /* runtime.goexit1: every frame before is dead */
 	__u64 hits;		 /* probe hits on it: every entry and RET of a traced function */
 	__u64 trap_ns;		 /* what those hits cost it, at hit_cost_ns of their kind */
+	__u64 born_ns;		 /* when this record was made: a call begun before it
+				  * had its hits counted on a record the LRU map
+				  * evicted (hits and trap_ns are not its) */
 };
 
 /* The first entry a goroutine made into a function since it was attached

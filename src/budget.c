@@ -246,6 +246,7 @@ void budget_func_reset(struct budget_func *bf)
 	bf->ht_slices_with_calls = bf->ht_partial = 0;
 	bf->trap_ns = bf->cpu_ns = 0;
 	bf->ever_estimated = bf->mode == BUDGET_ESTIMATED;
+	bf->ever_shed = bf->mode != BUDGET_FULL;
 }
 
 static double budget_rand(struct budget *b)
@@ -490,6 +491,7 @@ static void budget_apply(struct session *s, struct session_func *sf, enum budget
 			  to == BUDGET_FULL ? "full" : to == BUDGET_TIMING ? "timing" : "estimated");
 		bf->mode = to;
 		bf->mode_since_ns = now;
+		bf->ever_shed |= to != BUDGET_FULL;
 	}
 	switch (bf->mode) {
 	case BUDGET_FULL:
@@ -559,7 +561,7 @@ static void budget_measure(struct session *s, struct session_func *sf, uint64_t 
 			hits_1s += bf->hits_ring[k];
 		double planned = bf->share * bf->rate_per_s * (bf->entry_only ? 1 : 2);
 		if (now - bf->mode_since_ns >= 1000000000ull && planned > 0) {
-			double f = (double)hits_1s / planned;
+			double f = (double)hits_1s / s->budget.ring_s / planned;
 			f = f < 1 ? 1 : f > 20 ? 20 : f;
 			bf->slice_cost = 0.7 * bf->slice_cost + 0.3 * f;
 		}
@@ -568,10 +570,11 @@ static void budget_measure(struct session *s, struct session_func *sf, uint64_t 
 	uint64_t sum = 0;
 	for (size_t k = 0; k < BUDGET_RING; k++)
 		sum += bf->begun_ring[k];
-	bf->calls_per_s = (double)sum;
+	/* Over the time the ring covers: late ticks stretch it. */
+	bf->calls_per_s = (double)sum / s->budget.ring_s;
 	/* The rate, for the shares: over the time the ring covers. */
 	double covered = (double)(now - bf->attached_ns) / 1e9;
-	bf->rate_per_s = covered > 0 && covered < 1 ? (double)sum / covered : (double)sum;
+	bf->rate_per_s = covered > 0 && covered < 1 ? (double)sum / covered : bf->calls_per_s;
 	if (bf->rate_per_s < bf->calls_per_s)
 		bf->rate_per_s = bf->calls_per_s;
 }
@@ -684,7 +687,8 @@ static void budget_watchers(struct session *s, double allowed, uint64_t now)
 		any |= s->funcs[i].slot >= 0;
 	for (size_t i = 0; i < BUDGET_RING; i++)
 		sum += b->watch_ring[i];
-	double rate = (double)sum > (double)last * BUDGET_RING ? (double)sum : (double)last * BUDGET_RING;
+	double rate = (double)sum / b->ring_s > (double)last * BUDGET_RING ? (double)sum / b->ring_s
+									      : (double)last * BUDGET_RING;
 	if (!any)
 		want = false;
 	else if (b->hits_per_s <= 0)
@@ -748,12 +752,16 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 	memset(need, 0, cap * sizeof(*need));
 	memset(to, 0, cap * sizeof(*to));
 	b->slice++;
+	/* The ring's oldest slice began where the one it replaces ended. */
+	uint64_t began = b->slice_end_ns[b->slice % BUDGET_RING];
+	b->slice_end_ns[b->slice % BUDGET_RING] = now_ns;
+	b->ring_s = began && now_ns > began + 1000000000ull ? (double)(now_ns - began) / 1e9 : 1.0;
 	uint64_t wh = tracer_watch_hits(s->tracer);
 	b->watch_ring[b->slice % BUDGET_RING] = wh - b->watch_hits;
 	b->watch_hits = wh;
 	double allowed = budget_allowed_hits(b), funcs_allowed = allowed;
 	for (size_t i = 0; i < BUDGET_RING; i++)
-		funcs_allowed -= (double)b->watch_ring[i];
+		funcs_allowed -= (double)b->watch_ring[i] / b->ring_s;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
 		if (sf->slot < 0 || tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)

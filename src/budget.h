@@ -57,6 +57,11 @@ struct budget {
 	uint64_t next_ns;  /* the governor's next slice */
 	uint64_t watch_hits, watch_ring[BUDGET_RING]; /* the runtime watchers' hits */
 	uint64_t slice;	   /* slices since tracing began */
+	/* When each slice of the rings ended, and the time the rings cover:
+	 * a tick runs late while the sweep reads many calls in flight, so ten
+	 * slices can cover more than a second.  At least 1 s. */
+	uint64_t slice_end_ns[BUDGET_RING];
+	double ring_s;
 	uint64_t cpu_ns;   /* the targets' CPU time at the last slice; 0: unknown */
 	uint64_t watch_off_until; /* the watchers cost too much: out until then */
 	bool watch_warned;
@@ -94,6 +99,9 @@ struct budget_func {
 	unsigned ht_slices_with_calls; /* sampled slices (chance < 1) that saw calls */
 	unsigned ht_partial;	       /* slices read with a chance below 1 */
 	bool ever_estimated;
+	/* Left full mode since its counters began: its probes were out for a
+	 * time, so its hits inside its callers' calls are a sample. */
+	bool ever_shed;
 	/* Estimated: the slices' plan (k % RETOP_GATE_RING) and read cursor. */
 	uint64_t gate_base, k_read, k_plan;
 	double slice_p[4];

@@ -302,6 +302,10 @@ static uint64_t get_hits_inside(const struct snapshot_func *sn)
 {
 	return sn->raw->nested_hits;
 }
+static uint64_t get_evicted(const struct snapshot_func *sn)
+{
+	return sn->raw->evicted;
+}
 static uint64_t get_trap(const struct snapshot_func *sn)
 {
 	return sn->raw->trap_ns;
@@ -361,7 +365,13 @@ static const struct serve_fam serve_fams[] = {
      false, get_dropped},
     {"retop_function_max_seconds", "gauge", "Longest call since tracing began.", true, get_max},
     {"retop_function_probe_hits_inside_total", "counter",
-     "Probe hits of traced callees inside its paired calls.", false, get_hits_inside},
+     "Probe hits of traced callees inside its paired calls; the calls in "
+     "retop_function_evicted_calls_total count none.",
+     false, get_hits_inside},
+    {"retop_function_evicted_calls_total", "counter",
+     "Paired calls whose goroutine's records retop's LRU maps evicted during the call: their "
+     "probe hits inside are lost (none counted, none taken out of their durations).",
+     false, get_evicted},
     {"retop_function_trap_seconds_subtracted_total", "counter",
      "The traps of those hits, at the timed cost of each probe's kind, taken out of its "
      "durations (the histogram, the sum, the max, callers and slowest calls).",

@@ -1124,8 +1124,21 @@ const struct snapshot *session_sample(struct session *s)
 	s->snap.self_cpu_pct = s->cpu_pct;
 	s->snap.self_cpu_s = cpu;
 	s->last_ns = now;
-	for (size_t i = 0; i < s->nfuncs; i++)
+	size_t shed = 0;
+	for (size_t i = 0; i < s->nfuncs; i++) {
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
+		shed += s->funcs[i].bf.ever_shed;
+	}
+	/* A function's probes out for a time: the hits inside every other's
+	 * calls, whose callee it may be, are a sample (retop cannot tell
+	 * callees).  Its own calls lose none of theirs, but where it calls
+	 * itself: an estimate's entry probe is out between its slices. */
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		const struct budget_func *bf = &s->funcs[i].bf;
+		s->snap.funcs[i].probes_shed = bf->ever_shed;
+		s->snap.funcs[i].hits_inside_sampled =
+			shed > (size_t)bf->ever_shed || bf->ever_estimated;
+	}
 	s->snap.nfuncs = s->nfuncs;
 	session_warn_dropped(s);
 	session_sample_guard(s, now);

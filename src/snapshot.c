@@ -235,6 +235,15 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	 * their traps cost, taken out of its durations (at probe_hit_cost_ns
 	 * of each hit's kind): in all, and a call on average. */
 	json_object_object_add(o, "probe_hits_inside", json_fixed(v->hits_inside, 3));
+	/* The average is over the calls not evicted (those count no hits);
+	 * sampled: some traced function's probes were out for a time, so
+	 * fewer hits were inside than its calls would make. */
+	json_object_object_add(o, "probe_hits_inside_sampled",
+			       json_object_new_boolean(f->hits_inside_sampled));
+	/* This function's own probes were out for a time (--budget). */
+	json_object_object_add(o, "probes_shed", json_object_new_boolean(f->probes_shed));
+	json_object_object_add(o, "probe_hits_inside_exact",
+			       json_object_new_boolean(!f->hits_inside_sampled && !v->evicted));
 	json_object_object_add(o, "trap_ns_subtracted", json_object_new_uint64(v->trap_ns));
 	json_object_object_add(o, "trap_ns_subtracted_per_call", json_fixed(v->trap_ns_per_call, 0));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
@@ -495,8 +504,13 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		char each[16];
 		stats_format_duration((uint64_t)(v->trap_ns_per_call + 0.5), each, sizeof(each));
 		fprintf(out, "    durations less %s a call: the traps of %.2f probe hits inside "
-			     "(traced callees)\n", each, v->hits_inside);
+			     "(traced callees)%s\n", each, v->hits_inside,
+			f->hits_inside_sampled ? ", a sample: probes were out for a time (--budget)" : "");
 	}
+	if (v->evicted && !f->entry_only)
+		fprintf(out, "    probe hits inside not exact: %llu calls lost their goroutine's "
+			     "records (LRU maps full) and count none\n",
+			(unsigned long long)v->evicted);
 }
 
 /* One call of a slowest list, indented under its function's row. */

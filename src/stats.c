@@ -191,9 +191,11 @@ void stats_compute_cached(const struct retop_func_stats *cur, const struct retop
 	out->unmatched = cur->unmatched;
 	out->reentries = cur->reentries;
 	out->dropped = cur->dropped;
-	out->hits_inside = cur->calls ? (double)cur->nested_hits / (double)cur->calls : 0;
+	/* Over the calls whose hits are known: an evicted call counts none. */
+	uint64_t known = cur->calls > cur->evicted ? cur->calls - cur->evicted : 0;
+	out->hits_inside = known ? (double)cur->nested_hits / (double)known : 0;
 	out->trap_ns = cur->trap_ns;
-	out->trap_ns_per_call = cur->calls ? (double)cur->trap_ns / (double)cur->calls : 0;
+	out->trap_ns_per_call = known ? (double)cur->trap_ns / (double)known : 0;
 	out->slow_over = cur->slow_over;
 	out->slow_over_delta = cur->slow_over - (prev ? prev->slow_over : 0);
 	out->slow_lost = cur->slow_lost;

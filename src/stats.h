@@ -33,7 +33,8 @@ struct stats_view {
 	uint64_t mean_ns, p50_ns, p99_ns, max_ns, min_ns;	/* since tracing began */
 	uint64_t p50_interval_ns, p99_interval_ns, mean_interval_ns; /* last interval; 0 if no call */
 	uint64_t unmatched, reentries, dropped;
-	double hits_inside; /* probe hits of traced callees inside a call, on average */
+	double hits_inside; /* probe hits of traced callees inside a call, on average
+			     * over the calls not evicted */
 	uint64_t trap_ns;   /* their cost, taken out of the durations: in all */
 	double trap_ns_per_call; /* and a call on average */
 	uint64_t slow_over, slow_over_delta; /* calls at least --slow long */

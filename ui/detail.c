@@ -143,6 +143,13 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 				   sf->v.hits_inside);
 		}
 	}
+	if (sf->v.hits_inside >= 0.005 && sf->hits_inside_sampled && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_WARN,
+			   "Probe hits inside from a sample: traced probes were out for a time (--budget)");
+	if (sf->v.evicted && !sf->entry_only && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_WARN,
+			   "Probe hits inside not exact: %llu calls lost their goroutine's records",
+			   (unsigned long long)sf->v.evicted);
 	/* --budget: which figures are a sample, and how good the estimate is. */
 	if (sf->estimated && (y = detail_row(pg)) >= 0) {
 		if (isinf(sf->calls_ci95[1]))

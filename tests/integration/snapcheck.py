@@ -28,6 +28,16 @@ Every check exits 1 with one "snapcheck: ..." line per failure on stderr.
                                   until the last snapshot's targets are exactly PID...
   progs                           retop_* BPF programs: "ID NAME HOLDER-PIDS"
   summary SNAP FIXTURE FUNC LABEL one line: calls, mean and p50 against the fixture's
+  inside SNAP FIXTURE HITS CALLER CALLEE...
+                                  CALLER calls every CALLEE once a call: each
+                                  counted exactly (calls == the fixture's) or
+                                  marked estimated; nothing in flight, orphaned,
+                                  dropped or unmatched; CALLER's
+                                  probe_hits_inside (over its calls not evicted)
+                                  is HITS (a restart of CALLER adds one: up to
+                                  its reentries more), or marked
+                                  probe_hits_inside_sampled; it must be HITS
+                                  when no CALLEE shed probes
   holds PID                       BPF prog and link ids PID holds: "prog ID"/"link ID"
   released HELD SECONDS           until none of the ids in HELD (from holds) is left
 """
@@ -210,6 +220,43 @@ def cmd_exact(args):
     done()
 
 
+def cmd_inside(args):
+    snap, fx, hits = snapshot(args[0]), fixture(args[1]), float(args[2])
+    names = args[3:]
+    for name in names:
+        f, want = func(snap, name), fixture_func(fx, name)["calls"]
+        if f.get("estimated"):
+            # Marked: the interval is stated (a 95% one: the truth may
+            # lie outside, so only its presence is checked).
+            ci = f.get("calls_ci95")
+            if not isinstance(ci, list) or len(ci) != 2 or ci[0] is None:
+                bad("%s: estimated without an interval: calls_ci95 %r" % (name, ci))
+        elif f.get("calls") != want:
+            bad("%s: retop counted %s calls, unmarked; the fixture made %d" % (
+                name, f.get("calls"), want))
+        check_clean(name, f, ("in_flight", "orphans", "unmatched_returns", "dropped"))
+    c = func(snap, names[0])
+    got, ev, timed = c.get("probe_hits_inside"), c.get("evicted", 0), c.get("timed_calls", 0)
+    known = timed - ev
+    if ev and c.get("probe_hits_inside_exact"):
+        bad("%s: %d calls evicted, yet probe_hits_inside_exact" % (names[0], ev))
+    if c.get("probe_hits_inside_exact") and c.get("probe_hits_inside_sampled"):
+        bad("%s: probe hits inside both exact and sampled" % names[0])
+    # The callees' probes in all the time: every call not evicted had
+    # exactly HITS hits inside, so the average over them is HITS.
+    # A prologue restart of CALLER (its stack grew, or a preemption) is
+    # one more hit inside its call: at most its reentries more in all.
+    callees_full = not any(func(snap, n).get("probes_shed") for n in names[1:])
+    lo, hi = hits * known, hits * known + c.get("reentries", 0)
+    total = (got or 0) * known
+    fits = lo - 0.0005 * known <= total <= hi + 0.0005 * known
+    if known > 0 and not fits and (callees_full or not c.get("probe_hits_inside_sampled")):
+        bad("%s: probe_hits_inside %s over %d timed calls (%d evicted, %d reentries), "
+            "expected %g%s" % (names[0], got, timed, ev, c.get("reentries", 0), hits,
+            "" if callees_full else ", or marked probe_hits_inside_sampled"))
+    done()
+
+
 # A percentile is the midpoint of its log-linear bucket: within 1.6% of
 # the true value (STATS_PERCENTILE_ERROR_PCT in src/stats.h), before any
 # difference of clocks.
@@ -375,7 +422,7 @@ def cmd_released(args):
 CMDS = {"lines": (cmd_lines, 1), "wait": (cmd_wait, 3), "get": (cmd_get, 3),
         "exact": (cmd_exact, 3), "timing": (cmd_timing, 4), "paths": (cmd_paths, 3),
         "status": (cmd_status, 2), "targets": (cmd_targets, 1), "progs": (cmd_progs, 0),
-        "holds": (cmd_holds, 1), "released": (cmd_released, 2), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2), "wait-targets": (cmd_wait_targets, 3)}
+        "holds": (cmd_holds, 1), "inside": (cmd_inside, 4), "released": (cmd_released, 2), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2), "wait-targets": (cmd_wait_targets, 3)}
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] not in CMDS or len(sys.argv) - 2 < CMDS[sys.argv[1]][1]:
