@@ -18,14 +18,29 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Allocated per call (BPF_F_NO_PREALLOC): the kernel memory follows the
  * calls in flight, up to --max-in-flight (set before load).  A failed
- * insert, full or out of memory, is a dropped call. */
+ * insert, full or out of memory, is a dropped call.
+ *
+ * Two maps: the sweep reads the in-flight calls at every refresh, and a
+ * batched read walks every bucket, one per entry the map may hold.  The
+ * first RETOP_INFLIGHT_FIRST calls go to `inflight`, cheap to walk; only
+ * calls past those spill into `inflight_spill` (the rest of
+ * --max-in-flight), which user space reads only while it holds any
+ * (spill_live).  A call's record stays in the map it went to. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 65536); /* resized by user space before load */
+	__uint(max_entries, RETOP_INFLIGHT_FIRST); /* resized by user space before load */
 	__type(key, struct retop_inflight_key);
 	__type(value, struct retop_inflight_val);
 } inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1); /* resized by user space before load */
+	__type(key, struct retop_inflight_key);
+	__type(value, struct retop_inflight_val);
+} inflight_spill SEC(".maps");
 
 /* One row per slot, --max-functions of them (set before load); mmapped by
  * user space, which reads the counters without a syscall. */
@@ -98,6 +113,9 @@ __u64 gate_on[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 __u64 gate_n[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 /* Hits of the runtime watchers (goexit1, recovery): in the budget too. */
 __u64 watch_hits;
+/* Records in inflight_spill: inserted here, deleted here or by user space
+ * (mmapped .bss), each side counting its own. */
+__s64 spill_live;
 /* execs of watched processes so far: user space (mmapped .bss) looks the
  * execs map up only when this moved, not at every slice. */
 __u64 exec_seq;
@@ -136,6 +154,8 @@ struct {
  * zeroes it with the slot), and whether callers are tracked at all. */
 __u32 caller_sites[RETOP_MAX_FUNCS];
 const volatile __u32 callers_enabled = 1;
+/* --max-in-flight is over RETOP_INFLIGHT_FIRST: calls may spill. */
+const volatile __u32 spill_enabled = 0;
 
 /* The slowest calls (retop.h): per slot, the longest durations of this
  * interval; user space zeroes a slot's row at every refresh. */
@@ -200,6 +220,47 @@ static __always_inline int inflight_key(struct pt_regs *ctx, __u32 func_id,
 	key->depth = hi - PT_REGS_SP(ctx);
 	*stack_hi = hi;
 	return 0;
+}
+
+/* The record of key, in whichever map holds it; *spill says which. */
+static __always_inline struct retop_inflight_val *
+inflight_find(const struct retop_inflight_key *key, int *spill)
+{
+	struct retop_inflight_val *v = bpf_map_lookup_elem(&inflight, key);
+
+	*spill = 0;
+	/* Only this goroutine inserts its key, before it looks it up again:
+	 * if its record spilled, it saw spill_live count it. */
+	if (v || !spill_enabled || !*(volatile __s64 *)&spill_live)
+		return v;
+	*spill = 1;
+	return bpf_map_lookup_elem(&inflight_spill, key);
+}
+
+static __always_inline int inflight_delete(const struct retop_inflight_key *key, int spill)
+{
+	if (!spill)
+		return bpf_map_delete_elem(&inflight, key);
+	if (bpf_map_delete_elem(&inflight_spill, key) != 0)
+		return -1;
+	__sync_fetch_and_add(&spill_live, -1);
+	return 0;
+}
+
+/* A new call's record: in the first map while it has room, else spilled. */
+static __always_inline int inflight_insert(const struct retop_inflight_key *key,
+					   const struct retop_inflight_val *val)
+{
+	if (bpf_map_update_elem(&inflight, key, val, BPF_NOEXIST) == 0)
+		return 0;
+	if (!spill_enabled)
+		return -1;
+	/* Counted first: a lookup that finds it must see the count. */
+	__sync_fetch_and_add(&spill_live, 1);
+	if (bpf_map_update_elem(&inflight_spill, key, val, BPF_NOEXIST) == 0)
+		return 0;
+	__sync_fetch_and_add(&spill_live, -1);
+	return -1;
 }
 
 static __always_inline int same_key(const struct retop_inflight_key *a,
@@ -488,7 +549,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 	struct retop_goroutine_val *gv;
 	__u64 hi, s = 0, trap0;
 	__u32 hits0;
-	int jcc = !!(site & RETOP_ENTRY_JCC), restart;
+	int jcc = !!(site & RETOP_ENTRY_JCC), restart, spill;
 
 	if (!st || func_id >= RETOP_MAX_FUNCS)
 		return;
@@ -511,7 +572,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 			__sync_fetch_and_add(&st->dropped, 1);
 		return;
 	}
-	old = bpf_map_lookup_elem(&inflight, &key);
+	old = inflight_find(&key, &spill);
 	if (old) {
 		s = old->start_ns;
 		if (RETOP_START_LIVE(s) &&
@@ -542,7 +603,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 		old->trap0 = trap0;
 		old->restarting = restart;
 		old->start_ns = now;
-	} else if (bpf_map_update_elem(&inflight, &key, &val, BPF_NOEXIST) != 0) {
+	} else if (inflight_insert(&key, &val) != 0) {
 		note_drop(st, &key, now);
 		return;
 	}
@@ -773,7 +834,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	struct retop_goroutine_val *gv;
 	__u64 dur, b, hi, s, traps, taken;
 	__u32 hits;
-	int lost;
+	int lost, spill;
 
 	if (!st)
 		return;
@@ -789,7 +850,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 		__sync_fetch_and_add(&st->unmatched, 1);
 		return;
 	}
-	val = bpf_map_lookup_elem(&inflight, &key);
+	val = inflight_find(&key, &spill);
 	if (!val) {
 		note_ret(gv, &key, now);
 		note_unpaired(st, &key);
@@ -801,7 +862,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	    __sync_val_compare_and_swap(&val->start_ns, s, RETOP_START_RETURNING) != s) {
 		/* The record holds no call (the sweep's orphan): remove the
 		 * tombstone; this RET is unpaired. */
-		bpf_map_delete_elem(&inflight, &key);
+		inflight_delete(&key, spill);
 		note_ret(gv, &key, now);
 		note_unpaired(st, &key);
 		return;
@@ -823,7 +884,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	dur = dur_untrapped(dur, traps, &taken);
 	/* Only the one that removed the record counts the call: this RET, or
 	 * user space taking the budget's calls out (tracer_untime_inflight). */
-	if (bpf_map_delete_elem(&inflight, &key) != 0) {
+	if (inflight_delete(&key, spill) != 0) {
 		note_ret(gv, &key, now);
 		return;
 	}
@@ -925,11 +986,12 @@ int retop_claim(struct retop_claim *c)
 	struct retop_inflight_key key = c->key;
 	struct retop_inflight_val *v;
 	__u64 s = c->start_ns;
+	int spill;
 
 	c->claimed = 0;
 	if (!RETOP_START_LIVE(s))
 		return 0;
-	v = bpf_map_lookup_elem(&inflight, &key);
+	v = inflight_find(&key, &spill);
 	if (!v || __sync_val_compare_and_swap(&v->start_ns, s, RETOP_START_ORPHANED) != s)
 		return 0;
 	__sync_fetch_and_add(&slot_inflight[key.func_id & (RETOP_MAX_FUNCS - 1)], -1);

@@ -9,6 +9,9 @@
 /* Functions traced at once; the CLI default (--max-functions) is lower.
  * The per-function maps are sized to --max-functions before load. */
 #define RETOP_MAX_FUNCS 256
+/* Calls in flight held in the first in-flight map; more spill into a
+ * second one (bpf/retop.bpf.c, inflight). */
+#define RETOP_INFLIGHT_FIRST 8192
 /* RET sites per function; a function with more is traced entry-only. */
 #define RETOP_MAX_RET_SITES 64
 

@@ -57,6 +57,7 @@ struct tracer {
 	/* tracer_exec_ns's last answer, and exec_seq when it was read. */
 	int exec_pid;
 	uint64_t exec_seq, exec_when;
+	size_t sweep_first; /* read entries from here on were spilled */
 	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
 	struct retop_inflight_val *sweep_vals;
 	size_t sweep_cap;
@@ -82,7 +83,13 @@ static void tracer_size_maps(struct tracer *t)
 	uint32_t nf = (uint32_t)t->opts.max_functions;
 	int ncpu = libbpf_num_possible_cpus();
 
-	bpf_map__set_max_entries(sk->maps.inflight, t->opts.inflight_max);
+	uint32_t first = t->opts.inflight_max < RETOP_INFLIGHT_FIRST ? t->opts.inflight_max
+								   : RETOP_INFLIGHT_FIRST;
+	bpf_map__set_max_entries(sk->maps.inflight, first);
+	/* The rest of --max-in-flight spills (a map needs one entry at least). */
+	bpf_map__set_max_entries(sk->maps.inflight_spill,
+				 t->opts.inflight_max > first ? t->opts.inflight_max - first : 1);
+	sk->rodata->spill_enabled = t->opts.inflight_max > first;
 	bpf_map__set_max_entries(sk->maps.func_stats, nf);
 	/* A race may give a function one more call site per CPU. */
 	bpf_map__set_max_entries(sk->maps.caller_stats,
@@ -466,6 +473,25 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 	return ret;
 }
 
+/* The in-flight map a record was read from. */
+static int tracer_inflight_fd(const struct tracer *t, bool spill)
+{
+	return bpf_map__fd(spill ? t->skel->maps.inflight_spill : t->skel->maps.inflight);
+}
+
+/* Delete a read record, and its value into *val if val is not NULL; 0:
+ * this delete took it.  A spilled record leaves spill_live with it. */
+static int tracer_inflight_take(struct tracer *t, const struct retop_inflight_key *key, bool spill,
+				struct retop_inflight_val *val)
+{
+	int fd = tracer_inflight_fd(t, spill);
+	int ret = val ? bpf_map_lookup_and_delete_elem(fd, key, val) : bpf_map_delete_elem(fd, key);
+
+	if (ret == 0 && spill)
+		__sync_fetch_and_sub(&t->skel->bss->spill_live, 1);
+	return ret;
+}
+
 static int tracer_read_inflight(struct tracer *t, size_t *out);
 
 /* A call leaves the in-flight map other than by its RET: its arguments, if
@@ -480,21 +506,19 @@ static void tracer_forget_args(struct tracer *t, const struct retop_inflight_key
  * probe first, so none is added after this). */
 static void tracer_purge_slot(struct tracer *t, int slot)
 {
-	int fd = bpf_map__fd(t->skel->maps.inflight);
 	size_t n = 0;
 
 	if (tracer_read_inflight(t, &n) != 0)
 		return;
 	for (size_t i = 0; i < n; i++)
 		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
-		    bpf_map_delete_elem(fd, &t->sweep_keys[i]) == 0)
+		    tracer_inflight_take(t, &t->sweep_keys[i], i >= t->sweep_first, NULL) == 0)
 			tracer_forget_args(t, &t->sweep_keys[i]);
 	t->skel->bss->slot_inflight[slot] = 0;
 }
 
 uint64_t tracer_untime_inflight(struct tracer *t, int slot)
 {
-	int fd = bpf_map__fd(t->skel->maps.inflight);
 	struct retop_inflight_val val;
 	uint64_t n_untimed = 0;
 	size_t n = 0;
@@ -507,7 +531,7 @@ uint64_t tracer_untime_inflight(struct tracer *t, int slot)
 	 * tombstone holds no call. */
 	for (size_t i = 0; i < n; i++)
 		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
-		    bpf_map_lookup_and_delete_elem(fd, &t->sweep_keys[i], &val) == 0 &&
+		    tracer_inflight_take(t, &t->sweep_keys[i], i >= t->sweep_first, &val) == 0 &&
 		    val.start_ns != RETOP_START_ORPHANED) {
 			__sync_fetch_and_sub(&t->skel->bss->slot_inflight[slot], 1);
 			tracer_forget_args(t, &t->sweep_keys[i]);
@@ -797,16 +821,16 @@ int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im
 struct sweep_entry {
 	struct retop_inflight_key key;
 	struct retop_inflight_val val;
+	bool spill; /* read from inflight_spill */
 };
 
-/* Read the whole in-flight map, in batches: a syscall per entry would cost
- * a second at 262,144 calls in flight. */
-static int tracer_read_inflight(struct tracer *t, size_t *out)
+/* Read one in-flight map, in batches, after the n entries already read: a
+ * syscall per entry would cost a second at 262,144 calls in flight. */
+static int tracer_read_map(struct tracer *t, int fd, size_t *n_io)
 {
-	int fd = bpf_map__fd(t->skel->maps.inflight);
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 token = 0;
-	size_t n = 0;
+	size_t n = *n_io;
 	bool first = true, grow = false;
 
 	for (;;) {
@@ -829,8 +853,9 @@ static int tracer_read_inflight(struct tracer *t, size_t *out)
 		int e = ret ? errno : 0;
 		first = false;
 		n += count;
+		*n_io = n;
 		if (e == ENOENT)
-			break;
+			return 0;
 		if (e == ENOSPC && count == 0 && t->sweep_cap < (1u << 26)) {
 			grow = true; /* one bucket holds more than fits: grow, retry */
 			continue;
@@ -838,8 +863,21 @@ static int tracer_read_inflight(struct tracer *t, size_t *out)
 		if (e)
 			return -e;
 	}
+}
+
+/* Read every call in flight: the first map, then the spilled calls when
+ * there are any (walking their map's buckets is what costs).  Entries
+ * from t->sweep_first on were spilled. */
+static int tracer_read_inflight(struct tracer *t, size_t *out)
+{
+	size_t n = 0;
+	int ret = tracer_read_map(t, bpf_map__fd(t->skel->maps.inflight), &n);
+
+	t->sweep_first = n;
+	if (!ret && __atomic_load_n(&t->skel->bss->spill_live, __ATOMIC_ACQUIRE) > 0)
+		ret = tracer_read_map(t, bpf_map__fd(t->skel->maps.inflight_spill), &n);
 	*out = n;
-	return 0;
+	return ret;
 }
 
 /* By goroutine, the latest call first. */
@@ -915,11 +953,11 @@ static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_go
 /* Take out a record no probe can reach any more (its process exited, or
  * its slot was detached): nothing races with this delete.  A call it held
  * is an orphan (of a live slot). */
-static void sweep_reap(struct tracer *t, int fd, const struct sweep_entry *e, bool orphan)
+static void sweep_reap(struct tracer *t, const struct sweep_entry *e, bool orphan)
 {
 	struct retop_inflight_val now;
 
-	if (bpf_map_lookup_and_delete_elem(fd, &e->key, &now) != 0)
+	if (tracer_inflight_take(t, &e->key, e->spill, &now) != 0)
 		return;
 	tracer_forget_args(t, &e->key);
 	if (!RETOP_START_LIVE(now.start_ns))
@@ -954,7 +992,6 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 			    struct sweep_procs *procs, uint64_t now, uint64_t read_ns,
 			    struct tracer_inflight *inflight)
 {
-	int fd = bpf_map__fd(t->skel->maps.inflight);
 	struct retop_goroutine_key gk = {.tgid = all[first].key.tgid, .g = all[first].key.g};
 	struct retop_goroutine_val gv;
 	bool have_g = bpf_map__lookup_elem(t->skel->maps.goroutines, &gk, sizeof(gk), &gv,
@@ -973,7 +1010,7 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 			/* A claimed call's tombstone: its goroutine takes it
 			 * out, or reuses it, when it reaches the key again. */
 			if (stale || gone)
-				sweep_reap(t, fd, e, false);
+				sweep_reap(t, e, false);
 			continue;
 		}
 		/* Only proof makes an orphan: a call past --orphan-timeout is
@@ -989,7 +1026,7 @@ static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t fi
 		if (e->key.depth < later_min && e->val.start_ns < read_ns)
 			later_min = e->key.depth;
 		if (stale || gone) {
-			sweep_reap(t, fd, e, !stale);
+			sweep_reap(t, e, !stale);
 			continue;
 		}
 		if (dead) {
@@ -1025,7 +1062,7 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 		return ret ? ret : -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++)
-		all[i] = (struct sweep_entry){t->sweep_keys[i], t->sweep_vals[i]};
+		all[i] = (struct sweep_entry){t->sweep_keys[i], t->sweep_vals[i], i >= t->sweep_first};
 	qsort(all, n, sizeof(*all), sweep_entry_cmp);
 	for (size_t i = 0, end; i < n; i = end) {
 		for (end = i + 1; end < n && all[end].key.tgid == all[i].key.tgid &&
@@ -1040,15 +1077,22 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 	return 0;
 }
 
-uint64_t tracer_inflight_base_bytes(uint32_t n)
+/* One 16-byte bucket per entry, rounded up to a power of two: what the
+ * kernel allocates at load, whatever is in flight. */
+static uint64_t tracer_bucket_bytes(uint32_t n)
 {
-	/* One 16-byte bucket per entry, rounded up to a power of two: what the
-	 * kernel allocates at load, whatever is in flight. */
 	uint64_t buckets = 1;
 
 	while (buckets < n)
 		buckets <<= 1;
 	return 16 * buckets;
+}
+
+uint64_t tracer_inflight_base_bytes(uint32_t n)
+{
+	uint32_t first = n < RETOP_INFLIGHT_FIRST ? n : RETOP_INFLIGHT_FIRST;
+
+	return tracer_bucket_bytes(first) + tracer_bucket_bytes(n > first ? n - first : 1);
 }
 
 uint64_t tracer_inflight_call_bytes(void)

@@ -17,13 +17,14 @@ need_retop
 need_fixture stress-default
 fx() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
-# memlock PID: max_entries and memlock of the in-flight map among PID's fds
-# (the one with 24-byte keys and 32-byte values), as the kernel accounts it.
+# memlock PID: max_entries and memlock of the in-flight maps among PID's
+# fds (those with 24-byte keys and 32-byte values: the first map and the
+# spill map), summed, as the kernel accounts them.
 memlock() {
     for f in /proc/"$1"/fdinfo/*; do
         awk '/^key_size:/ { k = $2 } /^value_size:/ { v = $2 } /^max_entries:/ { n = $2 }
              /^memlock:/ { m = $2 } END { if (k == 24 && v == 32) print n, m }' "$f" 2>/dev/null
-    done | head -n 1
+    done | awk '{ n += $1; m += $2 } END { if (NR) print n, m }'
 }
 
 # run NAME WORKERS ROUNDS RETOP-ARGS...: one fixture, one retop; snapshots
