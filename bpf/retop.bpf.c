@@ -113,6 +113,12 @@ __u64 gate_on[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 __u64 gate_n[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 /* Hits of the runtime watchers (goexit1, recovery): in the budget too. */
 __u64 watch_hits;
+/* Every probe hit the budget counts (traced functions' and the watchers'),
+ * and the count at which to wake user space (0: none).  While the load is
+ * far under the budget the engine ticks once a second instead of ten
+ * times, armed to be woken the moment the hits reach wake_at. */
+__u64 budget_hits;
+__u64 wake_at;
 /* Records in inflight_spill: inserted here, deleted here or by user space
  * (mmapped .bss), each side counting its own. */
 __s64 spill_live;
@@ -192,6 +198,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } slow_events SEC(".maps");
+
+/* Wakes the engine's clock (budget.c): its hits reached wake_at, or a
+ * watched process called exec().  One page: an event is a wake-up, its
+ * bytes say nothing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} wakeups SEC(".maps");
 
 /* Processes that kept a call in flight, and when each last called exec()
  * (0: never since): a call begun before its process's exec will never
@@ -613,6 +627,23 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 	note_args(ctx, st, &key);
 }
 
+static __always_inline void wake_engine(void)
+{
+	__u64 one = 1;
+
+	bpf_ringbuf_output(&wakeups, &one, sizeof(one), BPF_RB_FORCE_WAKEUP);
+}
+
+/* A hit the budget counts; the one that reaches wake_at wakes the engine,
+ * once (it disarms wake_at). */
+static __always_inline void budget_hit(void)
+{
+	__u64 n = __sync_fetch_and_add(&budget_hits, 1) + 1, w = *(volatile __u64 *)&wake_at;
+
+	if (w && n >= w && __sync_val_compare_and_swap(&wake_at, w, 0) == w)
+		wake_engine();
+}
+
 SEC("uprobe")
 int retop_entry(struct pt_regs *ctx)
 {
@@ -620,6 +651,7 @@ int retop_entry(struct pt_regs *ctx)
 	__u32 site = RETOP_COOKIE_SITE(cookie);
 	__u32 kind = (site & RETOP_ENTRY_STEPPED) ? RETOP_HIT_ENTRY_STEPPED : RETOP_HIT_ENTRY_EMULATED;
 
+	budget_hit();
 	entry_hit(ctx, RETOP_COOKIE_FUNC(cookie), site, kind, now);
 	note_prog_time(RETOP_COOKIE_FUNC(cookie), kind, now);
 	return 0;
@@ -914,6 +946,7 @@ int retop_return(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
 
+	budget_hit();
 	ret_hit(ctx, RETOP_COOKIE_FUNC(cookie), RETOP_COOKIE_SITE(cookie), now);
 	note_prog_time(RETOP_COOKIE_FUNC(cookie), RETOP_HIT_RET, now);
 	return 0;
@@ -928,6 +961,7 @@ int retop_recovery(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns();
 
 	__sync_fetch_and_add(&watch_hits, 1);
+	budget_hit();
 	if (gk.g && bpf_map_update_elem(&recovered, &gk, &now, BPF_ANY) != 0)
 		__sync_fetch_and_add(&evidence_lost, 1);
 	return 0;
@@ -943,6 +977,7 @@ int retop_goexit(struct pt_regs *ctx)
 	struct retop_goroutine_val v = {.exit_ns = now, .born_ns = now}, *old;
 
 	__sync_fetch_and_add(&watch_hits, 1);
+	budget_hit();
 	if (gk.g) {
 		/* Its hit count and cost go on: a call still in flight keeps
 		 * its base. */
@@ -972,6 +1007,7 @@ int retop_exec(struct bpf_raw_tracepoint_args *ctx)
 		*when = bpf_ktime_get_ns();
 		/* After the time: a reader that sees the count sees it. */
 		__sync_fetch_and_add(&exec_seq, 1);
+		wake_engine();
 	}
 	return 0;
 }

@@ -1,6 +1,8 @@
+#define _GNU_SOURCE /* ppoll */
 #include "batch.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,13 +28,28 @@ static void batch_install_signals(void)
 }
 
 /* Sleep until deadline_ns on the monotonic clock, or until a signal. */
-static void batch_sleep_until(uint64_t deadline_ns)
+/* Until deadline_ns, a signal, or BPF waking the session's clock
+ * (session_wake_fd). */
+static void batch_sleep_until(struct session *s, uint64_t deadline_ns)
 {
-	struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
-			      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
+	int fd = session_wake_fd(s);
+	uint64_t now = tracer_now_ns();
 
-	while (!batch_stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	if (fd < 0) {
+		struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
+				      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
+		while (!batch_stop &&
+		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		return;
+	}
+	if (deadline_ns <= now)
+		return;
+	struct timespec ts = {.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull),
+			      .tv_nsec = (long)((deadline_ns - now) % 1000000000ull)};
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	if (ppoll(&p, 1, &ts, NULL) > 0 && (p.revents & POLLIN))
+		session_wake(s);
 }
 
 static void batch_print(const struct cli_options *o, const struct snapshot *snap)
@@ -49,15 +66,17 @@ int batch_run(const struct cli_options *o)
 
 	if (session_launch(o, LAUNCH_ATTACH, &s, NULL) != EXIT_OK)
 		return EXIT_RUNTIME;
+	session_wakeable(s, true);
 	batch_install_signals();
 	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period;
 	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations); n++) {
 		/* Absolute deadlines: the sampler's own work is not added to the
 		 * period, so intervals stay even. */
 		/* The engine's clock runs between snapshots. */
-		for (uint64_t wake; !batch_stop && (wake = session_tick(s)) < next;)
-			batch_sleep_until(wake);
-		batch_sleep_until(next);
+		for (uint64_t now; !batch_stop && (now = tracer_now_ns()) < next;) {
+			uint64_t wake = session_tick(s);
+			batch_sleep_until(s, wake < next ? wake : next);
+		}
 		next += period;
 		const struct snapshot *snap = session_sample(s);
 		batch_print(o, snap);

@@ -35,6 +35,15 @@
 /* The least share of time an estimated function is sampled. */
 #define BUDGET_MIN_SHARE 0.002
 #define BUDGET_FIRST_NS 20000000ull
+/* Quiet: every function in full, and the last second's hits under a tenth
+ * of the budget.  Then a slice lasts a second, and BPF wakes the engine
+ * the moment the slice's hits reach a fifth of the budget (twice the rate
+ * that let it go quiet): a burst of ten budgets a second spends a fifth of
+ * one before the plan sees it, where a 100 ms slice spends a whole one;
+ * and nine wake-ups a second fewer. */
+#define BUDGET_QUIET_NS 1000000000ull
+#define BUDGET_QUIET_SHARE 0.10
+#define BUDGET_WAKE_SHARE 0.20
 /* How early the probes go in before a sampled slice (an attach takes about
  * a millisecond). */
 #define BUDGET_LEAD_NS 5000000ull
@@ -225,6 +234,8 @@ void budget_func_start(struct budget *b, struct budget_func *bf, const struct in
 	 * full rate before the plan sees it. */
 	if (!b->next_ns || b->next_ns > now_ns + BUDGET_FIRST_NS)
 		b->next_ns = now_ns + BUDGET_FIRST_NS;
+	/* Its demand is unknown: a second of 100 ms slices first. */
+	b->loud_until_ns = now_ns + BUDGET_QUIET_NS;
 	*bf = (struct budget_func){.mode = BUDGET_FULL,
 				   .counts_at_entry = v->entry_counts_calls,
 				   .entry_only = v->entry_only,
@@ -710,6 +721,62 @@ static void budget_watchers(struct session *s, double allowed, uint64_t now)
 		memset(b->watch_ring, 0, sizeof(b->watch_ring));
 }
 
+/* End of a tick: go quiet (budget.h) when the face can be woken, a second
+ * passed since the last wake or attach, every function is in full with
+ * nothing draining, and the last second's hits are under a tenth of the
+ * budget.  Else disarm BPF's wake-up. */
+static void budget_go_quiet(struct session *s, const struct budget_need *need, size_t n,
+			    double allowed, uint64_t now)
+{
+	struct budget *b = &s->budget;
+	double hits = 0;
+	bool ok = b->wakeable && now >= b->loud_until_ns && b->slice >= BUDGET_RING;
+
+	for (size_t j = 0; ok && j < n; j++) {
+		const struct budget_func *bf = &need[j].sf->bf;
+		ok = bf->mode == BUDGET_FULL && !bf->drain_until_ns;
+		for (size_t k = 0; k < BUDGET_RING; k++)
+			hits += (double)bf->hits_ring[k];
+	}
+	for (size_t k = 0; k < BUDGET_RING; k++)
+		hits += (double)b->watch_ring[k];
+	if (ok && b->hits_per_s > 0)
+		ok = hits / b->ring_s < BUDGET_QUIET_SHARE * allowed;
+	if (!ok) {
+		tracer_wake_arm(s->tracer, 0);
+		return;
+	}
+	b->quiet = true;
+	b->quiet_until_ns = now + BUDGET_QUIET_NS;
+	b->next_ns = b->quiet_until_ns;
+	double wake = BUDGET_WAKE_SHARE * allowed;
+	tracer_wake_arm(s->tracer, b->hits_per_s > 0 ? (wake < 1 ? 1 : (uint64_t)wake) : 0);
+}
+
+/* A quiet slice ended: ten slices of the rings must not stand for ten
+ * seconds once the load rises, so they start again from this slice. */
+static void budget_rings_restart(struct session *s)
+{
+	struct budget *b = &s->budget;
+
+	memset(b->slice_end_ns, 0, sizeof(b->slice_end_ns));
+	memset(b->watch_ring, 0, sizeof(b->watch_ring));
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		memset(s->funcs[i].bf.hits_ring, 0, sizeof(s->funcs[i].bf.hits_ring));
+		memset(s->funcs[i].bf.begun_ring, 0, sizeof(s->funcs[i].bf.begun_ring));
+	}
+}
+
+void budget_wake(struct budget *b)
+{
+	b->next_ns = 0;
+}
+
+void budget_wakeable(struct budget *b, bool on)
+{
+	b->wakeable = on;
+}
+
 /* budget_tick's buffers for cap functions, grown when more are traced. */
 static int budget_tick_buffers(struct budget *b, size_t cap)
 {
@@ -742,6 +809,12 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 		return now_ns + BUDGET_SLICE_NS;
 	if (now_ns < b->next_ns)
 		return b->next_ns;
+	/* A quiet slice cut short: BPF woke the engine (the hits rose, or an
+	 * exec()).  Slices of 100 ms for a second. */
+	bool after_quiet = b->quiet;
+	if (after_quiet && now_ns + BUDGET_SLICE_NS / 2 < b->quiet_until_ns)
+		b->loud_until_ns = now_ns + BUDGET_QUIET_NS;
+	b->quiet = false;
 	/* The next slice, or sooner where a sampled slice starts (below). */
 	b->next_ns = now_ns + BUDGET_SLICE_NS;
 	if (budget_tick_buffers(b, cap) != 0)
@@ -752,6 +825,8 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 	memset(need, 0, cap * sizeof(*need));
 	memset(to, 0, cap * sizeof(*to));
 	b->slice++;
+	if (after_quiet)
+		budget_rings_restart(s);
 	/* The ring's oldest slice began where the one it replaces ended. */
 	uint64_t began = b->slice_end_ns[b->slice % BUDGET_RING];
 	b->slice_end_ns[b->slice % BUDGET_RING] = now_ns;
@@ -781,6 +856,7 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 		sf->bf.probes_were_in = tracer_entry_is_in(s->tracer, sf->slot);
 	}
 	budget_watchers(s, allowed, now_ns);
+	budget_go_quiet(s, need, n, allowed, now_ns);
 	return b->next_ns;
 }
 

@@ -62,6 +62,12 @@ struct budget {
 	 * slices can cover more than a second.  At least 1 s. */
 	uint64_t slice_end_ns[BUDGET_RING];
 	double ring_s;
+	/* Quiet slices (budget_go_quiet): the face waits on the session's
+	 * wake fd too (wakeable), so a slice may last a second while BPF
+	 * watches the hits; quiet_until_ns is that second's end.  After a
+	 * wake, or an attach, slices are 100 ms until loud_until_ns. */
+	bool wakeable, quiet;
+	uint64_t quiet_until_ns, loud_until_ns;
 	uint64_t cpu_ns;   /* the targets' CPU time at the last slice; 0: unknown */
 	uint64_t watch_off_until; /* the watchers cost too much: out until then */
 	bool watch_warned;
@@ -127,6 +133,10 @@ int budget_calibrate(struct budget *b, struct tracer *t, char *err);
  * the machine.  Stops timing (and says so) on failure. */
 void budget_calibrate_more(struct budget *b);
 void budget_calibrate_close(struct budget *b);
+/* The face waits on the session's wake fd too (on): slices may go quiet.
+ * budget_wake(): BPF woke the engine, the next tick is now. */
+void budget_wakeable(struct budget *b, bool on);
+void budget_wake(struct budget *b);
 /* Everything the budget holds: the calibration and the slices' buffers. */
 void budget_close(struct budget *b);
 

@@ -1085,6 +1085,22 @@ uint64_t session_tick(struct session *s)
 	return budget_tick(s, tracer_now_ns());
 }
 
+void session_wakeable(struct session *s, bool on)
+{
+	budget_wakeable(&s->budget, on);
+}
+
+int session_wake_fd(const struct session *s)
+{
+	return s->budget.wakeable ? tracer_wake_fd(s->tracer) : -1;
+}
+
+void session_wake(struct session *s)
+{
+	tracer_wake_drain(s->tracer);
+	budget_wake(&s->budget);
+}
+
 const struct snapshot *session_sample(struct session *s)
 {
 	uint64_t now = tracer_now_ns();

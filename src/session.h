@@ -82,6 +82,15 @@ int session_check_patterns(struct session *s, const char *const *patterns, size_
  * move probes).  The faces call it from their loops and sleep until the
  * time it returns (tracer_now_ns() clock) or their own next event. */
 uint64_t session_tick(struct session *s);
+/* A face that also waits on this fd while it sleeps (-1: none; ask again
+ * after each sample, the tracer may be gone) lets the clock tick once a
+ * second while the load is far under the budget: BPF makes the fd
+ * readable when the hits rise or the target calls exec(), and the face
+ * then calls session_wake() and session_tick() at once.  A face declares
+ * it with session_wakeable(). */
+void session_wakeable(struct session *s, bool on);
+int session_wake_fd(const struct session *s);
+void session_wake(struct session *s);
 const struct snapshot *session_sample(struct session *s);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);

@@ -54,6 +54,7 @@ struct tracer {
 	/* The memlock of the maps whose size is fixed at load (all but those
 	 * allocated per element), read once; UINT64_MAX: not yet. */
 	uint64_t fixed_map_bytes;
+	struct ring_buffer *wake_rb; /* BPF's wakeups (tracer_wake_fd) */
 	/* tracer_exec_ns's last answer, and exec_seq when it was read. */
 	int exec_pid;
 	uint64_t exec_seq, exec_when;
@@ -148,6 +149,15 @@ static int tracer_map_stats(struct tracer *t)
 	return 0;
 }
 
+/* A wake-up: its bytes say nothing (tracer_wake_fd). */
+static int tracer_wake_event(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	return 0;
+}
+
 int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 {
 	struct tracer *t = calloc(1, sizeof(*t));
@@ -199,8 +209,33 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		free(t);
 		return ret;
 	}
+	/* Without it the engine ticks ten times a second, as always. */
+	t->wake_rb = ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, NULL,
+				      NULL);
 	*out = t;
 	return 0;
+}
+
+int tracer_wake_fd(const struct tracer *t)
+{
+	return t && t->wake_rb ? ring_buffer__epoll_fd(t->wake_rb) : -1;
+}
+
+void tracer_wake_drain(struct tracer *t)
+{
+	if (t && t->wake_rb)
+		ring_buffer__consume(t->wake_rb);
+}
+
+void tracer_wake_arm(struct tracer *t, uint64_t hits)
+{
+	uint64_t at = 0;
+
+	if (!t || !t->wake_rb)
+		return;
+	if (hits)
+		at = __atomic_load_n(&t->skel->bss->budget_hits, __ATOMIC_RELAXED) + hits;
+	__atomic_store_n(&t->skel->bss->wake_at, at, __ATOMIC_RELEASE);
 }
 
 int tracer_watch_exec(struct tracer *t, int pid)
@@ -286,6 +321,7 @@ void tracer_close(struct tracer *t)
 	tracer_unlink_all(t, 0, 0);
 	tracer_unlink_all(t, 1, 1);
 	bpf_link__destroy(t->exec_link);
+	ring_buffer__free(t->wake_rb);
 	if (t->stats)
 		munmap(t->stats, t->stats_len);
 	callers_table_free(&t->callers);

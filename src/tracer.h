@@ -125,6 +125,14 @@ bool tracer_watchers_in(const struct tracer *t);
  * called exec() (0: not since watched; -ENOTSUP: exec() not watched). */
 int tracer_watch_exec(struct tracer *t, int pid);
 uint64_t tracer_exec_ns(struct tracer *t, int pid);
+
+/* The engine's wake-ups from BPF: an fd that polls readable once the
+ * budget's hits reached what tracer_wake_arm() set (hits from now; 0:
+ * disarm), or a watched process called exec(); -1 without one.  Drain it
+ * after each wake. */
+int tracer_wake_fd(const struct tracer *t);
+void tracer_wake_drain(struct tracer *t);
+void tracer_wake_arm(struct tracer *t, uint64_t hits);
 /* Hits of the watchers so far. */
 uint64_t tracer_watch_hits(const struct tracer *t);
 /* The cost of a probe hit of each kind (RETOP_HIT_*) that the RET takes out

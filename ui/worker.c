@@ -1,13 +1,16 @@
 /* The worker thread: owns the session, runs the jobs the UI posts and samples
  * every delay.  It holds mu only to take a job and to publish results, never
  * across a session call, so the draw loop never waits on an attach. */
+#define _GNU_SOURCE /* ppoll */
 #include "worker.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +25,19 @@ static uint64_t worker_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Something for the worker to do (mu held): it waits on the condition, or
+ * in poll() on the session's wake fd and efd. */
+static void worker_signal_locked(struct worker *w)
+{
+	uint64_t one = 1;
+
+	pthread_cond_signal(&w->cv);
+	if (w->efd >= 0) {
+		ssize_t r = write(w->efd, &one, sizeof(one));
+		(void)r;
+	}
 }
 
 /* Wake the UI's poll(); a full pipe already means "wake up". */
@@ -52,7 +68,7 @@ bool worker_post_locked(struct worker *w, const struct worker_job *job)
 	w->queue[(w->qhead + w->qlen++) % WORKER_QUEUE] = *job;
 	if (job->f && w->tstate && w->idx)
 		w->tstate[job->f - w->idx->funcs] = job->kind == JOB_TRACE ? TS_QUEUED : TS_NONE;
-	pthread_cond_signal(&w->cv);
+	worker_signal_locked(w);
 	return true;
 }
 
@@ -67,7 +83,7 @@ bool worker_post(struct worker *w, const struct worker_job *job)
 void worker_set_delay_locked(struct worker *w, double delay_s)
 {
 	w->delay_s = delay_s;
-	pthread_cond_signal(&w->cv);
+	worker_signal_locked(w);
 }
 
 void worker_want_locked(struct worker *w, const uint32_t *fidx, size_t n)
@@ -76,20 +92,20 @@ void worker_want_locked(struct worker *w, const uint32_t *fidx, size_t n)
 		n = WORKER_WANT;
 	memcpy(w->want, fidx, n * sizeof(*fidx));
 	w->nwant = n;
-	pthread_cond_signal(&w->cv);
+	worker_signal_locked(w);
 }
 
 void worker_detail_locked(struct worker *w, const struct func_info *f)
 {
 	w->detail_f = f;
 	w->detail_dirty = true;
-	pthread_cond_signal(&w->cv);
+	worker_signal_locked(w);
 }
 
 void worker_disasm_locked(struct worker *w, const struct func_info *f)
 {
 	w->disasm_want = f;
-	pthread_cond_signal(&w->cv);
+	worker_signal_locked(w);
 }
 
 /* Decode what the detail view asked for (mu held on entry and exit). */
@@ -143,6 +159,8 @@ static int worker_publish_session_locked(struct worker *w, struct session *s)
 	for (size_t i = 0; i < n; i++)
 		w->meta[i].size = idx->funcs[i].size;
 	w->s = s;
+	/* The worker waits on its wake fd too (worker_wait_locked). */
+	session_wakeable(s, true);
 	w->idx = idx;
 	snprintf(w->target, sizeof(w->target), "%s", session_target(s));
 	w->pid = session_attach_pid(s);
@@ -454,17 +472,38 @@ static bool worker_resolve_wanted(struct worker *w)
 	return n > 0;
 }
 
-static void worker_wait_locked(struct worker *w, uint64_t deadline_ns)
+/* Until deadline_ns, a signal, or (true) BPF waking the session's clock. */
+static bool worker_wait_locked(struct worker *w, uint64_t deadline_ns)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	if (deadline_ns <= now)
-		return;
-	uint64_t at = deadline_ns;
-	ts.tv_sec = (time_t)(at / 1000000000ull);
-	ts.tv_nsec = (long)(at % 1000000000ull);
-	pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		return false;
+	int fd = w->s ? session_wake_fd(w->s) : -1;
+	if (fd < 0 || w->efd < 0) {
+		uint64_t at = deadline_ns;
+		ts.tv_sec = (time_t)(at / 1000000000ull);
+		ts.tv_nsec = (long)(at % 1000000000ull);
+		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		return false;
+	}
+	/* Signals set their flags under mu before they write efd: one written
+	 * since mu was released makes poll() return at once. */
+	struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = w->efd, .events = POLLIN}};
+	ts.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull);
+	ts.tv_nsec = (long)((deadline_ns - now) % 1000000000ull);
+	worker_unlock(w);
+	int n = ppoll(p, 2, &ts, NULL);
+	uint64_t v;
+	ssize_t r = read(w->efd, &v, sizeof(v)); /* nonblocking: reset it */
+	(void)r;
+	worker_lock(w);
+	if (n > 0 && (p[0].revents & POLLIN) && w->s) {
+		session_wake(w->s);
+		return true;
+	}
+	return false;
 }
 
 static void *worker_main(void *arg)
@@ -526,7 +565,8 @@ static void *worker_main(void *arg)
 			worker_lock(w);
 			continue;
 		}
-		worker_wait_locked(w, w->s && bnext < next ? bnext : next);
+		if (worker_wait_locked(w, w->s && bnext < next ? bnext : next))
+			bnext = 0; /* BPF woke the clock: tick now */
 	}
 	worker_unlock(w);
 	return NULL;
@@ -572,6 +612,7 @@ int worker_start(struct worker *w, struct session *s, const struct session_opts 
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	w->sopts = *so;
 	w->patterns = patterns;
 	w->npatterns = npatterns;
@@ -605,7 +646,7 @@ void worker_stop(struct worker *w)
 	if (w->started) {
 		worker_lock(w);
 		w->quit = true;
-		pthread_cond_signal(&w->cv);
+		worker_signal_locked(w);
 		worker_unlock(w);
 		pthread_join(w->thread, NULL);
 		w->started = false;
@@ -614,6 +655,9 @@ void worker_stop(struct worker *w)
 	session_close(w->s);
 	w->s = NULL;
 	worker_free(w);
+	if (w->efd >= 0)
+		close(w->efd);
+	w->efd = -1;
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 }

@@ -66,6 +66,7 @@ struct worker {
 	pthread_t thread;
 	bool started, quit;
 	int wake_fd;
+	int efd; /* eventfd: the UI's signals, for the worker's poll() */
 
 	struct worker_job queue[WORKER_QUEUE];
 	size_t qhead, qlen;
