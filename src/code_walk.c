@@ -69,3 +69,11 @@ bool code_walk_no_fall(const uint8_t *code, size_t off, size_t end)
 	return (n == 1 && (code[off] == 0xC3 || code[off] == 0xCC)) ||
 	       (n == 3 && code[off] == 0xC2) || (n == 2 && code[off] == 0x0F && code[off + 1] == 0x0B);
 }
+
+bool code_walk_call(const uint8_t *code, size_t off, size_t end, int64_t *target)
+{
+	if (end - off != 5 || code[off] != 0xE8)
+		return false;
+	*target = (int64_t)end + code_walk_rel32(code + off + 1);
+	return true;
+}

@@ -31,6 +31,10 @@ enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, i
 /* RET, int3 or ud2 at code[off..end): nothing runs after it in line. */
 bool code_walk_no_fall(const uint8_t *code, size_t off, size_t end);
 
+/* A direct call (E8 rel32) at code[off..end): its target, relative to
+ * code, in *target. */
+bool code_walk_call(const uint8_t *code, size_t off, size_t end, int64_t *target);
+
 /* The little-endian int32 at p. */
 int32_t code_walk_rel32(const uint8_t *p);
 

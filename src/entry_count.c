@@ -5,25 +5,14 @@
 #include "code_walk.h"
 #include "gopclntab.h"
 
-/* A call to a runtime function that never returns (a panic or a throw):
- * Go puts a nop after it, so that its return address is inside the
- * caller, and that nop is never run. */
+/* A call to a runtime function that never returns (funcs_never_returns). */
 static bool calls_no_return(const struct func_index *idx, const struct func_info *f,
 			    const uint8_t *code, size_t off, size_t end)
 {
-	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic", "runtime.throw",
-					       "runtime.fatal"};
-	const struct func_info *callee;
+	int64_t target;
 
-	if (!idx || end - off != 5 || code[off] != 0xE8)
-		return false;
-	callee = funcs_by_addr(idx, f->entry + end + (int64_t)code_walk_rel32(code + off + 1));
-	if (!callee || callee->entry != f->entry + end + (int64_t)code_walk_rel32(code + off + 1))
-		return false;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
-		if (!strncmp(callee->name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
+	return idx && code_walk_call(code, off, end, &target) &&
+	       funcs_never_returns(idx, f->entry + (uint64_t)target);
 }
 
 /* The SP delta the pc-to-SP table gives at off; false when it says nothing. */

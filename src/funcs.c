@@ -595,6 +595,20 @@ struct func_info *funcs_find(const struct func_index *idx, const char *name)
 	return funcs_find_at(idx, name, 0);
 }
 
+bool funcs_never_returns(const struct func_index *idx, uint64_t addr)
+{
+	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic", "runtime.gopanic",
+					       "runtime.throw", "runtime.fatal"};
+	const struct func_info *f = idx ? funcs_by_addr(idx, addr) : NULL;
+
+	if (!f || f->entry != addr)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry)
 {
 	struct func_info *const *by_name = funcs_by_name(idx);

@@ -23,6 +23,21 @@ struct walk {
 	char why[INLINE_MARKS_WHY_LEN]; /* a flaw of the whole caller */
 };
 
+/* Whether anything runs after the instruction code[off..end) in line: not
+ * after a jmp, an indirect jmp, a RET or int3, or a call that never
+ * returns. */
+static bool falls(const struct inline_marks_code *c, size_t off, size_t end, enum code_branch b,
+		  bool uncond)
+{
+	int64_t t;
+
+	if ((b == CODE_BRANCH_DIRECT && uncond) || b == CODE_BRANCH_INDIRECT ||
+	    code_walk_no_fall(c->code, off, end))
+		return false;
+	return !(c->never_returns && code_walk_call(c->code, off, end, &t) &&
+		 c->never_returns(c->ctx, c->addr + (uint64_t)t));
+}
+
 /* Whether entry v's code is code of entry k's body (k or inlined into it). */
 static bool in_body(const struct walk *w, int32_t v, uint32_t k)
 {
@@ -120,7 +135,7 @@ static int walk_open(struct retsites_engine *eng, const struct inline_marks_code
 			}
 			w->lead[t / 8] |= (uint8_t)(1u << (t % 8));
 		}
-		if ((k != CODE_BRANCH_NONE || code_walk_no_fall(c->code, off, end)) && end < size)
+		if ((k != CODE_BRANCH_NONE || !falls(c, off, end, k, uncond)) && end < size)
 			w->lead[end / 8] |= (uint8_t)(1u << (end % 8));
 		off = end;
 	}
@@ -135,29 +150,34 @@ static void walk_close(struct walk *w)
 	free(w->parent);
 }
 
-/* The mark's basic block holds code of the body. */
-static bool block_has_body(const struct walk *w, size_t m, uint32_t k)
+/* The mark's basic block [*start, *end) holds code of the body. */
+static bool block_has_body(const struct walk *w, size_t m, uint32_t k, size_t *start, size_t *end)
 {
-	size_t size = w->c->size, start = m, end = m + 1;
+	size_t size = w->c->size;
 
-	while (start > 0 && !code_walk_starts(w->lead, start))
-		start--;
-	while (end < size && !code_walk_starts(w->lead, end))
-		end++;
-	for (size_t off = start; off < end; off++)
+	*start = m;
+	*end = m + 1;
+	while (*start > 0 && !code_walk_starts(w->lead, *start))
+		(*start)--;
+	while (*end < size && !code_walk_starts(w->lead, *end))
+		(*end)++;
+	for (size_t off = *start; off < *end; off++)
 		if (code_walk_starts(w->bits, off) && in_body(w, w->val[off], k))
 			return true;
 	return false;
 }
 
 /* The edge src -> dst (a jump, or a fall-through) keeps the mark at m once
- * per call of k's body; else why. */
-static bool edge_ok(const struct walk *w, size_t src, size_t dst, bool jump, size_t m, uint32_t k,
-		    char *why)
+ * per call of k's body; else why.  Code of the mark's block from the mark
+ * on (block_end) runs only after the mark: such as alignment NOPs between
+ * the mark and the body. */
+static bool edge_ok(const struct walk *w, size_t src, size_t dst, bool jump, size_t m,
+		    size_t block_end, uint32_t k, char *why)
 {
 	bool src_in = in_body(w, w->val[src], k), dst_in = in_body(w, w->val[dst], k);
+	bool after_mark = src >= m && src < block_end;
 
-	if (!src_in && dst_in && src != m && dst != m && !runs_into(w, dst, m)) {
+	if (!src_in && dst_in && !after_mark && dst != m && !runs_into(w, dst, m)) {
 		why_set(why, w->c->caller,
 			"a %s at +0x%zx enters the inlined body at +0x%zx without passing its mark "
 			"(+0x%zx)",
@@ -210,7 +230,8 @@ static bool judge(const struct walk *w, uint32_t k, char *why)
 			"its mark (+0x%zx) is code of an inlined body, not of the call's caller", m);
 		return false;
 	}
-	if (!block_has_body(w, m, k)) {
+	size_t block_start, block_end;
+	if (!block_has_body(w, m, k, &block_start, &block_end)) {
 		why_set(why, c->caller, "its mark (+0x%zx) is not in a block with the inlined code",
 			m);
 		return false;
@@ -221,11 +242,10 @@ static bool judge(const struct walk *w, uint32_t k, char *why)
 		bool uncond;
 		enum code_branch b = code_walk_branch(code, off, end, &t, &uncond);
 		if (b == CODE_BRANCH_DIRECT && t >= 0 && (size_t)t < size &&
-		    !edge_ok(w, off, (size_t)t, true, m, k, why))
+		    !edge_ok(w, off, (size_t)t, true, m, block_end, k, why))
 			return false;
-		bool falls = !(b == CODE_BRANCH_DIRECT && uncond) && b != CODE_BRANCH_INDIRECT &&
-			     !code_walk_no_fall(code, off, end);
-		if (falls && end < size && !edge_ok(w, off, end, false, m, k, why))
+		if (falls(c, off, end, b, uncond) && end < size &&
+		    !edge_ok(w, off, end, false, m, block_end, k, why))
 			return false;
 		off = end;
 	}
@@ -312,6 +332,11 @@ static int caller_load(const struct gopclntab *tab, size_t i, const char *name,
 	return 0;
 }
 
+static bool never_returns(const void *ctx, uint64_t addr)
+{
+	return funcs_never_returns(ctx, addr);
+}
+
 /* Judge the sites of caller i (its tables in t) into out. */
 static int prove_caller(const struct func_index *idx, struct retsites_engine *eng, size_t i,
 			const struct caller_tables *t, struct inline_marks *out)
@@ -339,11 +364,24 @@ static int prove_caller(const struct func_index *idx, struct retsites_engine *en
 				      .entries = t->entries,
 				      .nentries = t->n,
 				      .runs = t->runs,
-				      .nruns = t->nruns};
-	size_t first = out->n;
+				      .nruns = t->nruns,
+				      .never_returns = never_returns,
+				      .ctx = idx};
+	size_t first = out->n, keep = first;
 	ret = inline_marks_find(eng, &c, out->site, INLINE_MARKS_MAX, &out->n);
-	for (size_t k = first; k < out->n; k++)
+	/* Kept: the counted sites, and the first refused one for its reason;
+	 * so a function inlined at thousands of sites, most of them refused,
+	 * still has its marks found wherever they are. */
+	for (size_t k = first; k < out->n; k++) {
+		bool why = !out->site[k].counted && !out->refused++;
+		if (!out->site[k].counted && !why)
+			continue;
 		out->counted += out->site[k].counted;
+		if (keep != k)
+			out->site[keep] = out->site[k];
+		keep++;
+	}
+	out->n = keep;
 	free(code);
 	return ret;
 }
@@ -363,7 +401,7 @@ int inline_marks_prove(const struct func_index *idx, const struct func_info *f,
 	if ((ret = retsites_engine_open(&eng, err)) != 0)
 		return ret;
 	nf = gopclntab_count(idx->pcln);
-	for (size_t i = 0; !ret && i < nf; i++) {
+	for (size_t i = 0; !ret && i < nf && out->n < INLINE_MARKS_MAX; i++) {
 		struct caller_tables t = {0};
 		ret = caller_load(idx->pcln, i, f->name, &t);
 		if (!ret && t.wanted)

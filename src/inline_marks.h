@@ -56,6 +56,10 @@ struct inline_marks_code {
 	uint32_t nentries;
 	const struct inline_marks_run *runs;
 	size_t nruns;
+	/* Whether the function at addr never returns (a panic): nothing runs
+	 * after a call to it.  NULL: every call returns. */
+	bool (*never_returns)(const void *ctx, uint64_t addr);
+	const void *ctx;
 };
 
 /* A site where the function was inlined. */
@@ -71,13 +75,15 @@ struct inline_mark_site {
 int inline_marks_find(struct retsites_engine *eng, const struct inline_marks_code *c,
 		      struct inline_mark_site *out, size_t max, size_t *n);
 
-/* Every site where f (by name) was inlined in idx, each judged.  The
- * first INLINE_MARKS_MAX only (nsites counts them all). */
+/* The sites where f (by name) was inlined in idx, each judged, until
+ * site[] is full: the counted ones, and the first refused one (its reason
+ * for all).  nsites counts every site found. */
 struct inline_marks {
 	struct inline_mark_site site[INLINE_MARKS_MAX];
 	size_t n;	/* in site[] */
-	size_t nsites;	/* all the sites found */
+	size_t nsites;	/* all the sites found (up to where site[] filled) */
 	size_t counted; /* of site[], proven */
+	size_t refused; /* sites judged and refused */
 };
 
 /* -ENOTSUP: the binary's inline trees cannot be read; -ENOMEM. */

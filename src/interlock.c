@@ -807,13 +807,13 @@ int interlock_approve_marks(const struct func_index *idx, const struct func_info
 		}
 		v->mark_offsets[v->nmarks++] = off;
 	}
-	*sites = m->nsites;
+	*sites = f->inlined_sites;
 	*counted = v->nmarks;
 	const char *first = inline_marks_why(m);
 	if (why && first)
 		snprintf(why, INLINE_MARKS_WHY_LEN, "%s", first);
-	else if (why && m->nsites > m->n)
-		snprintf(why, INLINE_MARKS_WHY_LEN, "more than %d sites: the first %d are counted",
+	else if (why && f->inlined_sites > m->counted)
+		snprintf(why, INLINE_MARKS_WHY_LEN, "more than %d marks proven: the first %d count",
 			 INLINE_MARKS_MAX, INLINE_MARKS_MAX);
 	free(m);
 	if (ret == 0) {

@@ -113,6 +113,23 @@ static void test_layout_127(void **state)
 	assert_true(s.counted);
 }
 
+/* Alignment padding of the caller between the mark and the body: it runs
+ * only after the mark. */
+static void test_padding_after_mark(void **state)
+{
+	static const uint8_t code[] = {
+	    0x31, 0xc9,			  /* 0: xor ecx, ecx */
+	    0x90,			  /* 2: nop: the mark */
+	    0x0f, 0x1f, 0x44, 0x00, 0x00, /* 3: nop dword [rax+rax]: padding */
+	    0x48, 0x01, 0x08,		  /* 8: add [rax], rcx: the body */
+	    0xc3,			  /* b: ret */
+	};
+	struct inline_marks_entry e = {.parent_pc = 2, .parent = -1, .wanted = true};
+	struct inline_marks_run r = {.start = 8, .end = 0xb, .val = 0};
+	(void)state;
+	assert_true(judge(code, sizeof(code), &e, 1, &r, 1).counted);
+}
+
 /* A jump from the caller lands in the body past the mark (the body two
  * instructions here, the add and the inc). */
 static void test_jump_past_mark(void **state)
@@ -239,7 +256,7 @@ int main(void)
 	    cmocka_unit_test(test_not_a_start),	  cmocka_unit_test(test_shared),
 	    cmocka_unit_test(test_outside_block),  cmocka_unit_test(test_jump_table),
 	    cmocka_unit_test(test_mark_in_own_body), cmocka_unit_test(test_body_loop),
-	    cmocka_unit_test(test_no_decode),
+	    cmocka_unit_test(test_no_decode),	  cmocka_unit_test(test_padding_after_mark),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
