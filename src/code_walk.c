@@ -21,10 +21,10 @@ enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, i
 	size_t p = off;
 
 	*uncond = false;
-	while (p < end && (code[p] == 0x26 || code[p] == 0x2E || code[p] == 0x36 ||
-			   code[p] == 0x3E || code[p] == 0x64 || code[p] == 0x65 ||
-			   code[p] == 0x66 || code[p] == 0x67 || code[p] == 0xF0 ||
-			   code[p] == 0xF2 || code[p] == 0xF3))
+	while (p < end &&
+	       (code[p] == 0x26 || code[p] == 0x2E || code[p] == 0x36 || code[p] == 0x3E ||
+		code[p] == 0x64 || code[p] == 0x65 || code[p] == 0x66 || code[p] == 0x67 ||
+		code[p] == 0xF0 || code[p] == 0xF2 || code[p] == 0xF3))
 		p++;
 	if (p < end && (code[p] & 0xF0) == 0x40)
 		p++; /* REX */
@@ -38,7 +38,8 @@ enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, i
 		*uncond = op == 0xEB;
 		return CODE_BRANCH_DIRECT;
 	}
-	if (op == 0xE9 || (op == 0x0F && p + 1 < end && code[p + 1] >= 0x80 && code[p + 1] <= 0x8F)) {
+	if (op == 0xE9 ||
+	    (op == 0x0F && p + 1 < end && code[p + 1] >= 0x80 && code[p + 1] <= 0x8F)) {
 		size_t at = op == 0xE9 ? p + 1 : p + 2;
 		if (at + 4 != end)
 			return CODE_BRANCH_OTHER;
@@ -67,7 +68,8 @@ bool code_walk_no_fall(const uint8_t *code, size_t off, size_t end)
 	size_t n = end - off;
 
 	return (n == 1 && (code[off] == 0xC3 || code[off] == 0xCC)) ||
-	       (n == 3 && code[off] == 0xC2) || (n == 2 && code[off] == 0x0F && code[off + 1] == 0x0B);
+	       (n == 3 && code[off] == 0xC2) ||
+	       (n == 2 && code[off] == 0x0F && code[off + 1] == 0x0B);
 }
 
 bool code_walk_call(const uint8_t *code, size_t off, size_t end, int64_t *target)

@@ -100,8 +100,9 @@ bool entry_count_check(const struct func_index *idx, const struct func_info *f,
 		if (k == CODE_BRANCH_DIRECT && off < probe_off &&
 		    (rstart < 0 || target < rstart || target > trailer))
 			return false;
-		if ((int64_t)end == rstart && !(k == CODE_BRANCH_INDIRECT || (k == CODE_BRANCH_DIRECT && uncond) ||
-						 code_walk_no_fall(code, off, end) || dead_nop))
+		if ((int64_t)end == rstart &&
+		    !(k == CODE_BRANCH_INDIRECT || (k == CODE_BRANCH_DIRECT && uncond) ||
+		      code_walk_no_fall(code, off, end) || dead_nop))
 			return false;
 		if (k == CODE_BRANCH_INDIRECT && (!pcsp_at(idx, f, off, &delta) || delta == 0))
 			return false;

@@ -55,16 +55,14 @@ static bool in_body(const struct walk *w, int32_t v, uint32_t k)
  * and no way out on the way. */
 static bool runs_into(const struct walk *w, size_t t, size_t m)
 {
-	const uint8_t *code = w->c->code;
-
 	if (t > m || !code_walk_starts(w->bits, t))
 		return false;
 	for (size_t off = t; off < m;) {
 		size_t end = code_walk_insn_end(w->bits, off, w->stop);
 		int64_t target;
 		bool uncond;
-		if (code_walk_branch(code, off, end, &target, &uncond) != CODE_BRANCH_NONE ||
-		    code_walk_no_fall(code, off, end))
+		enum code_branch b = code_walk_branch(w->c->code, off, end, &target, &uncond);
+		if (b != CODE_BRANCH_NONE || !falls(w->c, off, end, b, uncond))
 			return false;
 		off = end;
 	}
@@ -72,7 +70,7 @@ static bool runs_into(const struct walk *w, size_t t, size_t m)
 }
 
 static void why_set(char *why, const char *caller, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void why_set(char *why, const char *caller, const char *fmt, ...)
 {
 	va_list ap;
@@ -107,8 +105,8 @@ static int walk_open(struct retsites_engine *eng, const struct inline_marks_code
 	for (uint32_t j = 0; j < c->nentries; j++) {
 		const struct inline_marks_entry *e = &c->entries[j];
 		w->parent[j] = e->parent != GOPCLNTAB_INL_PARENT_UNSAID ? e->parent
-			       : e->parent_pc < size			 ? w->val[e->parent_pc]
-										 : -1;
+			       : e->parent_pc < size			? w->val[e->parent_pc]
+									: -1;
 	}
 	if (w->stop != size) {
 		why_set(w->why, c->caller, "its code does not decode to its end (stops at +0x%zx)",
@@ -123,14 +121,15 @@ static int walk_open(struct retsites_engine *eng, const struct inline_marks_code
 		enum code_branch k = code_walk_branch(c->code, off, end, &t, &uncond);
 		if (k == CODE_BRANCH_INDIRECT) {
 			why_set(w->why, c->caller,
-				"an indirect jump (+0x%zx, a jump table) could land on any code", off);
+				"an indirect jump (+0x%zx, a jump table) could land on any code",
+				off);
 			return 0;
 		}
 		if (k == CODE_BRANCH_DIRECT && t >= 0 && (size_t)t < size) {
 			if (!code_walk_starts(w->bits, (size_t)t)) {
 				why_set(w->why, c->caller,
-					"a jump (+0x%zx) lands inside an instruction (+0x%llx)", off,
-					(unsigned long long)t);
+					"a jump (+0x%zx) lands inside an instruction (+0x%llx)",
+					off, (unsigned long long)t);
 				return 0;
 			}
 			w->lead[t / 8] |= (uint8_t)(1u << (t % 8));
@@ -186,8 +185,8 @@ static bool edge_ok(const struct walk *w, size_t src, size_t dst, bool jump, siz
 	}
 	if (jump && src_in && dst <= src && (dst == m || runs_into(w, dst, m))) {
 		why_set(why, w->c->caller,
-			"a jump at +0x%zx inside the inlined body runs its mark (+0x%zx) again", src,
-			m);
+			"a jump at +0x%zx inside the inlined body runs its mark (+0x%zx) again",
+			src, m);
 		return false;
 	}
 	return true;
@@ -213,21 +212,24 @@ static bool judge(const struct walk *w, uint32_t k, char *why)
 		return false;
 	}
 	if (code[m] != 0x90 || code_walk_insn_end(w->bits, m, size) != m + 1) {
-		why_set(why, c->caller,
-			"the compiler reused an instruction of the call's line as its mark (+0x%zx), "
-			"which need not run once per call",
-			m);
+		why_set(
+		    why, c->caller,
+		    "the compiler reused an instruction of the call's line as its mark (+0x%zx), "
+		    "which need not run once per call",
+		    m);
 		return false;
 	}
 	for (uint32_t j = 0; j < c->nentries; j++)
 		if (j != k && c->entries[j].parent_pc == m) {
-			why_set(why, c->caller, "its mark (+0x%zx) is also another inlined call's", m);
+			why_set(why, c->caller, "its mark (+0x%zx) is also another inlined call's",
+				m);
 			return false;
 		}
 	if (in_body(w, w->val[m], k) || (c->entries[k].parent != GOPCLNTAB_INL_PARENT_UNSAID &&
 					 w->val[m] != c->entries[k].parent)) {
 		why_set(why, c->caller,
-			"its mark (+0x%zx) is code of an inlined body, not of the call's caller", m);
+			"its mark (+0x%zx) is code of an inlined body, not of the call's caller",
+			m);
 		return false;
 	}
 	size_t block_start, block_end;
@@ -324,8 +326,10 @@ static int caller_load(const struct gopclntab *tab, size_t i, const char *name,
 			t->runs = r;
 			t->cap = cap;
 		}
-		t->runs[t->nruns++] = (struct inline_marks_run){
-		    .start = (uint32_t)s, .end = end > UINT32_MAX ? UINT32_MAX : (uint32_t)end, .val = v};
+		t->runs[t->nruns++] =
+		    (struct inline_marks_run){.start = (uint32_t)s,
+					      .end = end > UINT32_MAX ? UINT32_MAX : (uint32_t)end,
+					      .val = v};
 	}
 	if (ret < 0)
 		t->wanted = 0;
@@ -395,7 +399,8 @@ int inline_marks_prove(const struct func_index *idx, const struct func_info *f,
 
 	memset(out, 0, sizeof(*out));
 	if (!idx->pcln || !gopclntab_has_inl(idx->pcln))
-		return err_set(err, ENOTSUP, "%s: the binary's inline trees cannot be read", f->name);
+		return err_set(err, ENOTSUP, "%s: the binary's inline trees cannot be read",
+			       f->name);
 	if (f->inlined_sites == 0)
 		return 0;
 	if ((ret = retsites_engine_open(&eng, err)) != 0)

@@ -64,9 +64,9 @@ struct inline_marks_code {
 
 /* A site where the function was inlined. */
 struct inline_mark_site {
-	uint64_t addr;	 /* of the mark (vaddr) */
-	uint32_t offset; /* from the caller's entry */
-	bool counted;	 /* proven to run once per inlined call */
+	uint64_t addr;			/* of the mark (vaddr) */
+	uint32_t offset;		/* from the caller's entry */
+	bool counted;			/* proven to run once per inlined call */
 	char why[INLINE_MARKS_WHY_LEN]; /* why not counted */
 };
 

@@ -82,7 +82,8 @@ static const struct inline_marks_run body_119 = {.start = 5, .end = 8, .val = 0}
 static void test_layout_119(void **state)
 {
 	(void)state;
-	struct inline_mark_site s = judge(layout_119, sizeof(layout_119), &mark_119, 1, &body_119, 1);
+	struct inline_mark_site s =
+	    judge(layout_119, sizeof(layout_119), &mark_119, 1, &body_119, 1);
 	assert_true(s.counted);
 	assert_int_equal(s.offset, 4);
 }
@@ -251,12 +252,12 @@ static void test_no_decode(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layout_119),	  cmocka_unit_test(test_layout_127),
-	    cmocka_unit_test(test_jump_past_mark), cmocka_unit_test(test_reused),
-	    cmocka_unit_test(test_not_a_start),	  cmocka_unit_test(test_shared),
-	    cmocka_unit_test(test_outside_block),  cmocka_unit_test(test_jump_table),
+	    cmocka_unit_test(test_layout_119),	     cmocka_unit_test(test_layout_127),
+	    cmocka_unit_test(test_jump_past_mark),   cmocka_unit_test(test_reused),
+	    cmocka_unit_test(test_not_a_start),	     cmocka_unit_test(test_shared),
+	    cmocka_unit_test(test_outside_block),    cmocka_unit_test(test_jump_table),
 	    cmocka_unit_test(test_mark_in_own_body), cmocka_unit_test(test_body_loop),
-	    cmocka_unit_test(test_no_decode),	  cmocka_unit_test(test_padding_after_mark),
+	    cmocka_unit_test(test_no_decode),	     cmocka_unit_test(test_padding_after_mark),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
