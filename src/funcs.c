@@ -461,8 +461,9 @@ int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 
 	if (f->inline_only)
 		return err_set(err, ENOENT,
-			       "%s: exists only inlined (%u sites): no code of its own, and calls "
-			       "where it was inlined are not counted",
+			       "%s: exists only inlined (%u sites): no code of its own; traced by "
+			       "its exact name, its inlined calls are counted where an inline mark "
+			       "proves each",
 			       f->name, f->inlined_sites);
 	prev = interlock_prev(idx, f);
 
