@@ -835,3 +835,16 @@ none:
 		       "counted%s%s",
 		       f->name, f->inlined_sites, why && why[0] ? ": " : "", why ? why : "");
 }
+
+int interlock_copy_marks(const struct interlock_verdict *proven, struct interlock_verdict *v,
+			 char *err)
+{
+	if (!interlock_sealed(proven) || !interlock_sealed(v) || proven->f != v->f ||
+	    proven->dev != v->dev || proven->ino != v->ino || proven->image != v->image)
+		return err_set(err, EINVAL, "%s: no earlier proof of its inline marks in this file",
+			       v && v->f ? v->f->name : "?");
+	memcpy(v->mark_offsets, proven->mark_offsets, sizeof(v->mark_offsets));
+	v->nmarks = proven->nmarks;
+	v->seal = seal_of(v);
+	return 0;
+}

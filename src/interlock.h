@@ -92,6 +92,13 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f,
 int interlock_approve_marks(const struct func_index *idx, const struct func_info *f,
 			    struct interlock_verdict *v, size_t *sites, size_t *counted, char *why,
 			    char *err);
+/* The marks an earlier verdict of the same function in the same file
+ * (proven, from interlock_approve_marks()) approved, into v (just from
+ * interlock_approve(), which found the file unchanged since it was
+ * indexed): the proof holds as long as the bytes do.  -EINVAL when the
+ * two verdicts are not of one function and file. */
+int interlock_copy_marks(const struct interlock_verdict *proven, struct interlock_verdict *v,
+			 char *err);
 /* True when v came from interlock_approve() and was not altered since. */
 bool interlock_sealed(const struct interlock_verdict *v);
 

@@ -245,6 +245,14 @@ int session_start_tracing(struct session *s, char *err)
 	return 0;
 }
 
+static void session_forget_marks(struct session_func *sf)
+{
+	for (size_t k = 0; k < RETOP_MAX_IMAGES; k++) {
+		free(sf->marks_v[k]);
+		sf->marks_v[k] = NULL;
+	}
+}
+
 void session_close(struct session *s)
 {
 	if (!s)
@@ -258,8 +266,10 @@ void session_close(struct session *s)
 			funcs_free(s->images[k].idx);
 	if (!s->nimages)
 		funcs_free(s->idx);
-	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++)
+	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++) {
 		slowest_clear(&s->funcs[i].slowest);
+		session_forget_marks(&s->funcs[i]);
+	}
 	free(s->funcs);
 	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);
 	free(s);
@@ -387,16 +397,28 @@ static int session_probes_in_one(struct session *s, struct session_func *sf, siz
 	return ret;
 }
 
-/* sf's inline marks in binary k, proven there. */
+/* Keep v, whose marks were just proven in binary k. */
+static void session_keep_marks(struct session_func *sf, size_t k, const struct interlock_verdict *v)
+{
+	if (!sf->marks_v[k] && !(sf->marks_v[k] = malloc(sizeof(*v))))
+		return; /* proven again next time */
+	*sf->marks_v[k] = *v;
+}
+
+/* sf's inline marks in binary k: as proven before in the same file, else
+ * proven now. */
 static int session_marks_in_one(struct session *s, struct session_func *sf, size_t k, char *err)
 {
 	struct interlock_verdict v;
 	size_t sites, counted;
 	int ret = interlock_approve(s->images[k].idx, sf->fi[k], &v, err);
 
-	if (!ret)
+	if (!ret && (!sf->marks_v[k] || interlock_copy_marks(sf->marks_v[k], &v, err) != 0)) {
 		ret = interlock_approve_marks(s->images[k].idx, sf->fi[k], &v, &sites, &counted,
 					      NULL, err);
+		if (!ret)
+			session_keep_marks(sf, k, &v);
+	}
 	if (!ret)
 		ret = tracer_marks_in(s->tracer, sf->slot, &v, s->attach_pid, err);
 	return ret;
@@ -547,6 +569,8 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 		ret = interlock_approve_marks(s->images[first].idx, sf->fi[first], &v,
 					      &sf->inl_sites, &sf->inl_counted, sf->inl_why, why);
 	if (!ret)
+		session_keep_marks(sf, first, &v);
+	if (!ret)
 		ret = tracer_attach(s->tracer, &v, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
 		sf->state = FUNC_ERROR;
@@ -580,7 +604,10 @@ void session_untrace(struct session *s, struct func_info *f)
 	if (!sf)
 		return;
 	tracer_detach(s->tracer, sf->slot);
+	session_forget_marks(sf);
 	*sf = s->funcs[--s->nfuncs];
+	/* The entry moved into sf holds them now. */
+	memset(s->funcs[s->nfuncs].marks_v, 0, sizeof(s->funcs[s->nfuncs].marks_v));
 }
 
 /* Functions one -t pattern names: a glob, or an exact name (of a function

@@ -31,6 +31,9 @@ struct session_func {
 	size_t inl_sites, inl_counted;
 	char inl_why[200];
 	uint64_t inlined_shown; /* inlined calls in the last snapshot */
+	/* The verdict that proved its marks in each binary (NULL: not yet),
+	 * so that the budget puts them back in without proving them again. */
+	struct interlock_verdict *marks_v[RETOP_MAX_IMAGES];
 };
 
 /* A binary the session traces: the first, and each file a deploy renamed
