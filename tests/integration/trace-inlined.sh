@@ -7,7 +7,9 @@
 # exists only inlined, is matched by name, traced entry-only with its 2000
 # inlined calls counted, none out of line.  A lying copy whose mark in
 # main.ScaleLoop is overwritten (0x90 -> 0x50, an instruction of the line)
-# counts at the two other sites and says why not there.  Patterns that
+# counts at the two other sites and says why not there.  main.ScaleLoop,
+# traced too, has its 1000 inlined calls of main.Scale inside its one call:
+# their marks' traps are probe hits inside it, taken out of its duration.  Patterns that
 # name nothing at all are still an error (exit 1).  -d 0.2: snapshots
 # every 0.2 s, so the test waits less.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -20,7 +22,8 @@ sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 start_fixture inlined-default -out "$T/out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Scale -t main.NoSuchFunction -t 'main.(*Acc).Add' -d 0.2 \
+"$RETOP" -b -p "$fixture" -t main.Scale -t main.NoSuchFunction -t 'main.(*Acc).Add' \
+    -t main.ScaleLoop -d 0.2 \
     -o json >"$T/snap" 2>"$T/err" &
 rp=$!
 track_pid "$rp"
@@ -39,6 +42,9 @@ sc exact "$T/snap" "$T/out" main.Scale || fail "main.Scale's calls through a fun
 [ "$(sc get "$T/snap" main.Scale inlined_sites)" = 3 ] ||
     fail "main.Scale's snapshot says inlined_sites $(sc get "$T/snap" main.Scale inlined_sites), expected 3"
 sc inlined "$T/snap" "$T/out" main.Scale 'main.(*Acc).Add' || fail "the inlined calls"
+[ "$(sc get "$T/snap" main.ScaleLoop calls)" = 1 ] &&
+    [ "$(sc get "$T/snap" main.ScaleLoop probe_hits_inside)" = 1000.0 ] ||
+    fail "main.ScaleLoop: $(sc get "$T/snap" main.ScaleLoop calls) calls with $(sc get "$T/snap" main.ScaleLoop probe_hits_inside) probe hits inside, expected 1 with its 1000 inlined calls' marks"
 sc status "$T/snap" "entry-only: exists only inlined: its inlined calls are counted, it has no durations" \
     'main.(*Acc).Add' || fail "main.(*Acc).Add's status"
 
