@@ -657,6 +657,28 @@ int retop_entry(struct pt_regs *ctx)
 	return 0;
 }
 
+/* An inline mark of a traced function: one of its inlined calls begins
+ * (src/inline_marks.h).  Counted, never timed.  Its trap (the kernel
+ * emulates the one-byte NOP) is a hit inside any traced call running on
+ * the goroutine, whose RET takes its cost out: the goroutine's record is
+ * looked up, never made (a goroutine with no traced call in flight has
+ * nothing to correct). */
+SEC("uprobe")
+int retop_inline(struct pt_regs *ctx)
+{
+	__u32 func_id = RETOP_COOKIE_FUNC(bpf_get_attach_cookie(ctx));
+	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
+	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
+
+	budget_hit();
+	if (!st)
+		return 0;
+	__sync_fetch_and_add(&st->inlined, 1);
+	if (gk.g)
+		goroutine_hit(bpf_map_lookup_elem(&goroutines, &gk), RETOP_HIT_ENTRY_EMULATED);
+	return 0;
+}
+
 /* Every RET is evidence about its goroutine's deeper frames; v is the
  * goroutine's entry (goroutine_val), NULL when there was no room. */
 static __always_inline void note_ret(struct retop_goroutine_val *v,

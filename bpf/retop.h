@@ -239,6 +239,8 @@ struct retop_func_stats {
 	__u64 callers_lost; /* timed calls not counted by caller: no room in the
 			     * caller map (its calls are in calls all the same) */
 	__u64 args_lost;  /* calls whose arguments found no room: shipped without */
+	__u64 inlined;	  /* hits of its inline marks: inlined calls begun
+			   * (src/inline_marks.h), never timed */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
 	__u64 hist[RETOP_HIST_BUCKETS];
 };

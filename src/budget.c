@@ -239,6 +239,7 @@ void budget_func_start(struct budget *b, struct budget_func *bf, const struct in
 	*bf = (struct budget_func){.mode = BUDGET_FULL,
 				   .counts_at_entry = v->entry_counts_calls,
 				   .entry_only = v->entry_only,
+				   .marks_only = v->marks_only,
 				   .attached_ns = now_ns,
 				   .mode_since_ns = now_ns,
 				   .slice_cost = 2.0,
@@ -258,6 +259,30 @@ void budget_func_reset(struct budget_func *bf)
 	bf->trap_ns = bf->cpu_ns = 0;
 	bf->ever_estimated = bf->mode == BUDGET_ESTIMATED;
 	bf->ever_shed = bf->mode != BUDGET_FULL;
+	bf->last_inlined = 0;
+	memset(bf->inl_ring, 0, sizeof(bf->inl_ring));
+	bf->marks_missed = bf->mode != BUDGET_FULL && bf->mode != BUDGET_TIMING;
+}
+
+/* The marks in while the function's calls are all counted (full, timing),
+ * out while it is estimated; the inlined calls of that time are missed. */
+static void budget_marks(struct session *s, struct session_func *sf, bool want)
+{
+	struct budget_func *bf = &sf->bf;
+	char err[ERR_LEN];
+
+	if (!sf->inl_counted)
+		return;
+	if (!want)
+		bf->marks_missed = true;
+	if (want == tracer_marks_are_in(s->tracer, sf->slot) || (want && bf->marks_failed))
+		return;
+	if (session_marks(s, sf, want, err) != 0) {
+		log_warn("budget", "%s: inline marks: %s", sf->f->name, err);
+		bf->marks_failed = true;
+		bf->marks_missed = true;
+		session_marks(s, sf, false, err);
+	}
 }
 
 static double budget_rand(struct budget *b)
@@ -481,6 +506,12 @@ static void budget_apply(struct session *s, struct session_func *sf, enum budget
 	struct budget_func *bf = &sf->bf;
 	char err[ERR_LEN];
 
+	if (bf->marks_only) {
+		/* No entry, no RETs: its marks are in, or out. */
+		bf->mode = to == BUDGET_FULL ? BUDGET_FULL : BUDGET_ESTIMATED;
+		budget_marks(s, sf, bf->mode == BUDGET_FULL);
+		return;
+	}
 	if (to != bf->mode) {
 		if (bf->mode == BUDGET_ESTIMATED) {
 			/* Leave on a sampled slice only, so no call goes unseen:
@@ -533,6 +564,7 @@ static void budget_apply(struct session *s, struct session_func *sf, enum budget
 		budget_run_estimate(s, sf, now);
 		break;
 	}
+	budget_marks(s, sf, bf->mode != BUDGET_ESTIMATED);
 }
 
 /* ---- the plan */
@@ -558,6 +590,21 @@ static void budget_measure(struct session *s, struct session_func *sf, uint64_t 
 	uint64_t hits = st->entries + st->rets, begun = st->begun;
 	size_t i = s->budget.slice % BUDGET_RING;
 
+	hits += st->inlined;
+	/* The marks' demand, measured while they are in; out, the last
+	 * measure, halved every 2 s (0.966 a slice), so that a load that fell
+	 * gets them back (and a load that did not, out again after a slice). */
+	if (tracer_marks_are_in(s->tracer, sf->slot)) {
+		uint64_t sum = 0;
+		bf->inl_ring[i] = st->inlined - bf->last_inlined;
+		for (size_t k = 0; k < BUDGET_RING; k++)
+			sum += bf->inl_ring[k];
+		bf->inlined_per_s = (double)sum / s->budget.ring_s;
+	} else {
+		bf->inlined_per_s *= 0.966;
+		memset(bf->inl_ring, 0, sizeof(bf->inl_ring));
+	}
+	bf->last_inlined = st->inlined;
 	bf->hits_ring[i] = hits - bf->last_hits;
 	bf->begun_ring[i] = begun - bf->last_begun;
 	bf->last_hits = hits;
@@ -617,7 +664,7 @@ static void budget_plan(struct budget_need *need, size_t n, double allowed,
 	}
 	for (size_t j = i; j < n; j++) {
 		struct budget_func *bf = &need[j].sf->bf;
-		double entries = bf->entry_only ? need[j].hits : bf->calls_per_s;
+		double entries = bf->entry_only ? need[j].hits : bf->calls_per_s + bf->inlined_per_s;
 		bool settled = now - bf->mode_since_ns >= BUDGET_HOLD_NS;
 		double room = bf->mode != BUDGET_ESTIMATED ? 0.8 : settled ? 0.8 * BUDGET_HEADROOM : 0;
 		if (bf->counts_at_entry && !bf->entry_only && entries <= left * room) {
@@ -764,6 +811,7 @@ static void budget_rings_restart(struct session *s)
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		memset(s->funcs[i].bf.hits_ring, 0, sizeof(s->funcs[i].bf.hits_ring));
 		memset(s->funcs[i].bf.begun_ring, 0, sizeof(s->funcs[i].bf.begun_ring));
+		memset(s->funcs[i].bf.inl_ring, 0, sizeof(s->funcs[i].bf.inl_ring));
 	}
 }
 
@@ -843,7 +891,8 @@ uint64_t budget_tick(struct session *s, uint64_t now_ns)
 			continue;
 		budget_measure(s, sf, now_ns, &st[i]);
 		need[n].sf = sf;
-		need[n].hits = sf->bf.calls_per_s * (sf->bf.entry_only ? 1 : 2);
+		need[n].hits =
+		    sf->bf.calls_per_s * (sf->bf.entry_only ? 1 : 2) + sf->bf.inlined_per_s;
 		n++;
 	}
 	budget_trap_share(s, need, n);

@@ -117,6 +117,13 @@ struct budget_func {
 	 * the estimate's upper bound widens by their share. */
 	bool probes_were_in;
 	double trap_ns, cpu_ns;
+	/* Inline marks (tracer_marks_in): their hits count in the budget; they
+	 * are out while the function is estimated, and its inlined calls
+	 * are then not exact.  marks_only: a function that exists only
+	 * inlined, in full or out. */
+	bool marks_only, marks_missed, marks_failed;
+	uint64_t last_inlined, inl_ring[BUDGET_RING];
+	double inlined_per_s; /* mark hits a second, as last measured with them in */
 	bool stopped; /* an estimate that could not go on: frozen, reason said */
 	char why[160];
 };

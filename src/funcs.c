@@ -461,8 +461,9 @@ int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
 
 	if (f->inline_only)
 		return err_set(err, ENOENT,
-			       "%s: exists only inlined (%u sites): no code of its own, and calls "
-			       "where it was inlined are not counted",
+			       "%s: exists only inlined (%u sites): no code of its own; traced by "
+			       "its exact name, its inlined calls are counted where an inline mark "
+			       "proves each",
 			       f->name, f->inlined_sites);
 	prev = interlock_prev(idx, f);
 
@@ -593,6 +594,20 @@ static size_t funcs_name_lower_bound(struct func_info *const *by_name, size_t co
 struct func_info *funcs_find(const struct func_index *idx, const char *name)
 {
 	return funcs_find_at(idx, name, 0);
+}
+
+bool funcs_never_returns(const struct func_index *idx, uint64_t addr)
+{
+	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic", "runtime.gopanic",
+					       "runtime.throw", "runtime.fatal"};
+	const struct func_info *f = idx ? funcs_by_addr(idx, addr) : NULL;
+
+	if (!f || f->entry != addr)
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(f->name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
 }
 
 struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry)

@@ -111,6 +111,11 @@ struct func_info *const *funcs_by_name(const struct func_index *idx);
  * after the first call; safe from several threads. */
 void funcs_inline_scan(struct func_index *idx);
 
+/* True when the function at exactly addr is one of the runtime's that
+ * never return (a panic or a throw): Go puts a nop after a call to it, so
+ * that the return address is inside the caller, and that nop never runs. */
+bool funcs_never_returns(const struct func_index *idx, uint64_t addr);
+
 struct func_info *funcs_find(const struct func_index *idx, const char *name);
 /* The function of that name at entry, else the first of that name. */
 struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry);

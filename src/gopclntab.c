@@ -707,10 +707,12 @@ int gopclntab_inl_get(const struct gopclntab *tab, size_t i, uint32_t k, struct 
 		return -ERANGE;
 	const uint8_t *p = tab->gofunc + fd + (size_t)k * esize;
 	if (tab->magic == GOPCLNTAB_MAGIC_118) {
+		e->parent = (int16_t)(p[0] | p[1] << 8);
 		e->func_id = p[2];
 		nameoff = rd32(p + 12);
 		e->parent_pc = rd32(p + 16);
 	} else {
+		e->parent = GOPCLNTAB_INL_PARENT_UNSAID;
 		e->func_id = p[0];
 		nameoff = rd32(p + 4);
 		e->parent_pc = rd32(p + 8);

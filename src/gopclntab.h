@@ -112,8 +112,13 @@ int gopclntab_func_flags(const struct gopclntab *tab, size_t i, uint8_t *flags);
 struct gopclntab_inl {
 	const char *name;   /* the inlined function, inside the table */
 	uint32_t parent_pc; /* from the entry: an instruction whose position is the call site */
+	/* The entry it was inlined into, -1 the function itself; 1.20+
+	 * tables do not say (GOPCLNTAB_INL_PARENT_UNSAID): the pc-to-entry
+	 * table's value at parent_pc is the parent there. */
+	int32_t parent;
 	uint8_t func_id;
 };
+#define GOPCLNTAB_INL_PARENT_UNSAID (-2)
 void gopclntab_set_gofunc(struct gopclntab *tab, const uint8_t *data, size_t size);
 /* Whether inline trees can be read: a 1.18+ table with go:func.* bytes. */
 bool gopclntab_has_inl(const struct gopclntab *tab);

@@ -712,6 +712,19 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f,
 	int ret;
 
 	memset(v, 0, sizeof(*v));
+	if (f->inline_only) {
+		/* No code of its own: only its inline marks, added by
+		 * interlock_approve_marks(), go in. */
+		if ((ret = check_identity(idx, v, err)) != 0) {
+			memset(v, 0, sizeof(*v));
+			return ret;
+		}
+		v->f = f;
+		v->entry_only = true;
+		v->marks_only = true;
+		v->seal = seal_of(v);
+		return 0;
+	}
 	if (!f->rets_resolved || !(f->interlock & INTERLOCK_CHECKED))
 		return err_set(err, EINVAL, "%s: not checked by the interlock", f->name);
 	if (f->rets.traceable == TRACEABLE_NO)
@@ -749,6 +762,89 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f,
 		}
 		v->ret_offsets[v->nrets++] = f->file_offset + off;
 	}
+	v->seal = seal_of(v);
+	return 0;
+}
+
+int interlock_approve_marks(const struct func_index *idx, const struct func_info *f,
+			    struct interlock_verdict *v, size_t *sites, size_t *counted, char *why,
+			    char *err)
+{
+	struct inline_marks *m;
+	int ret;
+
+	*sites = *counted = 0;
+	if (why)
+		why[0] = '\0';
+	if (!interlock_sealed(v) || v->f != f)
+		return err_set(err, EINVAL, "%s: inline marks without the function's approval",
+			       f->name);
+	if (!idx->inl_known || f->inlined_sites == 0)
+		goto none;
+	if (!(m = malloc(sizeof(*m))))
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
+	char perr[ERR_LEN];
+	ret = inline_marks_prove(idx, f, m, perr);
+	if (ret == -ENOMEM) {
+		free(m);
+		return ret;
+	}
+	v->nmarks = 0;
+	for (size_t i = 0; !ret && i < m->n; i++) {
+		struct inline_mark_site *site = &m->site[i];
+		uint64_t off;
+		if (!site->counted)
+			continue;
+		/* The byte the kernel sees through the descriptor is the one
+		 * proven (the file is unchanged: check_identity). */
+		if (elf_image_vaddr_to_offset(idx->img, site->addr, &off) != 0 || off == 0) {
+			site->counted = false;
+			snprintf(site->why, sizeof(site->why),
+				 "its mark at 0x%llx is not in an executable segment",
+				 (unsigned long long)site->addr);
+			m->counted--;
+			continue;
+		}
+		v->mark_offsets[v->nmarks++] = off;
+	}
+	*sites = f->inlined_sites;
+	*counted = v->nmarks;
+	const char *first = inline_marks_why(m);
+	if (why && first)
+		snprintf(why, INLINE_MARKS_WHY_LEN, "%s", first);
+	else if (why && f->inlined_sites > m->counted)
+		snprintf(why, INLINE_MARKS_WHY_LEN, "more than %d marks proven: the first %d count",
+			 INLINE_MARKS_MAX, INLINE_MARKS_MAX);
+	free(m);
+	if (ret == 0) {
+		v->seal = seal_of(v);
+		if (v->nmarks > 0 || !v->marks_only)
+			return 0;
+	} else if (!v->marks_only) {
+		v->seal = seal_of(v);
+		return 0;
+	} else if (why) {
+		snprintf(why, INLINE_MARKS_WHY_LEN, "%.190s", perr);
+	}
+none:
+	if (!v->marks_only)
+		return 0;
+	memset(v, 0, sizeof(*v));
+	return err_set(err, ENOENT,
+		       "%s: exists only inlined (%u sites): none of its inlined calls can be "
+		       "counted%s%s",
+		       f->name, f->inlined_sites, why && why[0] ? ": " : "", why ? why : "");
+}
+
+int interlock_copy_marks(const struct interlock_verdict *proven, struct interlock_verdict *v,
+			 char *err)
+{
+	if (!interlock_sealed(proven) || !interlock_sealed(v) || proven->f != v->f ||
+	    proven->dev != v->dev || proven->ino != v->ino || proven->image != v->image)
+		return err_set(err, EINVAL, "%s: no earlier proof of its inline marks in this file",
+			       v && v->f ? v->f->name : "?");
+	memcpy(v->mark_offsets, proven->mark_offsets, sizeof(v->mark_offsets));
+	v->nmarks = proven->nmarks;
 	v->seal = seal_of(v);
 	return 0;
 }

@@ -30,6 +30,7 @@
 
 #include "../bpf/retop.h"
 #include "funcs.h"
+#include "inline_marks.h"
 
 /* Bits of func_info.interlock. */
 #define INTERLOCK_CHECKED 0x1	 /* interlock_check() ran */
@@ -52,6 +53,12 @@ struct interlock_verdict {
 	 * hits it once (entry_count.h): then calls are counted without RETs. */
 	uint32_t entry_site;
 	bool entry_counts_calls;
+	/* Inline marks proven to run once per inlined call of the function
+	 * (inline_marks.h), added by interlock_approve_marks(); marks_only: a
+	 * function that exists only inlined (no entry, no RETs). */
+	uint64_t mark_offsets[INLINE_MARKS_MAX];
+	size_t nmarks;
+	bool marks_only;
 	uint64_t seal;	 /* set by interlock_approve() only */
 };
 
@@ -76,6 +83,22 @@ struct func_info *interlock_prev(const struct func_index *idx, const struct func
  * negative errno with a one-line reason in err. */
 int interlock_approve(const struct func_index *idx, const struct func_info *f,
 		      struct interlock_verdict *v, char *err);
+/* Add to v (from interlock_approve(), for f in idx) the file offsets of
+ * the inline marks of f proven to count its inlined calls; the sites found
+ * and counted in *sites and *counted, the first one not counted's reason
+ * in why (may be NULL; "" when all are counted).  A function that exists
+ * only inlined with no mark proven is refused (-ENOENT, err says why);
+ * else 0, or -ENOMEM. */
+int interlock_approve_marks(const struct func_index *idx, const struct func_info *f,
+			    struct interlock_verdict *v, size_t *sites, size_t *counted, char *why,
+			    char *err);
+/* The marks an earlier verdict of the same function in the same file
+ * (proven, from interlock_approve_marks()) approved, into v (just from
+ * interlock_approve(), which found the file unchanged since it was
+ * indexed): the proof holds as long as the bytes do.  -EINVAL when the
+ * two verdicts are not of one function and file. */
+int interlock_copy_marks(const struct interlock_verdict *proven, struct interlock_verdict *v,
+			 char *err);
 /* True when v came from interlock_approve() and was not altered since. */
 bool interlock_sealed(const struct interlock_verdict *v);
 

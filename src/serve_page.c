@@ -329,6 +329,16 @@ static uint64_t get_inlined_sites(const struct snapshot_func *sn)
 	return sn->inlined_sites > 0 ? (uint64_t)sn->inlined_sites : 0;
 }
 
+static uint64_t get_inlined_calls(const struct snapshot_func *sn)
+{
+	return sn->inlined_calls;
+}
+
+static uint64_t get_inlined_counted(const struct snapshot_func *sn)
+{
+	return sn->inlined_sites_counted > 0 ? (uint64_t)sn->inlined_sites_counted : 0;
+}
+
 static const struct serve_fam serve_fams[] = {
     {"retop_function_calls_total", "counter",
      "Calls: timed to their RET, or counted at their entry while --budget sheds the RET probes; "
@@ -383,9 +393,19 @@ static const struct serve_fam serve_fams[] = {
      "estimated: all of them); 1 when traced in full.",
      true, get_sampled},
     {"retop_function_inlined_sites", "gauge",
-     "Sites where the compiler inlined the function: calls there reach none of its probes and "
-     "are in no other figure (0 also when the binary's inline trees could not be read).",
+     "Sites where the compiler inlined the function: calls there reach neither its entry nor "
+     "its RETs, and are counted only in retop_function_inlined_calls_total, at the sites whose "
+     "inline mark is proven (0 also when the binary's inline trees could not be read).",
      false, get_inlined_sites},
+    {"retop_function_inlined_sites_counted", "gauge",
+     "Of retop_function_inlined_sites, those whose inline mark is proven to run once per "
+     "inlined call: their calls are counted.",
+     false, get_inlined_counted},
+    {"retop_function_inlined_calls_total", "counter",
+     "Inlined calls begun at the counted sites; never timed, in no other figure: "
+     "calls_total and the durations are of calls out of line only. A lower bound while "
+     "--budget estimates the function (its marks are then out).",
+     false, get_inlined_calls},
 };
 
 static void serve_render_fam(struct render *r, const struct serve_fam *fam)
@@ -439,7 +459,8 @@ static void serve_render_hist_one(struct render *r, size_t i)
 static void serve_render_hist(struct render *r)
 {
 	serve_family(r, "retop_function_duration_seconds", "histogram",
-		     "Duration of paired calls; each le is exact (a sum of log-linear buckets).");
+		     "Duration of paired calls, out of line only (inlined calls have no duration); each le "
+		     "is exact (a sum of log-linear buckets).");
 	for (size_t i = 0; i < r->snap->nfuncs; i++)
 		if (r->snap->funcs[i].raw)
 			serve_render_hist_one(r, i);

@@ -245,6 +245,14 @@ int session_start_tracing(struct session *s, char *err)
 	return 0;
 }
 
+static void session_forget_marks(struct session_func *sf)
+{
+	for (size_t k = 0; k < RETOP_MAX_IMAGES; k++) {
+		free(sf->marks_v[k]);
+		sf->marks_v[k] = NULL;
+	}
+}
+
 void session_close(struct session *s)
 {
 	if (!s)
@@ -258,8 +266,10 @@ void session_close(struct session *s)
 			funcs_free(s->images[k].idx);
 	if (!s->nimages)
 		funcs_free(s->idx);
-	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++)
+	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++) {
 		slowest_clear(&s->funcs[i].slowest);
+		session_forget_marks(&s->funcs[i]);
+	}
 	free(s->funcs);
 	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);
 	free(s);
@@ -387,11 +397,58 @@ static int session_probes_in_one(struct session *s, struct session_func *sf, siz
 	return ret;
 }
 
+/* Keep v, whose marks were just proven in binary k. */
+static void session_keep_marks(struct session_func *sf, size_t k, const struct interlock_verdict *v)
+{
+	if (!sf->marks_v[k] && !(sf->marks_v[k] = malloc(sizeof(*v))))
+		return; /* proven again next time */
+	*sf->marks_v[k] = *v;
+}
+
+/* sf's inline marks in binary k: as proven before in the same file, else
+ * proven now. */
+static int session_marks_in_one(struct session *s, struct session_func *sf, size_t k, char *err)
+{
+	struct interlock_verdict v;
+	size_t sites, counted;
+	int ret = interlock_approve(s->images[k].idx, sf->fi[k], &v, err);
+
+	if (!ret && (!sf->marks_v[k] || interlock_copy_marks(sf->marks_v[k], &v, err) != 0)) {
+		ret = interlock_approve_marks(s->images[k].idx, sf->fi[k], &v, &sites, &counted,
+					      NULL, err);
+		if (!ret)
+			session_keep_marks(sf, k, &v);
+	}
+	if (!ret)
+		ret = tracer_marks_in(s->tracer, sf->slot, &v, s->attach_pid, err);
+	return ret;
+}
+
+int session_marks(struct session *s, struct session_func *sf, bool on, char *err)
+{
+	int ret = 0;
+
+	if (!on) {
+		tracer_marks_out(s->tracer, sf->slot);
+		return 0;
+	}
+	if (!sf->inl_counted || tracer_marks_are_in(s->tracer, sf->slot))
+		return 0;
+	for (size_t k = 0; !ret && k < s->nimages; k++)
+		if (sf->fi[k] && !s->images[k].retired)
+			ret = session_marks_in_one(s, sf, k, err);
+	return ret;
+}
+
 static int session_probes_in_image(struct session *s, struct session_func *sf, size_t k,
 				   char *why)
 {
-	return session_probes_in_one(s, sf, k, tracer_entry_is_in(s->tracer, sf->slot),
-				     tracer_rets_are_in(s->tracer, sf->slot), why);
+	int ret = session_probes_in_one(s, sf, k, tracer_entry_is_in(s->tracer, sf->slot),
+					tracer_rets_are_in(s->tracer, sf->slot), why);
+
+	if (!ret && tracer_marks_are_in(s->tracer, sf->slot))
+		ret = session_marks_in_one(s, sf, k, why);
+	return ret;
 }
 
 int session_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
@@ -488,7 +545,7 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	sf->have_prev = false;
 	sf->pct_cache.valid = false;
 	ret = session_check_go_version(s, why);
-	if (!ret)
+	if (!ret && !f->inline_only)
 		ret = funcs_resolve_rets(s->idx, f, why);
 	/* The one gate for every attach path: dashboard, batch, --serve.  In
 	 * the first binary still run (a deploy may have retired the first),
@@ -507,6 +564,13 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 		ret = err_set(why, ENOENT, "%s: %s", f->name, sf->follow_reason);
 	if (!ret)
 		ret = interlock_approve(s->images[first].idx, sf->fi[first], &v, why);
+	/* Its inlined calls too, where a mark proves each one (the reason of
+	 * an entry-only verdict stays in why). */
+	if (!ret)
+		ret = interlock_approve_marks(s->images[first].idx, sf->fi[first], &v,
+					      &sf->inl_sites, &sf->inl_counted, sf->inl_why, why);
+	if (!ret)
+		session_keep_marks(sf, first, &v);
 	if (!ret)
 		ret = tracer_attach(s->tracer, &v, s->attach_pid, &entry_only, why);
 	if (ret < 0) {
@@ -527,6 +591,10 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	session_args(s, sf);
 	sf->state = entry_only ? FUNC_ENTRY_ONLY : FUNC_TRACING;
 	snprintf(sf->reason, sizeof(sf->reason), "%s", entry_only ? why : "");
+	if (f->inline_only)
+		snprintf(sf->reason, sizeof(sf->reason),
+			 "exists only inlined: its inlined calls are counted, it has no durations");
+	sf->inlined_shown = 0;
 	return 0;
 }
 
@@ -537,7 +605,10 @@ void session_untrace(struct session *s, struct func_info *f)
 	if (!sf)
 		return;
 	tracer_detach(s->tracer, sf->slot);
+	session_forget_marks(sf);
 	*sf = s->funcs[--s->nfuncs];
+	/* The entry moved into sf holds them now. */
+	memset(s->funcs[s->nfuncs].marks_v, 0, sizeof(s->funcs[s->nfuncs].marks_v));
 }
 
 /* Functions one -t pattern names: a glob, or an exact name (of a function
@@ -980,6 +1051,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		snprintf(out->reason, sizeof(out->reason), "%s", sf->follow_reason);
 	out->entry_only = sf->entry_only;
 	out->inlined_sites = s->idx->inl_known ? (int64_t)sf->f->inlined_sites : -1;
+	out->inlined_sites_counted = (int64_t)sf->inl_counted;
+	snprintf(out->inlined_uncounted_why, sizeof(out->inlined_uncounted_why), "%s", sf->inl_why);
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
 		sf->prev = sf->cur;
@@ -1017,6 +1090,13 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
 	out->v.calls_per_s = interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
 	sf->calls_shown = out->v.calls;
+	out->inlined_calls = sf->cur.inlined;
+	out->inlined_calls_exact = !sf->bf.marks_missed;
+	out->inlined_calls_per_s =
+	    interval > 0 && sf->have_prev && out->inlined_calls >= sf->inlined_shown
+		? (double)(out->inlined_calls - sf->inlined_shown) / interval
+		: 0;
+	sf->inlined_shown = out->inlined_calls;
 	/* An entry-only function keeps its state (and reason); the estimate
 	 * marks show it is sampled. */
 	if (sf->slot >= 0 && out->mode == BUDGET_TIMING && out->state == FUNC_TRACING)

@@ -27,6 +27,14 @@ struct session_func {
 	bool have_prev;
 	uint64_t calls_shown; /* calls in the last snapshot: its rate's base */
 	struct budget_func bf; /* the overhead budget's modes and ledger */
+	/* Its inline marks (interlock_approve_marks): sites found and
+	 * counted, the first one not counted's reason. */
+	size_t inl_sites, inl_counted;
+	char inl_why[200];
+	uint64_t inlined_shown; /* inlined calls in the last snapshot */
+	/* The verdict that proved its marks in each binary (NULL: not yet),
+	 * so that the budget puts them back in without proving them again. */
+	struct interlock_verdict *marks_v[RETOP_MAX_IMAGES];
 };
 
 /* A binary the session traces: the first, and each file a deploy renamed
@@ -76,5 +84,9 @@ struct session {
  * session traces it in (each approved again by the interlock). */
 int session_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
 		      char *err);
+
+/* Put sf's inline marks in (in every binary the session traces it in) or
+ * take them out. */
+int session_marks(struct session *s, struct session_func *sf, bool on, char *err);
 
 #endif

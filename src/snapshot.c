@@ -175,6 +175,17 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "inlined_sites", f->inlined_sites < 0
 						       ? NULL
 						       : json_object_new_int64(f->inlined_sites));
+	/* Its inlined calls, counted where a mark proves each (never timed). */
+	json_object_object_add(o, "inlined_sites_counted",
+			       json_object_new_int64(f->inlined_sites_counted));
+	json_object_object_add(o, "inlined_calls", json_object_new_uint64(f->inlined_calls));
+	json_object_object_add(o, "inlined_calls_per_s", json_fixed(f->inlined_calls_per_s, 3));
+	json_object_object_add(o, "inlined_calls_exact",
+			       json_object_new_boolean(f->inlined_calls_exact));
+	json_object_object_add(o, "inlined_uncounted_why",
+			       f->inlined_uncounted_why[0]
+				   ? json_object_new_string(f->inlined_uncounted_why)
+				   : NULL);
 	json_object_object_add(o, "calls_per_s", json_fixed(v->calls_per_s, 3));
 	json_object_object_add(o, "mean_ns", json_object_new_uint64(v->mean_ns));
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(v->p50_ns));
@@ -513,6 +524,32 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 			(unsigned long long)v->evicted);
 }
 
+/* Under a function's row: where it was inlined, and its inlined calls
+ * counted there (the row's figures are of its calls out of line). */
+static void snapshot_text_inlined(FILE *out, const struct snapshot_func *f)
+{
+	char why[sizeof(f->inlined_uncounted_why)];
+	bool only = f->f && f->f->inline_only;
+
+	if (f->inlined_sites <= 0)
+		return;
+	text_escape_str(f->inlined_uncounted_why, why, sizeof(why));
+	if (f->inlined_sites_counted > 0)
+		fprintf(out, "    %s inlined at %lld sites: %llu%s inlined calls at %lld of them (not "
+			     "timed)%s\n",
+			only ? "exists only" : "also", (long long)f->inlined_sites,
+			(unsigned long long)f->inlined_calls, f->inlined_calls_exact ? "" : " or more",
+			(long long)f->inlined_sites_counted,
+			only ? "" : "; calls and durations above are of calls out of line");
+	else if (!only)
+		fprintf(out, "    also inlined at %lld sites: calls there are not counted; calls and "
+			     "durations are of calls out of line\n",
+			(long long)f->inlined_sites);
+	if (why[0])
+		fprintf(out, "    not counted at %lld of them: %s\n",
+			(long long)(f->inlined_sites - f->inlined_sites_counted), why);
+}
+
 /* One call of a slowest list, indented under its function's row. */
 static void snapshot_text_call(FILE *out, const struct slowest_call *c)
 {
@@ -551,10 +588,7 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap)
 	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
 		snapshot_text_row(out, &snap->funcs[i]);
-		if (snap->funcs[i].inlined_sites > 0 && !snap->funcs[i].f->inline_only)
-			fprintf(out, "    also inlined at %lld sites: calls there are not counted; "
-				     "calls and durations are of calls out of line\n",
-				(long long)snap->funcs[i].inlined_sites);
+		snapshot_text_inlined(out, &snap->funcs[i]);
 		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;
 		evicted += snap->funcs[i].v.evicted;

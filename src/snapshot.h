@@ -59,6 +59,15 @@ struct snapshot_func {
 	 * probes and are not in any figure here.  -1: the binary's inline
 	 * trees were not read. */
 	int64_t inlined_sites;
+	/* Its inlined calls, counted at the inline marks proven to run once
+	 * per call (inline_marks.h): at inlined_sites_counted of the sites;
+	 * never timed, in no other figure.  Not exact (at least so many)
+	 * when the budget took the marks out for a while. */
+	int64_t inlined_sites_counted;
+	uint64_t inlined_calls;
+	double inlined_calls_per_s;
+	bool inlined_calls_exact;
+	char inlined_uncounted_why[200]; /* a site not counted: why; "" when none */
 	/* The overhead budget (budget.h): 0 full, 1 timing, 2 estimated. */
 	int mode;
 	double sampled;	 /* share of time its probes (timing: RETs) are in: 1 = all */

@@ -19,9 +19,10 @@
 
 struct tracer_slot {
 	bool used;
-	/* Per binary (the verdict's image): the entry, and every RET site.  A
-	 * deploy adds the new file's probes beside the old file's. */
-	struct probe_set *sets[RETOP_MAX_IMAGES][2];
+	/* Per binary (the verdict's image) and kind (enum tracer_kind): the
+	 * entry, every RET site, the inline marks.  A deploy adds the new
+	 * file's probes beside the old file's. */
+	struct probe_set *sets[RETOP_MAX_IMAGES][TRACER_KINDS];
 	/* Each binary's RET sites take their own range of ret_hits. */
 	uint8_t site_base[RETOP_MAX_IMAGES];
 	bool has_base[RETOP_MAX_IMAGES];
@@ -189,6 +190,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	probes_prepare(t->skel->progs.retop_return, t->multi);
 	probes_prepare(t->skel->progs.retop_recovery, t->multi);
 	probes_prepare(t->skel->progs.retop_goexit, t->multi);
+	probes_prepare(t->skel->progs.retop_inline, t->multi);
 	log_debug("tracer", "%s", t->multi ? "uprobe_multi links" : "perf-event uprobe links");
 	ret = retop__load(t->skel);
 	if (ret) {
@@ -266,9 +268,8 @@ uint64_t tracer_exec_ns(struct tracer *t, int pid)
 	return when;
 }
 
-/* Take out the probes of kind k (0 the entry, 1 the RETs) of a slot, in
- * every binary. */
-static void tracer_slot_out(struct tracer_slot *s, size_t k)
+/* Take out the probes of kind k of a slot, in every binary. */
+static void tracer_slot_out(struct tracer_slot *s, enum tracer_kind k)
 {
 	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
 		probe_sets_destroy(&s->sets[im][k], 1);
@@ -276,13 +277,14 @@ static void tracer_slot_out(struct tracer_slot *s, size_t k)
 
 static void tracer_slot_unlink(struct tracer_slot *s)
 {
-	tracer_slot_out(s, 0);
-	tracer_slot_out(s, 1);
+	tracer_slot_out(s, TRACER_ENTRY);
+	tracer_slot_out(s, TRACER_MARKS);
+	tracer_slot_out(s, TRACER_RETS);
 }
 
 /* Remove the probes of kind k of every slot in every binary at once, and
  * the watcher w of every binary, so that their detach costs overlap. */
-static void tracer_unlink_all(struct tracer *t, size_t k, size_t w)
+static void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w)
 {
 	size_t cap = (RETOP_MAX_FUNCS + 1) * RETOP_MAX_IMAGES, n = 0;
 	struct probe_set **all = calloc(cap, sizeof(*all));
@@ -318,8 +320,9 @@ void tracer_close(struct tracer *t)
 	 * fires without its entry probe for a reason that is not the detach. */
 	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
 		t->skel->bss->slot_closing[i] = 1;
-	tracer_unlink_all(t, 0, 0);
-	tracer_unlink_all(t, 1, 1);
+	tracer_unlink_all(t, TRACER_ENTRY, 0);
+	tracer_unlink_all(t, TRACER_MARKS, 0);
+	tracer_unlink_all(t, TRACER_RETS, 1);
 	bpf_link__destroy(t->exec_link);
 	ring_buffer__free(t->wake_rb);
 	if (t->stats)
@@ -373,7 +376,7 @@ int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v
 
 	if (ret)
 		return ret;
-	if (s->sets[v->image][1] || !nrets)
+	if (s->sets[v->image][TRACER_RETS] || !nrets)
 		return 0;
 	if (!s->has_base[v->image]) {
 		if (s->sites_used + nrets > RETOP_MAX_RET_SITES)
@@ -394,13 +397,13 @@ int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v
 		cookie[i] = RETOP_COOKIE(slot, RETOP_RET_SITE(v->image, s->site_base[v->image] + i));
 	}
 	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, v->path, pid, off, cookie,
-			       nrets, &s->sets[v->image][1], &failed);
+			       nrets, &s->sets[v->image][TRACER_RETS], &failed);
 	return ret ? tracer_attach_error(-ret, v, off[failed], err) : 0;
 }
 
 void tracer_rets_out(struct tracer *t, int slot)
 {
-	tracer_slot_out(&t->slots[slot], 1);
+	tracer_slot_out(&t->slots[slot], TRACER_RETS);
 }
 
 int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
@@ -413,11 +416,11 @@ int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *
 	if (ret)
 		return ret;
 	uint64_t off = v->entry_offset, cookie = RETOP_COOKIE(slot, v->entry_site);
-	if (s->sets[v->image][0])
+	if (s->sets[v->image][TRACER_ENTRY] || v->marks_only)
 		return 0;
 	t->skel->bss->slot_closing[slot] = 0;
 	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, v->path, pid, &off, &cookie, 1,
-			       &s->sets[v->image][0], &failed);
+			       &s->sets[v->image][TRACER_ENTRY], &failed);
 	return ret ? tracer_attach_error(-ret, v, off, err) : 0;
 }
 
@@ -425,10 +428,34 @@ void tracer_entry_out(struct tracer *t, int slot)
 {
 	/* RETs of calls begun before are expected from here on. */
 	t->skel->bss->slot_closing[slot] = 1;
-	tracer_slot_out(&t->slots[slot], 0);
+	tracer_slot_out(&t->slots[slot], TRACER_ENTRY);
 }
 
-static bool tracer_slot_has(const struct tracer_slot *s, size_t k)
+int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		    char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	uint64_t cookie[INLINE_MARKS_MAX];
+	size_t failed;
+	int ret = tracer_check_verdict(v, err);
+
+	if (ret)
+		return ret;
+	if (s->sets[v->image][TRACER_MARKS] || !v->nmarks)
+		return 0;
+	for (size_t i = 0; i < v->nmarks; i++)
+		cookie[i] = RETOP_COOKIE(slot, 0);
+	ret = probe_set_attach(t->skel->progs.retop_inline, t->multi, v->path, pid, v->mark_offsets,
+			       cookie, v->nmarks, &s->sets[v->image][TRACER_MARKS], &failed);
+	return ret ? tracer_attach_error(-ret, v, v->mark_offsets[failed], err) : 0;
+}
+
+void tracer_marks_out(struct tracer *t, int slot)
+{
+	tracer_slot_out(&t->slots[slot], TRACER_MARKS);
+}
+
+static bool tracer_slot_has(const struct tracer_slot *s, enum tracer_kind k)
 {
 	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
 		if (s->sets[im][k])
@@ -438,12 +465,17 @@ static bool tracer_slot_has(const struct tracer_slot *s, size_t k)
 
 bool tracer_entry_is_in(const struct tracer *t, int slot)
 {
-	return tracer_slot_has(&t->slots[slot], 0);
+	return tracer_slot_has(&t->slots[slot], TRACER_ENTRY);
+}
+
+bool tracer_marks_are_in(const struct tracer *t, int slot)
+{
+	return tracer_slot_has(&t->slots[slot], TRACER_MARKS);
 }
 
 bool tracer_rets_are_in(const struct tracer *t, int slot)
 {
-	return tracer_slot_has(&t->slots[slot], 1);
+	return tracer_slot_has(&t->slots[slot], TRACER_RETS);
 }
 
 int tracer_site_base(const struct tracer *t, int slot, unsigned image)
@@ -469,8 +501,8 @@ void tracer_image_out(struct tracer *t, unsigned image)
 	if (image >= RETOP_MAX_IMAGES)
 		return;
 	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
-		probe_sets_destroy(&t->slots[i].sets[image][0], 1);
-		probe_sets_destroy(&t->slots[i].sets[image][1], 1);
+		for (size_t k = 0; k < TRACER_KINDS; k++)
+			probe_sets_destroy(&t->slots[i].sets[image][k], 1);
 	}
 	for (size_t w = 0; w < 2; w++) {
 		probe_sets_destroy(&t->watches[image][w].set, 1);
@@ -501,9 +533,12 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 	t->skel->bss->slot_gen[slot]++;
 	t->skel->bss->slot_record[slot] = 1;
 	t->skel->bss->gate_len[slot] = 0;
-	ret = tracer_rets_in(t, slot, v, pid, err);
-	if (!ret)
+	/* A function that exists only inlined has its marks only. */
+	ret = v->marks_only ? 0 : tracer_rets_in(t, slot, v, pid, err);
+	if (!ret && !v->marks_only)
 		ret = tracer_entry_in(t, slot, v, pid, err);
+	if (!ret)
+		ret = tracer_marks_in(t, slot, v, pid, err);
 	if (ret)
 		tracer_slot_unlink(&t->slots[slot]);
 	return ret;
@@ -747,8 +782,8 @@ size_t tracer_probe_count(const struct tracer *t, int slot)
 		return 0;
 	size_t n = 0;
 	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
-		n += probe_set_count(t->slots[slot].sets[im][0]) +
-		     probe_set_count(t->slots[slot].sets[im][1]);
+		for (size_t k = 0; k < TRACER_KINDS; k++)
+			n += probe_set_count(t->slots[slot].sets[im][k]);
 	return n;
 }
 

@@ -18,6 +18,9 @@
 
 struct tracer;
 
+/* A function's probes of each kind come and go apart (budget.c). */
+enum tracer_kind { TRACER_ENTRY, TRACER_RETS, TRACER_MARKS, TRACER_KINDS };
+
 /* In-flight calls tracked at once, across all traced functions: a server
  * with 10,000 goroutines 25 traced frames deep.  --max-in-flight changes
  * it.  The map is allocated per call: tracer_inflight_base_bytes() at load,
@@ -85,6 +88,13 @@ void tracer_entry_out(struct tracer *t, int slot);
 int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
 		   char *err);
 void tracer_rets_out(struct tracer *t, int slot);
+/* The inline marks v approved (interlock_approve_marks), each hit an
+ * inlined call counted (never timed): in with the entry, out while the
+ * budget estimates the function. */
+int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		    char *err);
+void tracer_marks_out(struct tracer *t, int slot);
+bool tracer_marks_are_in(const struct tracer *t, int slot);
 /* Where binary image's RET sites start in the slot's ret_hits, or -1 when
  * they were never attached. */
 int tracer_site_base(const struct tracer *t, int slot, unsigned image);

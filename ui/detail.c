@@ -12,6 +12,7 @@
 #include "../src/elf_image.h"
 #include "../src/retsites.h"
 #include "../src/stats.h"
+#include "../src/text_escape.h"
 #include "screens.h"
 
 #define DETAIL_HIST_ROWS 16
@@ -110,7 +111,9 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 	fmt_duration(sf->v.max_ns, mx, sizeof(mx));
 	fmt_duration(sf->oldest_in_flight_ns, old, sizeof(old));
 	snapshot_func_status(sf, status, sizeof(status));
-	if ((y = detail_row(pg)) >= 0)
+	if (ui->detail->f->inline_only && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_NORMAL, "Status: %s", status); /* no code, no entry */
+	else if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, DR_NORMAL, "Status: %s   entry %s:%d   entry probe +0x%x",
 			   status, fmt_basename(ui->detail->f->file), ui->detail->f->line,
 			   ui->detail->f->entry_probe_off);
@@ -150,6 +153,27 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 		draw_textf(y, 0, COLS, DR_WARN,
 			   "Probe hits inside not exact: %llu calls lost their goroutine's records",
 			   (unsigned long long)sf->v.evicted);
+	/* Its inlined calls: counted apart at the proven marks, never timed. */
+	if (sf->inlined_sites > 0 && (y = detail_row(pg)) >= 0) {
+		if (sf->inlined_sites_counted > 0)
+			draw_textf(y, 0, COLS, DR_NORMAL,
+				   "Inlined at %lld sites: %llu%s inlined calls at %lld of them (not "
+				   "timed; the figures above are of calls out of line)",
+				   (long long)sf->inlined_sites, (unsigned long long)sf->inlined_calls,
+				   sf->inlined_calls_exact ? "" : " or more",
+				   (long long)sf->inlined_sites_counted);
+		else
+			draw_textf(y, 0, COLS, DR_WARN,
+				   "Inlined at %lld sites: calls there are not counted (the figures "
+				   "above are of calls out of line)",
+				   (long long)sf->inlined_sites);
+	}
+	if (sf->inlined_uncounted_why[0] && (y = detail_row(pg)) >= 0) {
+		char why[sizeof(sf->inlined_uncounted_why)];
+		draw_textf(y, 0, COLS, DR_WARN, "  not counted at %lld: %s",
+			   (long long)(sf->inlined_sites - sf->inlined_sites_counted),
+			   text_escape_str(sf->inlined_uncounted_why, why, sizeof(why)));
+	}
 	/* --budget: which figures are a sample, and how good the estimate is. */
 	if (sf->estimated && (y = detail_row(pg)) >= 0) {
 		if (isinf(sf->calls_ci95[1]))

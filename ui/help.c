@@ -51,6 +51,9 @@ static int help_page(struct ui *ui, int top, int h)
 		"  CALLS counts returns; INFL calls in flight; ORPH entries never returned",
 		"  RETS hits per RET site; p50/p99 from log-linear buckets, within +-1.6%",
 		"  CALLS ends in '!' when calls were DROPped (map full): --max-in-flight",
+		"  CALLS and durations are of calls out of line; inlined calls are counted",
+		"  apart (detail view), at sites whose inline mark is proven, never timed",
+		"  i2.00k in CALLS: a function that exists only inlined, its inlined calls",
 		"  Lines marked * trace, + attaching, ! failed (holds no slot).",
 	};
 	for (size_t i = 0; i < sizeof(notes) / sizeof(notes[0]); i++, v++)

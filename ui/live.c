@@ -89,11 +89,16 @@ static uint64_t live_p99(const struct ui *ui, const struct snapshot_func *f)
 	return ui->interval_pct ? f->v.p99_interval_ns : f->v.p99_ns;
 }
 
+static bool live_inline_only(const struct snapshot_func *f)
+{
+	return f->f && f->f->inline_only;
+}
+
 static double live_key(const struct ui *ui, const struct snapshot_func *f, enum live_col c)
 {
 	switch (c) {
-	case LC_CALLS: return (double)f->v.calls;
-	case LC_RATE: return f->v.calls_per_s;
+	case LC_CALLS: return live_inline_only(f) ? (double)f->inlined_calls : (double)f->v.calls;
+	case LC_RATE: return live_inline_only(f) ? f->inlined_calls_per_s : f->v.calls_per_s;
 	case LC_P50: return (double)live_p50(ui, f);
 	case LC_P99: return (double)live_p99(ui, f);
 	case LC_MAX: return (double)f->v.max_ns;
@@ -187,6 +192,13 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 	switch (c) {
 	case LC_NAME: snprintf(buf, len, "%s", f->name); break;
 	case LC_CALLS:
+		if (live_inline_only(f)) {
+			/* 'i': its inlined calls, the only ones it has. */
+			buf[0] = 'i';
+			fmt_count((double)f->inlined_calls, buf + 1, len - 1);
+			live_mark(!f->inlined_calls_exact, buf, len);
+			break;
+		}
 		fmt_count((double)f->v.calls, buf, len);
 		/* Calls were lost to a full in-flight map: a lower bound. */
 		if (f->v.dropped && strlen(buf) + 1 < len)
@@ -194,6 +206,11 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 		live_mark(f->estimated, buf, len);
 		break;
 	case LC_RATE:
+		if (live_inline_only(f)) {
+			buf[0] = 'i';
+			fmt_count(f->inlined_calls_per_s, buf + 1, len - 1);
+			break;
+		}
 		fmt_count(f->v.calls_per_s, buf, len);
 		live_mark(f->estimated, buf, len);
 		break;

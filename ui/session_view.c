@@ -17,7 +17,10 @@ void ui_toggle_trace(struct ui *ui, struct func_info *f)
 		return;
 	}
 	worker_lock(w);
-	uint8_t st = w->tstate ? w->tstate[f - w->idx->funcs] : TS_NONE;
+	long k = worker_func_at(w, f);
+	/* One that exists only inlined has no row in tstate: the live list
+	 * and the detail view offer it only once traced. */
+	uint8_t st = w->tstate && k >= 0 ? w->tstate[k] : f->inline_only ? TS_TRACING : TS_NONE;
 	struct worker_job job = {.kind = st == TS_NONE ? JOB_TRACE : JOB_UNTRACE, .f = f};
 	/* ntraced counts attached functions only: one that failed to attach
 	 * holds no slot. */

@@ -59,6 +59,15 @@ static void worker_progress_locked(struct worker *w, const char *fmt, ...)
 	w->progress_seq++;
 }
 
+long worker_func_at(const struct worker *w, const struct func_info *f)
+{
+	uintptr_t p = (uintptr_t)f, lo = w->idx ? (uintptr_t)w->idx->funcs : 0;
+
+	if (!w->idx || !f || p < lo || p >= lo + w->idx->count * sizeof(*f))
+		return -1;
+	return (long)(f - w->idx->funcs);
+}
+
 bool worker_busy_locked(const struct worker *w) { return w->qlen > 0 || w->running; }
 
 bool worker_post_locked(struct worker *w, const struct worker_job *job)
@@ -66,8 +75,9 @@ bool worker_post_locked(struct worker *w, const struct worker_job *job)
 	if (w->qlen == WORKER_QUEUE)
 		return false;
 	w->queue[(w->qhead + w->qlen++) % WORKER_QUEUE] = *job;
-	if (job->f && w->tstate && w->idx)
-		w->tstate[job->f - w->idx->funcs] = job->kind == JOB_TRACE ? TS_QUEUED : TS_NONE;
+	long k = worker_func_at(w, job->f);
+	if (k >= 0 && w->tstate)
+		w->tstate[k] = job->kind == JOB_TRACE ? TS_QUEUED : TS_NONE;
 	worker_signal_locked(w);
 	return true;
 }
@@ -200,8 +210,8 @@ static void worker_sync_tstate_locked(struct worker *w)
 		session_entry_at(w->s, i, &e);
 		bool in = e.state != FUNC_ERROR && e.state != FUNC_DETACHED;
 		uint8_t st = !in ? TS_ERROR : e.state == FUNC_ENTRY_ONLY ? TS_ENTRY_ONLY : TS_TRACING;
-		size_t k = (size_t)(e.f - w->idx->funcs);
-		if (w->tstate[k] != TS_QUEUED)
+		long k = worker_func_at(w, e.f);
+		if (k >= 0 && w->tstate[k] != TS_QUEUED)
 			w->tstate[k] = st;
 		attached += in;
 	}
@@ -214,9 +224,11 @@ static void worker_resolve(struct worker *w, struct func_info *f)
 {
 	char why[ERR_LEN];
 	int ret = funcs_resolve_rets(w->idx, f, why);
+	long k = worker_func_at(w, f);
 
 	worker_lock(w);
-	worker_meta_fill(w, (size_t)(f - w->idx->funcs), ret);
+	if (k >= 0)
+		worker_meta_fill(w, (size_t)k, ret);
 	worker_unlock(w);
 }
 
@@ -224,7 +236,9 @@ static void worker_job_trace(struct worker *w, struct func_info *f)
 {
 	char err[ERR_LEN];
 
-	if (!f->rets_resolved)
+	long k = worker_func_at(w, f);
+
+	if (!f->rets_resolved && !f->inline_only)
 		worker_resolve(w, f);
 	worker_lock(w);
 	worker_progress_locked(w, "attaching %s: %zu probes...", f->name,
@@ -233,14 +247,16 @@ static void worker_job_trace(struct worker *w, struct func_info *f)
 	worker_wake(w);
 	if (!w->can_trace) {
 		worker_lock(w);
-		w->tstate[f - w->idx->funcs] = TS_NONE;
+		if (k >= 0)
+			w->tstate[k] = TS_NONE;
 		worker_unlock(w);
 		log_warn("ui", "%s: cannot trace: %s", f->name, w->trace_err);
 		return;
 	}
 	int ret = session_trace(w->s, f, err);
 	worker_lock(w);
-	w->tstate[f - w->idx->funcs] = TS_NONE;
+	if (k >= 0)
+		w->tstate[k] = TS_NONE;
 	worker_sync_tstate_locked(w);
 	for (size_t i = 0; ret == 0 && i < session_count(w->s); i++) {
 		struct session_entry e;
@@ -260,9 +276,12 @@ static void worker_job_trace(struct worker *w, struct func_info *f)
 
 static void worker_job_untrace(struct worker *w, struct func_info *f)
 {
+	long k = worker_func_at(w, f);
+
 	session_untrace(w->s, f);
 	worker_lock(w);
-	w->tstate[f - w->idx->funcs] = TS_NONE;
+	if (k >= 0)
+		w->tstate[k] = TS_NONE;
 	worker_sync_tstate_locked(w);
 	worker_progress_locked(w, "%s: detached", f->name);
 	worker_unlock(w);
@@ -300,7 +319,9 @@ static void worker_job_patterns(struct worker *w)
 	for (size_t i = 0; i < session_count(w->s); i++) {
 		struct session_entry e;
 		session_entry_at(w->s, i, &e);
-		worker_meta_fill(w, (size_t)(e.f - w->idx->funcs), 0);
+		long k = worker_func_at(w, e.f);
+		if (k >= 0)
+			worker_meta_fill(w, (size_t)k, 0);
 	}
 	worker_sync_tstate_locked(w);
 	if (ret == 0)

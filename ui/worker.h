@@ -133,6 +133,10 @@ void worker_stop(struct worker *w);
 void worker_lock(struct worker *w);
 void worker_unlock(struct worker *w);
 /* With mu held. */
+/* f's position in the index, which meta[] and tstate[] follow; -1 for a
+ * function that is not in idx->funcs (one that exists only inlined, from
+ * idx->inl_only, has no row there). */
+long worker_func_at(const struct worker *w, const struct func_info *f);
 bool worker_post_locked(struct worker *w, const struct worker_job *job);
 bool worker_busy_locked(const struct worker *w);
 void worker_set_delay_locked(struct worker *w, double delay_s);

@@ -8,7 +8,11 @@ PATH, else scripts/go-toolchain 1.NN) in three modes: default, stripped
 in package main (the fixture's parents are kept out of line, so each such
 line is one site in the binary).  For every function of package main,
 `retop -l -o json` must give inlined_sites equal to the compiler's count;
-main.(*Acc).Add must be listed inline-only and main.Scale not.
+main.(*Acc).Add must be listed inline-only and main.Scale not.  As root,
+each build is also run and traced (retop -b at its defaults): main.Scale
+and main.(*Acc).Add count exactly the inlined calls the program made, at
+every site (their inline marks, src/inline_marks.h), and main.Scale its
+calls out of line.
 
   inlined.py --out DIR [--releases system,1.26,1.27]
 
@@ -20,8 +24,10 @@ import collections
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 
 SRC = os.environ.get("abs_top_srcdir") or os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))
@@ -125,6 +131,81 @@ def check_cell(binary, sites):
     return bad
 
 
+def wait_for(cond, secs):
+    deadline = time.monotonic() + secs
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def lines(path):
+    try:
+        with open(path) as f:
+            return [l for l in f.read().split("\n")[:-1] if l.strip()]
+    except FileNotFoundError:
+        return []
+
+
+def trace_run(binary, work):
+    """Run the build and trace it: the last snapshot and the program's result."""
+    ready, out, snap = work + ".ready", work + ".out", work + ".snap"
+    for p in (ready, out, snap):
+        if os.path.exists(p):
+            os.remove(p)
+    fx = subprocess.Popen([binary, "-ready", ready, "-out", out])
+    rt = None
+    try:
+        if not wait_for(lambda: os.path.exists(ready), 10):
+            raise RuntimeError("did not become ready in 10 s")
+        with open(snap, "w") as so, open(work + ".err", "w") as se:
+            rt = subprocess.Popen([RETOP, "-b", "-p", str(fx.pid), "-t", "main.Scale", "-t",
+                                   "main.(*Acc).Add", "-d", "0.2", "-o", "json"],
+                                  stdout=so, stderr=se)
+        if not wait_for(lambda: lines(snap) or rt.poll() is not None, 15) or not lines(snap):
+            raise RuntimeError("retop did not attach: %s" % open(work + ".err").read()[:300])
+        fx.send_signal(signal.SIGUSR1)
+        if not wait_for(lambda: os.path.exists(out), 20):
+            raise RuntimeError("no result from the program in 20 s")
+        n = len(lines(snap))
+        if not wait_for(lambda: len(lines(snap)) > n or rt.poll() is not None, 5):
+            raise RuntimeError("retop wrote no snapshot after the program's result")
+        rt.send_signal(signal.SIGINT)
+        rt.wait(10)
+        with open(out) as f:
+            return json.loads(lines(snap)[-1]), json.load(f)
+    finally:
+        for p in (rt, fx):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def check_trace(binary):
+    snap, fx = trace_run(binary, binary + ".trace")
+    funcs = {f["name"]: f for f in snap.get("functions", [])}
+    bad = []
+    for name in ("main.Scale", "main.(*Acc).Add"):
+        f, want = funcs.get(name), fx["per_func"][name]
+        if f is None:
+            bad.append("%s: not in the snapshot" % name)
+            continue
+        got = (f.get("inlined_calls"), f.get("inlined_calls_exact"), f.get("calls"))
+        if got != (want["inlined_calls"], True, want["calls"]):
+            bad.append("%s: traced %s inlined calls (exact %s) and %s out of line, the program "
+                       "made %d and %d" % ((name,) + got + (want["inlined_calls"], want["calls"])))
+        if f.get("inlined_sites_counted") != f.get("inlined_sites"):
+            bad.append("%s: inlined calls counted at %s of %s sites: %s" % (
+                name, f.get("inlined_sites_counted"), f.get("inlined_sites"),
+                f.get("inlined_uncounted_why")))
+    if not bad:
+        print("%s traced: %s" % (binary, ", ".join("%s %d inlined calls at %d sites" % (
+            n, funcs[n]["inlined_calls"], funcs[n]["inlined_sites_counted"])
+            for n in ("main.Scale", "main.(*Acc).Add"))))
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -141,7 +222,10 @@ def main():
         try:
             sites = oracle(root, out_dir)
             for mode in a.modes.split(","):
-                bad = check_cell(build(root, out_dir, mode), sites)
+                binary = build(root, out_dir, mode)
+                bad = check_cell(binary, sites)
+                if os.geteuid() == 0:
+                    bad += check_trace(binary)
                 ran += 1
                 for b in bad:
                     log("go%s %s: %s" % (rel, mode, b))

@@ -7,6 +7,9 @@
   lie.py pcsp IN OUT FUNC          move FUNC's first pc-to-SP change point one
                                    byte later (inside the prologue, where the
                                    runtime never unwinds), keeping the table's span
+  lie.py byte IN OUT FUNC OLD NEW  overwrite the one byte OLD in FUNC's code
+                                   (up to the next function) with NEW: e.g. its
+                                   one inline mark, 0x90 -> 0x50
   lie.py show IN FUNC              print FUNC's entry and pc-to-SP runs
 
 Go 1.18+ tables (magic 0xfffffff0 or 0xfffffff1), 64-bit little-endian ELF.
@@ -139,6 +142,28 @@ def lie_pcsp(data, name):
     print("%s: pc-to-SP change point +0x%x -> +0x%x" % (name, d0, d0 + t.quantum))
 
 
+def file_offset(data, vaddr):
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for k in range(phnum):
+        typ, _, off, va, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + k * phentsize)
+        if typ == 1 and va <= vaddr < va + filesz:
+            return vaddr - va + off
+    die("address 0x%x is in no loaded segment" % vaddr)
+
+
+def lie_byte(data, name, old, new):
+    t = Pcln(data)
+    i, _, entryoff = t.func(name)
+    next_off, = struct.unpack_from("<I", data, t.functab(i + 1))
+    start = file_offset(data, t.text + entryoff)
+    at = [k for k in range(start, start + next_off - entryoff) if data[k] == old]
+    if len(at) != 1:
+        die("%s: %d bytes 0x%02x in its code, expected one" % (name, len(at), old))
+    data[at[0]] = new
+    print("%s: byte +0x%x 0x%02x -> 0x%02x" % (name, at[0] - start, old, new))
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "show":
         data = bytearray(open(sys.argv[2], "rb").read())
@@ -151,7 +176,7 @@ def main():
             pc += d
         return
     if len(sys.argv) < 5:
-        die("usage: lie.py entry|size|pcsp IN OUT FUNC [DELTA]")
+        die("usage: lie.py entry|size|pcsp|byte IN OUT FUNC [DELTA | OLD NEW]")
     kind, src, dst, name = sys.argv[1:5]
     data = bytearray(open(src, "rb").read())
     if kind == "entry":
@@ -160,6 +185,8 @@ def main():
         lie_size(data, name, int(sys.argv[5], 0))
     elif kind == "pcsp":
         lie_pcsp(data, name)
+    elif kind == "byte":
+        lie_byte(data, name, int(sys.argv[5], 0), int(sys.argv[6], 0))
     else:
         die("unknown lie %s" % kind)
     shutil.copy(src, dst)  # mode bits

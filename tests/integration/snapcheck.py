@@ -16,6 +16,9 @@ Every check exits 1 with one "snapcheck: ..." line per failure on stderr.
                                   negative from the end) snapshot
   exact SNAP FIXTURE FUNC...      status tracing, calls == fixture per_func calls,
                                   in_flight, orphans, unmatched_returns all 0
+  inlined SNAP FIXTURE FUNC...    FUNC's inlined calls == the fixture's per_func
+                                  inlined_calls, exact, counted at every one of
+                                  its inlined_sites; its calls == the fixture's
   timing SNAP FIXTURE TOL FUNC... |mean - fixture's| / fixture's <= TOL; p50 the
                                   same beyond retop's stated bound (the
                                   midpoint of a histogram bucket: 1.6%)
@@ -257,6 +260,25 @@ def cmd_inside(args):
     done()
 
 
+def cmd_inlined(args):
+    snap, fx = snapshot(args[0]), fixture(args[1])
+    for name in args[2:]:
+        f, want = func(snap, name), fixture_func(fx, name)
+        if f.get("inlined_calls") != want["inlined_calls"]:
+            bad("%s: retop counted %s inlined calls, the fixture made %d" % (
+                name, f.get("inlined_calls"), want["inlined_calls"]))
+        if f.get("inlined_calls_exact") is not True:
+            bad("%s: inlined_calls_exact is %r" % (name, f.get("inlined_calls_exact")))
+        if not f.get("inlined_sites") or f.get("inlined_sites_counted") != f.get("inlined_sites"):
+            bad("%s: inlined calls counted at %s of %s sites (%s)" % (
+                name, f.get("inlined_sites_counted"), f.get("inlined_sites"),
+                f.get("inlined_uncounted_why")))
+        if f.get("calls") != want["calls"]:
+            bad("%s: retop counted %s calls out of line, the fixture made %d" % (
+                name, f.get("calls"), want["calls"]))
+    done()
+
+
 # A percentile is the midpoint of its log-linear bucket: within 1.6% of
 # the true value (STATS_PERCENTILE_ERROR_PCT in src/stats.h), before any
 # difference of clocks.
@@ -420,7 +442,7 @@ def cmd_released(args):
 
 
 CMDS = {"lines": (cmd_lines, 1), "wait": (cmd_wait, 3), "get": (cmd_get, 3),
-        "exact": (cmd_exact, 3), "timing": (cmd_timing, 4), "paths": (cmd_paths, 3),
+        "exact": (cmd_exact, 3), "inlined": (cmd_inlined, 3), "timing": (cmd_timing, 4), "paths": (cmd_paths, 3),
         "status": (cmd_status, 2), "targets": (cmd_targets, 1), "progs": (cmd_progs, 0),
         "holds": (cmd_holds, 1), "inside": (cmd_inside, 4), "released": (cmd_released, 2), "summary": (cmd_summary, 4), "waitfor": (cmd_waitfor, 5), "after": (cmd_after, 3), "gone": (cmd_gone, 2), "wait-targets": (cmd_wait_targets, 3)}
 

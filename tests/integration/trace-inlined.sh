@@ -2,11 +2,16 @@
 # Patterns and inlining when tracing tests/go/inlined: -t main.Scale -t
 # main.NoSuchFunction -t 'main.(*Acc).Add'.  The pattern that names nothing
 # is one warning and the others are traced: main.Scale counts exactly its
-# 25 calls through a func value (its inlined calls never reach its
-# probes, and its snapshot says it is inlined at 3 sites); main.(*Acc).Add, which exists only inlined, is matched by name
-# and its status says it has no code of its own and its inlined calls are
-# not counted.  Patterns that name nothing at all are still an error (exit
-# 1).  -d 0.2: snapshots every 0.2 s, so the test waits less.
+# 25 calls through a func value, and its 2000 inlined calls at the inline
+# marks of its 3 sites (src/inline_marks.h), apart; main.(*Acc).Add, which
+# exists only inlined, is matched by name, traced entry-only with its 2000
+# inlined calls counted, none out of line.  A lying copy whose mark in
+# main.ScaleLoop is overwritten (0x90 -> 0x50, an instruction of the line)
+# counts at the two other sites and says why not there.  main.ScaleLoop,
+# traced too, has its 1000 inlined calls of main.Scale inside its one call:
+# their marks' traps are probe hits inside it, taken out of its duration.  Patterns that
+# name nothing at all are still an error (exit 1).  -d 0.2: snapshots
+# every 0.2 s, so the test waits less.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -17,7 +22,8 @@ sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 start_fixture inlined-default -out "$T/out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Scale -t main.NoSuchFunction -t 'main.(*Acc).Add' -d 0.2 \
+"$RETOP" -b -p "$fixture" -t main.Scale -t main.NoSuchFunction -t 'main.(*Acc).Add' \
+    -t main.ScaleLoop -d 0.2 \
     -o json >"$T/snap" 2>"$T/err" &
 rp=$!
 track_pid "$rp"
@@ -31,14 +37,33 @@ if wait "$rp"; then rc=0; else rc=$?; fi
 
 [ "$(grep -c "no function matches 'main.NoSuchFunction'" "$T/err")" -eq 1 ] ||
     fail "expected one warning for main.NoSuchFunction: $(cat "$T/err")"
-grep -q "main.(\*Acc).Add: exists only inlined (3 sites)" "$T/err" ||
-    fail "expected a line saying main.(*Acc).Add exists only inlined: $(cat "$T/err")"
-[ "$(wc -l <"$T/err")" -eq 2 ] || fail "expected two lines on stderr: $(cat "$T/err")"
+[ "$(wc -l <"$T/err")" -eq 1 ] || fail "expected one line on stderr: $(cat "$T/err")"
 sc exact "$T/snap" "$T/out" main.Scale || fail "main.Scale's calls through a func value"
 [ "$(sc get "$T/snap" main.Scale inlined_sites)" = 3 ] ||
     fail "main.Scale's snapshot says inlined_sites $(sc get "$T/snap" main.Scale inlined_sites), expected 3"
-sc status "$T/snap" "error: main.(*Acc).Add: exists only inlined (3 sites): no code of its own" \
+sc inlined "$T/snap" "$T/out" main.Scale 'main.(*Acc).Add' || fail "the inlined calls"
+[ "$(sc get "$T/snap" main.ScaleLoop calls)" = 1 ] &&
+    [ "$(sc get "$T/snap" main.ScaleLoop probe_hits_inside)" = 1000.0 ] ||
+    fail "main.ScaleLoop: $(sc get "$T/snap" main.ScaleLoop calls) calls with $(sc get "$T/snap" main.ScaleLoop probe_hits_inside) probe hits inside, expected 1 with its 1000 inlined calls' marks"
+sc status "$T/snap" "entry-only: exists only inlined: its inlined calls are counted, it has no durations" \
     'main.(*Acc).Add' || fail "main.(*Acc).Add's status"
+
+# The text snapshot's note under main.Scale's row.
+"$RETOP" -b -p "$fixture" -t main.Scale -n 1 -d 0.2 >"$T/text" 2>"$T/err4" ||
+    fail "retop -o text failed: $(head -n 3 "$T/err4")"
+grep -q "^    also inlined at 3 sites: [0-9]* inlined calls at 3 of them (not timed); calls and durations above are of calls out of line$" "$T/text" ||
+    fail "no note on main.Scale's inlined calls in the text snapshot: $(cat "$T/text")"
+
+# A lying copy: main.ScaleLoop's mark is no NOP any more.  Never run (the
+# byte would push on its stack); -x traces the file.
+python3 "$abs_top_srcdir/tests/integration/lie.py" byte "$FIXTURES/inlined-default" "$T/lying" \
+    main.ScaleLoop 0x90 0x50 >"$T/lie" || fail "lie.py byte failed"
+"$RETOP" -b -x "$T/lying" -t main.Scale -n 1 -d 0.2 -o json >"$T/lsnap" 2>"$T/err5" ||
+    fail "retop -x on the lying copy failed: $(head -n 3 "$T/err5")"
+[ "$(sc get "$T/lsnap" main.Scale inlined_sites_counted)" = 2 ] ||
+    fail "the lying copy's main.Scale is counted at $(sc get "$T/lsnap" main.Scale inlined_sites_counted) sites, expected 2 ($(cat "$T/lie"))"
+sc get "$T/lsnap" main.Scale inlined_uncounted_why | grep -q "^in main.ScaleLoop: the compiler reused an instruction of the call's line as its mark (+0x[0-9a-f]*), which need not run once per call$" ||
+    fail "the lying copy's reason: $(sc get "$T/lsnap" main.Scale inlined_uncounted_why)"
 
 # A glob picks functions with code only: main.(*Acc).Add is not among
 # main.*'s (it is named exactly above).
@@ -56,4 +81,4 @@ fi
 [ "$rc" -eq 1 ] || fail "retop exited $rc when no pattern matched, expected 1: $(cat "$T/err2")"
 grep -q "no pattern matches a function: no function matches 'main.NoSuchFunction'" "$T/err2" ||
     fail "the error does not say no pattern matched: $(cat "$T/err2")"
-echo "inlined: main.Scale $(sc get "$T/snap" main.Scale calls) calls out of line (fixture: 25), main.NoSuchFunction one warning, main.(*Acc).Add inline-only, all-unmatched exit 1"
+echo "inlined: main.Scale $(sc get "$T/snap" main.Scale calls) calls out of line (fixture: 25) and $(sc get "$T/snap" main.Scale inlined_calls) inlined, main.(*Acc).Add $(sc get "$T/snap" 'main.(*Acc).Add' inlined_calls) inlined, main.NoSuchFunction one warning, the lying mark refused, all-unmatched exit 1"

@@ -132,6 +132,20 @@ static void test_render_counts(void **state)
 	assert_int_equal(value_of(page, key), 12);
 	snprintf(key, sizeof(key), "retop_function_slow_calls_total%s} ", lbl);
 	assert_int_equal(value_of(page, key), 3);
+	free(page);
+	/* Inlined calls, counted at the proven marks: counters of their own. */
+	k.sn.inlined_sites = 3;
+	k.sn.inlined_sites_counted = 2;
+	k.sn.inlined_calls = 2000;
+	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
+	snprintf(key, sizeof(key), "retop_function_inlined_sites%s} ", lbl);
+	assert_int_equal(value_of(page, key), 3);
+	snprintf(key, sizeof(key), "retop_function_inlined_sites_counted%s} ", lbl);
+	assert_int_equal(value_of(page, key), 2);
+	snprintf(key, sizeof(key), "retop_function_inlined_calls_total%s} ", lbl);
+	assert_int_equal(value_of(page, key), 2000);
+	snprintf(key, sizeof(key), "retop_function_calls_total%s} ", lbl);
+	assert_int_equal(value_of(page, key), 5);
 	/* 107 boundaries and +Inf, nothing else. */
 	size_t nb = 0;
 	for (const char *p = page; (p = strstr(p, "_bucket{")); p++)
