@@ -10,14 +10,16 @@
  * reads or attach work, and any number of scrapes cost nothing extra on the
  * BPF side.
  * SIGTERM/SIGINT/SIGHUP are blocked in every thread and taken by the main
- * thread with sigtimedwait(), so they cut the sampling sleep short whichever
- * thread the kernel would have picked. */
+ * thread through a signalfd (or sigtimedwait()), so they cut the sampling
+ * sleep short whichever thread the kernel would have picked. */
+#define _GNU_SOURCE /* ppoll */
 #include "serve.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -282,12 +285,50 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 	return snap->target_exited;
 }
 
+/* Until until_ns: 1 on a signal (taken), -1 when BPF woke the session's
+ * clock (session_wake_fd), 0 at the time.  sfd: the signals' signalfd, or
+ * -1 (then sigtimedwait, and no wake-up). */
+static int serve_wait(struct session *s, int sfd, const sigset_t *sigs, uint64_t now,
+		      uint64_t until_ns)
+{
+	struct timespec ts = {.tv_sec = (time_t)((until_ns - now) / 1000000000ull),
+			      .tv_nsec = (long)((until_ns - now) % 1000000000ull)};
+	int wfd = sfd >= 0 ? session_wake_fd(s) : -1;
+
+	if (wfd < 0 || sfd < 0) {
+		int sig = sigtimedwait(sigs, NULL, &ts);
+		if (sig > 0) {
+			log_info("serve", "signal %d: stopping", sig);
+			return 1;
+		}
+		return 0;
+	}
+	struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = wfd, .events = POLLIN}};
+	if (ppoll(p, 2, &ts, NULL) <= 0)
+		return 0;
+	struct signalfd_siginfo si;
+	if ((p[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		log_info("serve", "signal %u: stopping", si.ssi_signo);
+		return 1;
+	}
+	if (p[1].revents & POLLIN) {
+		session_wake(s);
+		return -1;
+	}
+	return 0;
+}
+
 /* Until a signal, -n samples, or the -p target's exit; returns the exit code. */
 static int serve_loop(struct serve_state *st, struct session *s, const struct cli_options *o,
 		      const sigset_t *sigs)
 {
 	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period, bnext = 0;
+	/* The signals (blocked in every thread) as an fd, polled beside the
+	 * session's wake fd: the clock may then tick once a second while the
+	 * load is far under the budget (session_wakeable). */
+	int sfd = signalfd(-1, sigs, SFD_CLOEXEC), ret = 0;
 
+	session_wakeable(s, sfd >= 0);
 	for (long n = 1; o->iterations == 0 || n < o->iterations; n++) {
 		uint64_t now;
 
@@ -299,15 +340,12 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 				continue;
 			}
 			uint64_t until = bnext < next ? bnext : next;
-			struct timespec ts = {.tv_sec = (time_t)((until - now) / 1000000000ull),
-					      .tv_nsec = (long)((until - now) % 1000000000ull)};
-			int sig = sigtimedwait(sigs, NULL, &ts);
-
-			if (sig > 0) {
-				log_info("serve", "signal %d: stopping", sig);
-				return 0;
-			}
-			if (sig < 0 && errno == EAGAIN && until == next)
+			int w = serve_wait(s, sfd, sigs, now, until);
+			if (w > 0)
+				goto out;
+			if (w < 0)
+				bnext = 0; /* BPF woke the clock: tick now */
+			else if (until == next)
 				break;
 		}
 		next += period;
@@ -316,10 +354,13 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 		if (serve_sample(st, s)) {
 			fprintf(stderr, "retop: PID %d %s; tracing stopped\n", o->pid,
 				st->last_end[0] ? st->last_end : "exited");
-			return 0;
+			goto out;
 		}
 	}
-	return 0;
+out:
+	if (sfd >= 0)
+		close(sfd);
+	return ret;
 }
 
 /* Limits of the HTTP side (stated in retop(8), --serve).  One address gets
