@@ -1,8 +1,6 @@
-#define _GNU_SOURCE /* ppoll */
 #include "batch.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,30 +26,6 @@ static void batch_install_signals(void)
 }
 
 /* Sleep until deadline_ns on the monotonic clock, or until a signal. */
-/* Until deadline_ns, a signal, or BPF waking the session's clock
- * (session_wake_fd). */
-static void batch_sleep_until(struct session *s, uint64_t deadline_ns)
-{
-	int fd = session_wake_fd(s);
-	uint64_t now = tracer_now_ns();
-
-	if (fd < 0) {
-		struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
-				      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
-		while (!batch_stop &&
-		       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		return;
-	}
-	if (deadline_ns <= now)
-		return;
-	struct timespec ts = {.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull),
-			      .tv_nsec = (long)((deadline_ns - now) % 1000000000ull)};
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	if (ppoll(&p, 1, &ts, NULL) > 0 && (p.revents & POLLIN))
-		session_wake(s);
-}
-
 static void batch_print(const struct cli_options *o, const struct snapshot *snap)
 {
 	if (o->output == CLI_OUT_JSON)
@@ -75,7 +49,7 @@ int batch_run(const struct cli_options *o)
 		/* The engine's clock runs between snapshots. */
 		for (uint64_t now; !batch_stop && (now = tracer_now_ns()) < next;) {
 			uint64_t wake = session_tick(s);
-			batch_sleep_until(s, wake < next ? wake : next);
+			session_sleep(s, wake < next ? wake : next, -1);
 		}
 		next += period;
 		const struct snapshot *snap = session_sample(s);

@@ -12,14 +12,12 @@
  * SIGTERM/SIGINT/SIGHUP are blocked in every thread and taken by the main
  * thread through a signalfd (or sigtimedwait()), so they cut the sampling
  * sleep short whichever thread the kernel would have picked. */
-#define _GNU_SOURCE /* ppoll */
 #include "serve.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <netdb.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -286,36 +284,26 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 }
 
 /* Until until_ns: 1 on a signal (taken), -1 when BPF woke the session's
- * clock (session_wake_fd), 0 at the time.  sfd: the signals' signalfd, or
- * -1 (then sigtimedwait, and no wake-up). */
+ * clock, 0 at the time.  sfd: the signals' signalfd, polled beside the
+ * session's wake fd (session_sleep); -1: sigtimedwait, and no wake-up. */
 static int serve_wait(struct session *s, int sfd, const sigset_t *sigs, uint64_t now,
 		      uint64_t until_ns)
 {
-	struct timespec ts = {.tv_sec = (time_t)((until_ns - now) / 1000000000ull),
-			      .tv_nsec = (long)((until_ns - now) % 1000000000ull)};
-	int wfd = sfd >= 0 ? session_wake_fd(s) : -1;
-
-	if (wfd < 0 || sfd < 0) {
+	if (sfd < 0) {
+		struct timespec ts = {.tv_sec = (time_t)((until_ns - now) / 1000000000ull),
+				      .tv_nsec = (long)((until_ns - now) % 1000000000ull)};
 		int sig = sigtimedwait(sigs, NULL, &ts);
-		if (sig > 0) {
+		if (sig > 0)
 			log_info("serve", "signal %d: stopping", sig);
-			return 1;
-		}
-		return 0;
+		return sig > 0;
 	}
-	struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = wfd, .events = POLLIN}};
-	if (ppoll(p, 2, &ts, NULL) <= 0)
-		return 0;
+	int w = session_sleep(s, until_ns, sfd);
 	struct signalfd_siginfo si;
-	if ((p[0].revents & POLLIN) && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+	if (w > 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		log_info("serve", "signal %u: stopping", si.ssi_signo);
 		return 1;
 	}
-	if (p[1].revents & POLLIN) {
-		session_wake(s);
-		return -1;
-	}
-	return 0;
+	return w < 0 ? -1 : 0;
 }
 
 /* Until a signal, -n samples, or the -p target's exit; returns the exit code. */

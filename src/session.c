@@ -1,7 +1,9 @@
+#define _GNU_SOURCE /* ppoll */
 #include "session_internal.h"
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1179,6 +1181,32 @@ void session_wake(struct session *s)
 {
 	tracer_wake_drain(s->tracer);
 	budget_wake(&s->budget);
+}
+
+int session_sleep(struct session *s, uint64_t deadline_ns, int fd)
+{
+	uint64_t now = tracer_now_ns();
+	struct pollfd p[2];
+	nfds_t n = 0;
+	int wfd = s ? session_wake_fd(s) : -1;
+
+	if (deadline_ns <= now)
+		return 0;
+	struct timespec ts = {.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull),
+			      .tv_nsec = (long)((deadline_ns - now) % 1000000000ull)};
+	if (fd >= 0)
+		p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+	if (wfd >= 0)
+		p[n++] = (struct pollfd){.fd = wfd, .events = POLLIN};
+	if (ppoll(p, n, &ts, NULL) <= 0)
+		return 0;
+	if (fd >= 0 && (p[0].revents & POLLIN))
+		return 1;
+	if (wfd >= 0 && (p[n - 1].revents & POLLIN)) {
+		session_wake(s);
+		return -1;
+	}
+	return 0;
 }
 
 const struct snapshot *session_sample(struct session *s)

@@ -91,6 +91,11 @@ uint64_t session_tick(struct session *s);
 void session_wakeable(struct session *s, bool on);
 int session_wake_fd(const struct session *s);
 void session_wake(struct session *s);
+/* The faces' one wait: until deadline_ns (tracer_now_ns() clock), a
+ * signal, fd readable (the face's own, -1: none), or the session's wake
+ * fd.  Returns 1 when fd is readable, -1 when BPF woke the clock
+ * (session_wake() done: tick now), 0 otherwise.  s may be NULL. */
+int session_sleep(struct session *s, uint64_t deadline_ns, int fd);
 const struct snapshot *session_sample(struct session *s);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);

@@ -75,6 +75,15 @@ uint64_t tracer_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* --max-in-flight n as the maps hold it: the first RETOP_INFLIGHT_FIRST
+ * calls in `inflight`, the rest spilled (bpf/retop.bpf.c).  The one split
+ * the maps are sized by and their memory is told from. */
+static void tracer_inflight_split(uint32_t n, uint32_t *first, uint32_t *spill)
+{
+	*first = n < RETOP_INFLIGHT_FIRST ? n : RETOP_INFLIGHT_FIRST;
+	*spill = n - *first;
+}
+
 /* Each map sized for what this run can use (bpf/retop.bpf.c): the
  * per-function maps for --max-functions, the in-flight map (allocated per
  * call) for --max-in-flight, the preallocated evidence maps for the
@@ -85,13 +94,12 @@ static void tracer_size_maps(struct tracer *t)
 	uint32_t nf = (uint32_t)t->opts.max_functions;
 	int ncpu = libbpf_num_possible_cpus();
 
-	uint32_t first = t->opts.inflight_max < RETOP_INFLIGHT_FIRST ? t->opts.inflight_max
-								   : RETOP_INFLIGHT_FIRST;
+	uint32_t first, spill;
+	tracer_inflight_split(t->opts.inflight_max, &first, &spill);
 	bpf_map__set_max_entries(sk->maps.inflight, first);
-	/* The rest of --max-in-flight spills (a map needs one entry at least). */
-	bpf_map__set_max_entries(sk->maps.inflight_spill,
-				 t->opts.inflight_max > first ? t->opts.inflight_max - first : 1);
-	sk->rodata->spill_enabled = t->opts.inflight_max > first;
+	/* A map needs one entry at least. */
+	bpf_map__set_max_entries(sk->maps.inflight_spill, spill ? spill : 1);
+	sk->rodata->spill_enabled = spill > 0;
 	bpf_map__set_max_entries(sk->maps.func_stats, nf);
 	/* A race may give a function one more call site per CPU. */
 	bpf_map__set_max_entries(sk->maps.caller_stats,
@@ -942,11 +950,11 @@ static int tracer_read_map(struct tracer *t, int fd, size_t *n_io)
 static int tracer_read_inflight(struct tracer *t, size_t *out)
 {
 	size_t n = 0;
-	int ret = tracer_read_map(t, bpf_map__fd(t->skel->maps.inflight), &n);
+	int ret = tracer_read_map(t, tracer_inflight_fd(t, false), &n);
 
 	t->sweep_first = n;
 	if (!ret && __atomic_load_n(&t->skel->bss->spill_live, __ATOMIC_ACQUIRE) > 0)
-		ret = tracer_read_map(t, bpf_map__fd(t->skel->maps.inflight_spill), &n);
+		ret = tracer_read_map(t, tracer_inflight_fd(t, true), &n);
 	*out = n;
 	return ret;
 }
@@ -1161,9 +1169,10 @@ static uint64_t tracer_bucket_bytes(uint32_t n)
 
 uint64_t tracer_inflight_base_bytes(uint32_t n)
 {
-	uint32_t first = n < RETOP_INFLIGHT_FIRST ? n : RETOP_INFLIGHT_FIRST;
+	uint32_t first, spill;
 
-	return tracer_bucket_bytes(first) + tracer_bucket_bytes(n > first ? n - first : 1);
+	tracer_inflight_split(n, &first, &spill);
+	return tracer_bucket_bytes(first) + tracer_bucket_bytes(spill ? spill : 1);
 }
 
 uint64_t tracer_inflight_call_bytes(void)

@@ -1,11 +1,9 @@
 /* The worker thread: owns the session, runs the jobs the UI posts and samples
  * every delay.  It holds mu only to take a job and to publish results, never
  * across a session call, so the draw loop never waits on an attach. */
-#define _GNU_SOURCE /* ppoll */
 #include "worker.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -496,35 +494,21 @@ static bool worker_resolve_wanted(struct worker *w)
 /* Until deadline_ns, a signal, or (true) BPF waking the session's clock. */
 static bool worker_wait_locked(struct worker *w, uint64_t deadline_ns)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	if (deadline_ns <= now)
-		return false;
-	int fd = w->s ? session_wake_fd(w->s) : -1;
-	if (fd < 0 || w->efd < 0) {
-		uint64_t at = deadline_ns;
-		ts.tv_sec = (time_t)(at / 1000000000ull);
-		ts.tv_nsec = (long)(at % 1000000000ull);
+	if (w->efd < 0) {
+		struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
+				      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
 		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
 		return false;
 	}
 	/* Signals set their flags under mu before they write efd: one written
-	 * since mu was released makes poll() return at once. */
-	struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = w->efd, .events = POLLIN}};
-	ts.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull);
-	ts.tv_nsec = (long)((deadline_ns - now) % 1000000000ull);
+	 * since mu was released makes the sleep end at once. */
 	worker_unlock(w);
-	int n = ppoll(p, 2, &ts, NULL);
+	int woke = session_sleep(w->s, deadline_ns, w->efd);
 	uint64_t v;
 	ssize_t r = read(w->efd, &v, sizeof(v)); /* nonblocking: reset it */
 	(void)r;
 	worker_lock(w);
-	if (n > 0 && (p[0].revents & POLLIN) && w->s) {
-		session_wake(w->s);
-		return true;
-	}
-	return false;
+	return woke < 0;
 }
 
 static void *worker_main(void *arg)

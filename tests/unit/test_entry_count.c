@@ -17,22 +17,7 @@
 
 #define ADDR 0x401000u
 
-static struct retsites_engine *eng;
-
-static int setup(void **state)
-{
-	char err[256];
-
-	(void)state;
-	return retsites_engine_open(&eng, err);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	retsites_engine_close(eng);
-	return 0;
-}
+#include "decoder_fixture.h"
 
 /* The verdict on code[0..n) with the probe at probe_off. */
 static bool counts(const uint8_t *code, size_t n, uint8_t probe_off, uint8_t *cc)

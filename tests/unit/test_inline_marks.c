@@ -19,22 +19,7 @@
 #define ADDR 0x401000u
 #define UNSAID GOPCLNTAB_INL_PARENT_UNSAID
 
-static struct retsites_engine *eng;
-
-static int setup(void **state)
-{
-	char err[256];
-
-	(void)state;
-	return retsites_engine_open(&eng, err);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	retsites_engine_close(eng);
-	return 0;
-}
+#include "decoder_fixture.h"
 
 /* The verdict on the first wanted entry of code[0..n). */
 static struct inline_mark_site judge(const uint8_t *code, size_t n,
