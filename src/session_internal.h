@@ -1,4 +1,4 @@
-/* The session's insides, for the engine modules that drive it (session.c,
+/* The session's insides, for the engine modules that drive it (session*.c,
  * budget.c); the faces see only session.h and the snapshots. */
 #ifndef RETOP_SESSION_INTERNAL_H
 #define RETOP_SESSION_INTERNAL_H
@@ -21,11 +21,11 @@ struct session_func {
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
 	struct retop_func_stats prev, cur;
 	struct stats_cache pct_cache; /* cur's since-start percentiles */
-	struct callers_view callers; /* the last read */
-	struct slowest_list slowest; /* since tracing began */
-	bool args_on;	/* arguments captured (--args, or the dashboard's key) */
+	struct callers_view callers;  /* the last read */
+	struct slowest_list slowest;  /* since tracing began */
+	bool args_on;		      /* arguments captured (--args, or the dashboard's key) */
 	bool have_prev;
-	uint64_t calls_shown; /* calls in the last snapshot: its rate's base */
+	uint64_t calls_shown;  /* calls in the last snapshot: its rate's base */
 	struct budget_func bf; /* the overhead budget's modes and ledger */
 	/* Its inline marks (interlock_approve_marks): sites found and
 	 * counted, the first one not counted's reason. */
@@ -52,41 +52,69 @@ struct session {
 	struct func_index *idx; /* the first binary's: images[0].idx */
 	struct session_image images[RETOP_MAX_IMAGES];
 	size_t nimages;
-	struct func_images names; /* every image's index, to name callers */
+	struct func_images names;	   /* every image's index, to name callers */
 	uint64_t refused_dev, refused_ino; /* a replacement not followed */
 	struct tracer *tracer;
 	struct sdk_facts *sdk; /* NULL without an SDK */
 	struct slowest *slow;  /* the slowest calls' ring buffer; NULL until tracing */
-	char binary[600];  /* the indexed file: /proc/self/fd/N of its open descriptor */
-	char display[600]; /* what the operator sees as the target */
-	int attach_pid;	   /* PID, or -1 for every process running the binary */
+	char binary[600];      /* the indexed file: /proc/self/fd/N of its open descriptor */
+	char display[600];     /* what the operator sees as the target */
+	int attach_pid;	       /* PID, or -1 for every process running the binary */
 	struct session_func *funcs;
 	size_t nfuncs;
 	bool target_exited;
 	uint64_t start_ns, last_ns;
-	double last_cpu_s;   /* retop's CPU time at cpu_ns */
-	uint64_t cpu_ns;     /* start of the window of its CPU use */
-	double cpu_pct;	     /* over the last window of at least 0.5 s */
-	bool cpu_pct_set;    /* else over the first window, however short */
+	double last_cpu_s; /* retop's CPU time at cpu_ns */
+	uint64_t cpu_ns;   /* start of the window of its CPU use */
+	double cpu_pct;	   /* over the last window of at least 0.5 s */
+	bool cpu_pct_set;  /* else over the first window, however short */
 	struct tracer_inflight inflight[RETOP_MAX_FUNCS];
 	bool warned_dropped; /* the one-line warning about a full map */
 	uint64_t load_bias;  /* a PIE's, in the traced process (callers) */
 	bool bias_known;
-	uint64_t exec_ns;    /* the -p target's last exec() seen (BPF's execs) */
-	bool exec_ended;     /* it ran exec() more times than images allow */
-	uint64_t samples;    /* snapshots taken: the hit cost is timed anew every tenth */
-	struct guard guard;  /* --max-duration */
+	uint64_t exec_ns;     /* the -p target's last exec() seen (BPF's execs) */
+	bool exec_ended;      /* it ran exec() more times than images allow */
+	uint64_t samples;     /* snapshots taken: the hit cost is timed anew every tenth */
+	struct guard guard;   /* --max-duration */
 	struct budget budget; /* --budget */
 	struct snapshot snap;
 };
 
+/* session.c: load the BPF programs (again after auto-detach closed them). */
+int session_open_tracer(struct session *s, char *err);
+
+/* session_probes.c: moving probes in every binary a function is traced in. */
 /* Put sf's entry probe, its RET probes, or both in, in every binary the
  * session traces it in (each approved again by the interlock). */
-int session_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets,
-		      char *err);
-
+int session_probes_in(struct session *s, struct session_func *sf, bool entry, bool rets, char *err);
 /* Put sf's inline marks in (in every binary the session traces it in) or
  * take them out. */
 int session_marks(struct session *s, struct session_func *sf, bool on, char *err);
+/* Put into binary k the probes sf has in now. */
+int session_probes_in_image(struct session *s, struct session_func *sf, size_t k, char *why);
+/* Keep v, whose marks were just proven in binary k; forget them all. */
+void session_keep_marks(struct session_func *sf, size_t k, const struct interlock_verdict *v);
+void session_forget_marks(struct session_func *sf);
+
+/* session_images.c: the binaries traced, deploys and exec(). */
+void session_watch_image(struct session *s, struct func_index *idx);
+/* sf's function in binary k, resolved and checked; NULL and why in sf. */
+struct func_info *session_func_in(struct session *s, struct session_func *sf, size_t k);
+void session_not_followed(struct session_func *sf, size_t k, const char *why);
+/* -p: the target ran exec() of its binary again: probes attached anew. */
+void session_check_reexec(struct session *s);
+/* Who is traced; why tracing ends (NULL: it goes on). */
+const char *session_check_target(struct session *s);
+
+/* session_attach.c: one function in or out. */
+struct session_func *session_find(const struct session *s, const struct func_info *f);
+/* Attach f; the SDK, if any, was asked about it before. */
+int session_attach(struct session *s, struct func_info *f, char *err);
+void session_detach_all(struct session *s, const char *why);
+void session_set_args(struct session *s, struct session_func *sf, bool on);
+
+/* session_sample.c */
+void session_hit_costs(struct session *s);
+uint64_t session_load_bias(struct session *s);
 
 #endif

@@ -1,0 +1,300 @@
+/* Sampling the session into its snapshot: counters, rates, callers, the
+ * slowest calls, the guard's figures. */
+#include "session_internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "elf_image.h"
+#include "log.h"
+#include "procs.h"
+
+/* What a probe hit of each kind costs a call it is inside: the kernel's
+ * trap as timed (the 20th percentile of the last hits on retop's own probes) plus
+ * the programs' own run time as they measure it, on average so far.  BPF
+ * takes it out of the durations of the calls the hits are inside. */
+void session_hit_costs(struct session *s)
+{
+	uint64_t ns[RETOP_HIT_KINDS], n[RETOP_HIT_KINDS];
+
+	if (!s->tracer)
+		return;
+	/* A few more timed hits every tenth sample: the percentile moves slowly,
+	 * and 60 self-traps a refresh would be most of an idle dashboard's CPU. */
+	if (s->samples++ % 10 == 0)
+		budget_calibrate_more(&s->budget);
+	tracer_prog_time(s->tracer, ns, n);
+	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
+		s->snap.prog_ns[k] = n[k] ? (double)ns[k] / (double)n[k] : 0;
+		s->snap.trap_ns[k] = s->budget.trap_ns[k];
+		s->snap.hit_cost_ns[k] =
+		    s->budget.trap_ns[k] > 0 ? s->budget.trap_ns[k] + s->snap.prog_ns[k] : 0;
+	}
+	tracer_hit_costs(s->tracer, s->snap.hit_cost_ns);
+}
+
+/* A PIE's load bias in the traced process, so that return addresses (the
+ * callers) map to the index's link addresses: from where the process maps
+ * the first function's entry.  0 for a fixed-address binary, and for every
+ * process of a binary (-x): their biases may differ, their callers are '?'. */
+uint64_t session_load_bias(struct session *s)
+{
+	uint64_t addr;
+
+	if (s->bias_known || !elf_image_is_pie(s->idx->img) || s->attach_pid <= 0 || !s->idx->count)
+		return s->load_bias;
+	const struct func_info *f = &s->idx->funcs[0];
+	if (procs_map_addr(s->attach_pid, s->idx->file_dev, s->idx->file_ino, f->file_offset,
+			   &addr) == 0) {
+		s->load_bias = addr - f->entry;
+		s->bias_known = true;
+	}
+	s->names.bias[s->idx->image] = s->load_bias;
+	return s->load_bias;
+}
+
+/* The RET sites of every binary the function was traced in, each with the
+ * hits of its own range of ret_hits (tracer_site_base). */
+static void session_fill_sites(struct session *s, struct session_func *sf,
+			       struct snapshot_func *out)
+{
+	out->nsites = 0;
+	if (sf->entry_only)
+		return;
+	for (size_t k = 0; k < s->nimages; k++) {
+		const struct func_info *g = s->images[k].shared ? NULL : sf->fi[k];
+		int base = s->tracer && sf->slot >= 0
+			       ? tracer_site_base(s->tracer, sf->slot, (unsigned)k)
+			       : (k == 0 ? 0 : -1);
+		if (!g || base < 0)
+			continue;
+		for (size_t i = 0; i < g->rets.count && base + i < RETOP_MAX_RET_SITES &&
+				   out->nsites < RETOP_MAX_RET_SITES;
+		     i++) {
+			struct snapshot_site *site = &out->sites[out->nsites++];
+			site->offset = retsites_get(&g->rets, i)->offset;
+			site->line = retsites_get(&g->rets, i)->line;
+			site->image = (unsigned)k;
+			site->hits = out->v.ret_hits[base + i];
+			site->hits_delta = out->v.ret_hits_delta[base + i];
+		}
+	}
+}
+
+static void session_fill_func(struct session *s, struct session_func *sf, double interval,
+			      struct snapshot_func *out)
+{
+	/* Not the slowest lists: written below, their calls only. */
+	memset(out, 0, offsetof(struct snapshot_func, slowest));
+	slowest_clear(&out->slowest_interval);
+	slowest_clear(&out->slow_calls);
+	out->name = sf->f->name;
+	out->f = sf->f;
+	out->state = sf->state;
+	snprintf(out->reason, sizeof(out->reason), "%s", sf->reason);
+	/* Traced, but not in every binary a deploy brought: say where not. */
+	if (!out->reason[0] && sf->follow_reason[0] && sf->slot >= 0)
+		snprintf(out->reason, sizeof(out->reason), "%s", sf->follow_reason);
+	out->entry_only = sf->entry_only;
+	out->inlined_sites = s->idx->inl_known ? (int64_t)sf->f->inlined_sites : -1;
+	out->inlined_sites_counted = (int64_t)sf->inl_counted;
+	snprintf(out->inlined_uncounted_why, sizeof(out->inlined_uncounted_why), "%s", sf->inl_why);
+	out->args = sf->args_on && sf->slot >= 0;
+	if (sf->slot >= 0) {
+		sf->prev = sf->cur;
+		if (tracer_read(s->tracer, sf->slot, &sf->cur) != 0)
+			return;
+		stats_compute_cached(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v,
+				     &sf->pct_cache);
+		sf->have_prev = true;
+		out->in_flight = s->inflight[sf->slot].count;
+		out->overdue = s->inflight[sf->slot].overdue;
+		out->oldest_in_flight_ns = s->inflight[sf->slot].oldest_ns;
+		/* Proven dead by the sweep, plus those the BPF side saw
+		 * abandoned (a new call in the same frame after a panic). */
+		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
+		out->before_attach = sf->cur.before_attach;
+		session_load_bias(s);
+		tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
+		slowest_take(s->slow, sf->slot, &out->slowest_interval);
+		slowest_take_over(s->slow, sf->slot, &out->slow_calls);
+		tracer_slow_rearm(s->tracer, sf->slot);
+		slowest_merge(&sf->slowest, &out->slowest_interval);
+	} else if (sf->have_prev) {
+		/* Detached: keep showing the last numbers. */
+		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
+	}
+	if (sf->slot >= 0 || sf->have_prev)
+		out->raw = &sf->cur;
+	/* Detached: the last callers read stay shown, like the counters. */
+	out->callers = sf->callers;
+	slowest_copy(&out->slowest, &sf->slowest);
+	out->entries = sf->cur.entries;
+	/* Calls as the governor counts them: at their RET when timed, at their
+	 * entry when not (or estimated); the rates follow. */
+	budget_fill(sf, out);
+	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
+	out->v.calls_per_s =
+	    interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
+	sf->calls_shown = out->v.calls;
+	out->inlined_calls = sf->cur.inlined;
+	out->inlined_calls_exact = !sf->bf.marks_missed;
+	out->inlined_calls_per_s =
+	    interval > 0 && sf->have_prev && out->inlined_calls >= sf->inlined_shown
+		? (double)(out->inlined_calls - sf->inlined_shown) / interval
+		: 0;
+	sf->inlined_shown = out->inlined_calls;
+	/* An entry-only function keeps its state (and reason); the estimate
+	 * marks show it is sampled. */
+	if (sf->slot >= 0 && out->mode == BUDGET_TIMING && out->state == FUNC_TRACING)
+		out->state = FUNC_TIMING;
+	else if (sf->slot >= 0 && out->mode == BUDGET_ESTIMATED && out->state == FUNC_TRACING)
+		out->state = FUNC_SAMPLED;
+	session_fill_sites(s, sf, out);
+}
+
+/* Once a session: calls were lost to a full in-flight map, so the counts
+ * are not exact; the snapshot carries the per-function numbers. */
+static void session_warn_dropped(struct session *s)
+{
+	uint64_t dropped = 0;
+
+	for (size_t i = 0; i < s->snap.nfuncs; i++)
+		dropped += s->snap.funcs[i].v.dropped;
+	if (!dropped || s->warned_dropped)
+		return;
+	s->warned_dropped = true;
+	log_warn("session",
+		 "%llu calls dropped, counts are not exact: the in-flight map is full "
+		 "(--max-in-flight %u): raise --max-in-flight",
+		 (unsigned long long)dropped,
+		 s->opts.max_in_flight ? s->opts.max_in_flight : TRACER_DEFAULT_IN_FLIGHT);
+}
+
+/* Time and memory for the status line; auto-detach once time is up, after
+ * the counters above were read, so the last interval is kept. */
+static void session_sample_guard(struct session *s, uint64_t now)
+{
+	s->snap.max_duration_s = s->guard.max_duration_s;
+	s->snap.budget_pct = s->budget.pct;
+	s->snap.budget_hits = budget_allowed_hits(&s->budget);
+	s->snap.exits_watched = s->tracer && tracer_watchers_in(s->tracer);
+	s->snap.hit_ns = s->budget.hit_ns;
+	session_hit_costs(s);
+	s->snap.slow_ns = s->opts.slow_ns;
+	if (s->tracer && guard_due(&s->guard, now)) {
+		for (size_t i = 0; i < s->nfuncs; i++)
+			s->guard.auto_detached += s->funcs[i].slot >= 0;
+		char why[64];
+		snprintf(why, sizeof(why), "--max-duration %g s reached", s->guard.max_duration_s);
+		session_detach_all(s, why);
+		/* Every probe, the runtime watchers too, and the maps: nothing of
+		 * retop stays in the kernel once time is up. */
+		slowest_close(s->slow);
+		s->slow = NULL;
+		budget_calibrate_close(&s->budget);
+		tracer_close(s->tracer);
+		s->tracer = NULL;
+		log_warn("session",
+			 "tracing stopped after --max-duration %g s: %zu functions "
+			 "detached (--max-duration 0: no limit)",
+			 s->guard.max_duration_s, s->guard.auto_detached);
+	}
+	s->snap.remaining_s = guard_remaining_s(&s->guard, now);
+	s->snap.bpf_map_bytes = tracer_map_bytes(s->tracer);
+	if (s->tracer)
+		s->snap.evidence_lost = tracer_evidence_lost(s->tracer);
+	s->snap.user_bytes = guard_rss_bytes();
+	s->snap.auto_detached = s->guard.auto_detached;
+}
+
+const struct snapshot *session_sample(struct session *s)
+{
+	uint64_t now = tracer_now_ns();
+	double interval = (double)(now - s->last_ns) / 1e9, cpu = session_cpu_seconds();
+	struct timeval tv;
+
+	const char *ended = session_check_target(s);
+
+	if (s->tracer) {
+		tracer_sweep(s->tracer, s->inflight);
+		/* One read of the caller map for every function. */
+		if (!s->opts.latency_only)
+			tracer_callers_refresh(s->tracer);
+	}
+	if (s->slow) {
+		session_load_bias(s);
+		slowest_poll(s->slow, tracer_slot_gens(s->tracer));
+	}
+	gettimeofday(&tv, NULL);
+	s->snap.time = (double)tv.tv_sec + tv.tv_usec / 1e6;
+	s->snap.interval_s = interval;
+	s->snap.uptime_s = (double)(now - s->start_ns) / 1e9;
+	s->snap.exe = s->display;
+	s->snap.attach_pid = s->attach_pid;
+	s->snap.target_exited = s->target_exited;
+	/* Over half a second at least: CPU time comes in clock ticks, and a
+	 * snapshot taken right after another (the last one, on SIGINT) would
+	 * show one tick as a busy CPU. */
+	if (now > s->cpu_ns && (now - s->cpu_ns >= 500000000ull || !s->cpu_pct_set)) {
+		s->cpu_pct = 100.0 * (cpu - s->last_cpu_s) / ((double)(now - s->cpu_ns) / 1e9);
+		s->cpu_pct_set = true;
+		if (now - s->cpu_ns >= 500000000ull) {
+			s->last_cpu_s = cpu;
+			s->cpu_ns = now;
+		}
+	}
+	s->snap.self_cpu_pct = s->cpu_pct;
+	s->snap.self_cpu_s = cpu;
+	s->last_ns = now;
+	size_t shed = 0;
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
+		shed += s->funcs[i].bf.ever_shed;
+	}
+	/* A function's probes out for a time: the hits inside every other's
+	 * calls, whose callee it may be, are a sample (retop cannot tell
+	 * callees).  Its own calls lose none of theirs, but where it calls
+	 * itself: an estimate's entry probe is out between its slices. */
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		const struct budget_func *bf = &s->funcs[i].bf;
+		s->snap.funcs[i].probes_shed = bf->ever_shed;
+		s->snap.funcs[i].hits_inside_sampled =
+		    shed > (size_t)bf->ever_shed || bf->ever_estimated;
+	}
+	s->snap.nfuncs = s->nfuncs;
+	session_warn_dropped(s);
+	session_sample_guard(s, now);
+	if (ended) {
+		/* The counters above are final: the process is gone, or runs
+		 * another program. */
+		s->target_exited = s->snap.target_exited = true;
+		char why[SNAPSHOT_STATUS_LEN];
+		if (snprintf(why, sizeof(why), "process %s", ended) >= (int)sizeof(why))
+			why[sizeof(why) - 1] = '\0';
+		session_detach_all(s, why);
+	}
+	return &s->snap;
+}
+
+void session_reset(struct session *s)
+{
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		if (s->funcs[i].slot >= 0) {
+			tracer_reset(s->tracer, s->funcs[i].slot);
+			/* The reset cleared the capture in BPF, not the choice. */
+			session_set_args(s, &s->funcs[i], s->funcs[i].args_on);
+		}
+		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
+		budget_func_reset(&s->funcs[i].bf);
+		s->funcs[i].calls_shown = 0;
+		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
+		slowest_clear(&s->funcs[i].slowest);
+		s->funcs[i].have_prev = false;
+		s->funcs[i].pct_cache.valid = false;
+	}
+}

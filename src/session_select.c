@@ -1,0 +1,136 @@
+/* Turning the -t patterns into functions, then attaching them. */
+#include "session_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "procs.h"
+#include "sdk_facts.h"
+
+/* Functions one -t pattern names: a glob, or an exact name (of a function
+ * with code, else of one that exists only inlined). */
+static size_t session_pattern_funcs(struct session *s, const char *pattern, struct func_info ***out)
+{
+	if (strpbrk(pattern, "*?[") != NULL) {
+		/* A glob picks functions with code: one that exists only
+		 * inlined is traced when named exactly (method names such as
+		 * main.(*T).M hold a '*'). */
+		size_t n = funcs_match(s->idx, pattern, out), k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (!(*out)[i]->inline_only || !strcmp((*out)[i]->name, pattern))
+				(*out)[k++] = (*out)[i];
+		return k;
+	}
+	*out = calloc(1, sizeof(**out));
+	if (!*out || !((*out)[0] = funcs_find(s->idx, pattern)))
+		return 0;
+	return 1;
+}
+
+/* The functions the -t patterns name, without duplicates.  Every pattern
+ * is checked before anything is attached.  A pattern that names nothing is
+ * one warning and the others still count; only when none names anything is
+ * it an error (the first one's, with the nearest names). */
+static int session_select(struct session *s, const char *const *patterns, size_t n,
+			  struct func_info **chosen, size_t *nchosen, char *err)
+{
+	size_t total = 0, unmatched = 0;
+	char first[ERR_LEN] = "";
+
+	*nchosen = 0;
+	/* Functions that exist only inlined are names too. */
+	funcs_inline_scan(s->idx);
+	for (size_t i = 0; i < n; i++) {
+		struct func_info **m;
+		size_t k = session_pattern_funcs(s, patterns[i], &m);
+		if (k == 0) {
+			char why[ERR_LEN];
+			free(m);
+			funcs_no_match(s->idx, patterns[i], unmatched++ ? why : first);
+			if (unmatched > 1 || n > 1)
+				log_warn("session", "%s", unmatched > 1 ? why : first);
+			continue;
+		}
+		for (size_t j = 0; j < k; j++) {
+			bool dup = false;
+			for (size_t c = 0; c < *nchosen && !dup; c++)
+				dup = chosen[c] == m[j];
+			if (dup)
+				continue;
+			if (*nchosen < s->opts.max_functions)
+				chosen[(*nchosen)++] = m[j];
+			total++;
+		}
+		free(m);
+	}
+	if (n > 0 && unmatched == n)
+		return err_set(err, ENOENT, "%s%s", n > 1 ? "no pattern matches a function: " : "",
+			       first);
+	if (total > s->opts.max_functions)
+		return err_set(err, E2BIG,
+			       "the patterns match %zu functions, more than --max-functions %zu: "
+			       "narrow them or raise the limit",
+			       total, s->opts.max_functions);
+	return 0;
+}
+
+int session_check_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
+{
+	struct func_info *chosen[RETOP_MAX_FUNCS];
+	size_t nchosen;
+
+	return session_select(s, patterns, n, chosen, &nchosen, err);
+}
+
+int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
+{
+	struct func_info *chosen[RETOP_MAX_FUNCS];
+	size_t nchosen, attached = 0, refused = 0;
+	char first_refused[ERR_LEN] = "";
+	int ret = session_select(s, patterns, n, chosen, &nchosen, err);
+
+	if (ret)
+		return ret;
+	/* One SDK round for all of them, within one time budget. */
+	sdk_facts_validate_all(s->sdk, chosen, nchosen);
+	for (size_t i = 0; i < nchosen; i++) {
+		char why[ERR_LEN];
+		if (session_attach(s, chosen[i], why) == 0) {
+			attached++;
+			continue;
+		}
+		/* The target is gone: one line, not one per function. */
+		if (s->attach_pid > 0 && !procs_alive(s->attach_pid))
+			return err_set(err, ESRCH,
+				       "PID %d exited while its functions were being "
+				       "attached (%zu of %zu attached): nothing to trace",
+				       s->attach_pid, attached, nchosen);
+		/* A pattern over a package meets a few refused functions: one
+		 * line for all of them; each one's status says why. */
+		if ((chosen[i]->rets_resolved && chosen[i]->rets.traceable == TRACEABLE_NO) ||
+		    chosen[i]->inline_only) {
+			if (refused++ == 0)
+				snprintf(first_refused, sizeof(first_refused), "%s", why);
+			continue;
+		}
+		log_warn("session", "%s", why);
+	}
+	if (refused == 1)
+		log_warn("session", "%s", first_refused);
+	else if (refused > 1)
+		log_warn("session",
+			 "%zu of %zu functions refused by the interlock (retop -l says why), "
+			 "e.g. %s",
+			 refused, nchosen, first_refused);
+	/* The first interval starts when the probes are in, not before; so
+	 * does the first measure of retop's own CPU use. */
+	s->last_ns = s->cpu_ns = tracer_now_ns();
+	s->last_cpu_s = session_cpu_seconds();
+	if (attached == 0)
+		return err_set(err, EINVAL, "nothing could be traced: %s",
+			       s->nfuncs ? s->funcs[0].reason : "no function");
+	return 0;
+}
