@@ -177,26 +177,25 @@ static void session_calibrate(struct session *s)
 {
 	char why[ERR_LEN];
 
-	s->budget.pct = s->opts.budget_pct;
-	s->budget.hits_per_s = s->opts.budget_hits;
-	if (budget_calibrate(&s->budget, s->tracer, why) != 0) {
-		memset(s->budget.trap_ns, 0, sizeof(s->budget.trap_ns));
+	s->gov.pct = s->opts.budget_pct;
+	s->gov.hits_per_s = s->opts.budget_hits;
+	if (hitcost_calibrate(&s->hitcost, s->tracer, why) != 0) {
+		memset(s->hitcost.trap_ns, 0, sizeof(s->hitcost.trap_ns));
 		log_warn("session",
 			 "cannot time a probe hit (%s): durations keep the traps of "
 			 "traced callees; the budget assumes 50 us a hit",
 			 why);
-		s->budget.hit_ns = 50000;
+		s->gov.hit_ns = 50000;
 	} else {
-		s->budget.hit_ns = s->budget.trap_ns[RETOP_HIT_RET];
+		s->gov.hit_ns = s->hitcost.trap_ns[RETOP_HIT_RET];
 	}
 	log_info("session",
 		 "a probe hit costs %.0f ns (entry at the prologue's jump), %.0f ns "
 		 "(entry single-stepped), %.0f ns (RET)",
-		 s->budget.trap_ns[RETOP_HIT_ENTRY_EMULATED],
-		 s->budget.trap_ns[RETOP_HIT_ENTRY_STEPPED], s->budget.trap_ns[RETOP_HIT_RET]);
-	if (s->budget.hits_per_s > 0)
-		log_info("budget", "the budget allows %.0f hits/s",
-			 budget_allowed_hits(&s->budget));
+		 s->hitcost.trap_ns[RETOP_HIT_ENTRY_EMULATED],
+		 s->hitcost.trap_ns[RETOP_HIT_ENTRY_STEPPED], s->hitcost.trap_ns[RETOP_HIT_RET]);
+	if (s->gov.hits_per_s > 0)
+		log_info("budget", "the budget allows %.0f hits/s", govern_allowed_hits(&s->gov));
 	session_hit_costs(s);
 }
 
@@ -218,7 +217,8 @@ void session_close(struct session *s)
 {
 	if (!s)
 		return;
-	budget_close(&s->budget);
+	govern_close(&s->gov);
+	hitcost_close(&s->hitcost);
 	slowest_close(s->slow);
 	tracer_close(s->tracer);
 	sdk_facts_close(s->sdk);
@@ -247,23 +247,23 @@ double session_cpu_seconds(void)
 uint64_t session_tick(struct session *s)
 {
 	session_check_reexec(s);
-	return budget_tick(s, tracer_now_ns());
+	return govern_tick(s, tracer_now_ns());
 }
 
 void session_wakeable(struct session *s, bool on)
 {
-	budget_wakeable(&s->budget, on);
+	govern_wakeable(&s->gov, on);
 }
 
 int session_wake_fd(const struct session *s)
 {
-	return s->budget.wakeable ? tracer_wake_fd(s->tracer) : -1;
+	return s->gov.wakeable ? tracer_wake_fd(s->tracer) : -1;
 }
 
 void session_wake(struct session *s)
 {
 	tracer_wake_drain(s->tracer);
-	budget_wake(&s->budget);
+	govern_wake(&s->gov);
 }
 
 int session_sleep(struct session *s, uint64_t deadline_ns, int fd)

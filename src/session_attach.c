@@ -175,9 +175,9 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 		    session_probes_in_image(s, sf, k, why) != 0)
 			session_not_followed(sf, k, why);
 	sf->entry_only = entry_only;
-	budget_func_start(&s->budget, &sf->bf, &v, tracer_now_ns());
+	govern_func_start(&s->gov, &sf->gf, &v, tracer_now_ns());
 	/* The runtime watchers from the first traced function on; the budget
-	 * takes them out if goroutine exits cost too much (budget.c). */
+	 * takes them out if goroutine exits cost too much (govern.c). */
 	if (!tracer_watchers_in(s->tracer))
 		tracer_watchers(s->tracer, true);
 	session_args(s, sf);

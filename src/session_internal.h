@@ -1,10 +1,11 @@
 /* The session's insides, for the engine modules that drive it (session*.c,
- * budget.c); the faces see only session.h and the snapshots. */
+ * govern.c); the faces see only session.h and the snapshots. */
 #ifndef RETOP_SESSION_INTERNAL_H
 #define RETOP_SESSION_INTERNAL_H
 
-#include "budget.h"
+#include "govern.h"
 #include "guard.h"
+#include "hitcost.h"
 #include "session.h"
 #include "slowest.h"
 #include "tracer.h"
@@ -26,7 +27,7 @@ struct session_func {
 	bool args_on;		      /* arguments captured (--args, or the dashboard's key) */
 	bool have_prev;
 	uint64_t calls_shown;  /* calls in the last snapshot: its rate's base */
-	struct budget_func bf; /* the overhead budget's modes and ledger */
+	struct govern_func gf; /* the overhead budget's modes and ledger */
 	/* Its inline marks (interlock_approve_marks): sites found and
 	 * counted, the first one not counted's reason. */
 	size_t inl_sites, inl_counted;
@@ -72,11 +73,12 @@ struct session {
 	bool warned_dropped; /* the one-line warning about a full map */
 	uint64_t load_bias;  /* a PIE's, in the traced process (callers) */
 	bool bias_known;
-	uint64_t exec_ns;     /* the -p target's last exec() seen (BPF's execs) */
-	bool exec_ended;      /* it ran exec() more times than images allow */
-	uint64_t samples;     /* snapshots taken: the hit cost is timed anew every tenth */
-	struct guard guard;   /* --max-duration */
-	struct budget budget; /* --budget */
+	uint64_t exec_ns;	/* the -p target's last exec() seen (BPF's execs) */
+	bool exec_ended;	/* it ran exec() more times than images allow */
+	uint64_t samples;	/* snapshots taken: the hit cost is timed anew every tenth */
+	struct guard guard;	/* --max-duration */
+	struct govern gov;	/* --budget: the governor */
+	struct hitcost hitcost; /* what a probe hit costs */
 	struct snapshot snap;
 };
 

@@ -26,13 +26,13 @@ void session_hit_costs(struct session *s)
 	/* A few more timed hits every tenth sample: the percentile moves slowly,
 	 * and 60 self-traps a refresh would be most of an idle dashboard's CPU. */
 	if (s->samples++ % 10 == 0)
-		budget_calibrate_more(&s->budget);
+		hitcost_more(&s->hitcost);
 	tracer_prog_time(s->tracer, ns, n);
 	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
 		s->snap.prog_ns[k] = n[k] ? (double)ns[k] / (double)n[k] : 0;
-		s->snap.trap_ns[k] = s->budget.trap_ns[k];
+		s->snap.trap_ns[k] = s->hitcost.trap_ns[k];
 		s->snap.hit_cost_ns[k] =
-		    s->budget.trap_ns[k] > 0 ? s->budget.trap_ns[k] + s->snap.prog_ns[k] : 0;
+		    s->hitcost.trap_ns[k] > 0 ? s->hitcost.trap_ns[k] + s->snap.prog_ns[k] : 0;
 	}
 	tracer_hit_costs(s->tracer, s->snap.hit_cost_ns);
 }
@@ -136,13 +136,13 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->entries = sf->cur.entries;
 	/* Calls as the governor counts them: at their RET when timed, at their
 	 * entry when not (or estimated); the rates follow. */
-	budget_fill(sf, out);
+	govern_fill(sf, out);
 	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
 	out->v.calls_per_s =
 	    interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
 	sf->calls_shown = out->v.calls;
 	out->inlined_calls = sf->cur.inlined;
-	out->inlined_calls_exact = !sf->bf.marks_missed;
+	out->inlined_calls_exact = !sf->gf.marks_missed;
 	out->inlined_calls_per_s =
 	    interval > 0 && sf->have_prev && out->inlined_calls >= sf->inlined_shown
 		? (double)(out->inlined_calls - sf->inlined_shown) / interval
@@ -180,10 +180,10 @@ static void session_warn_dropped(struct session *s)
 static void session_sample_guard(struct session *s, uint64_t now)
 {
 	s->snap.max_duration_s = s->guard.max_duration_s;
-	s->snap.budget_pct = s->budget.pct;
-	s->snap.budget_hits = budget_allowed_hits(&s->budget);
+	s->snap.budget_pct = s->gov.pct;
+	s->snap.budget_hits = govern_allowed_hits(&s->gov);
 	s->snap.exits_watched = s->tracer && tracer_watchers_in(s->tracer);
-	s->snap.hit_ns = s->budget.hit_ns;
+	s->snap.hit_ns = s->gov.hit_ns;
 	session_hit_costs(s);
 	s->snap.slow_ns = s->opts.slow_ns;
 	if (s->tracer && guard_due(&s->guard, now)) {
@@ -196,7 +196,7 @@ static void session_sample_guard(struct session *s, uint64_t now)
 		 * retop stays in the kernel once time is up. */
 		slowest_close(s->slow);
 		s->slow = NULL;
-		budget_calibrate_close(&s->budget);
+		hitcost_close(&s->hitcost);
 		tracer_close(s->tracer);
 		s->tracer = NULL;
 		log_warn("session",
@@ -254,17 +254,17 @@ const struct snapshot *session_sample(struct session *s)
 	size_t shed = 0;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
-		shed += s->funcs[i].bf.ever_shed;
+		shed += s->funcs[i].gf.ever_shed;
 	}
 	/* A function's probes out for a time: the hits inside every other's
 	 * calls, whose callee it may be, are a sample (retop cannot tell
 	 * callees).  Its own calls lose none of theirs, but where it calls
 	 * itself: an estimate's entry probe is out between its slices. */
 	for (size_t i = 0; i < s->nfuncs; i++) {
-		const struct budget_func *bf = &s->funcs[i].bf;
-		s->snap.funcs[i].probes_shed = bf->ever_shed;
+		const struct govern_func *gf = &s->funcs[i].gf;
+		s->snap.funcs[i].probes_shed = gf->ever_shed;
 		s->snap.funcs[i].hits_inside_sampled =
-		    shed > (size_t)bf->ever_shed || bf->ever_estimated;
+		    shed > (size_t)gf->ever_shed || gf->ledger.ever_estimated;
 	}
 	s->snap.nfuncs = s->nfuncs;
 	session_warn_dropped(s);
@@ -290,7 +290,7 @@ void session_reset(struct session *s)
 			session_set_args(s, &s->funcs[i], s->funcs[i].args_on);
 		}
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
-		budget_func_reset(&s->funcs[i].bf);
+		govern_func_reset(&s->funcs[i].gf);
 		s->funcs[i].calls_shown = 0;
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));
 		slowest_clear(&s->funcs[i].slowest);

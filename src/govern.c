@@ -1,0 +1,692 @@
+/* The overhead governor (govern.h): measures, asks the budget's policy for
+ * a plan, and carries it out. */
+#include "govern.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interlock.h"
+#include "log.h"
+#include "procs.h"
+#include "session_internal.h"
+#include "snapshot.h"
+#include "tracer.h"
+
+/* How long the calls timed in a slice get to return once it ended, with
+ * the RET probes still in; those still in flight then lose their duration
+ * (they were counted, at their entry). */
+#define GOVERN_DRAIN_NS 1000000000ull
+#define GOVERN_FIRST_NS 20000000ull
+/* Quiet: every function in full, and the last second's hits under a tenth
+ * of the budget.  Then a slice lasts a second, and BPF wakes the engine
+ * the moment the slice's hits reach a fifth of the budget (twice the rate
+ * that let it go quiet): a burst of ten budgets a second spends a fifth of
+ * one before the plan sees it, where a 100 ms slice spends a whole one;
+ * and nine wake-ups a second fewer. */
+#define GOVERN_QUIET_NS 1000000000ull
+#define GOVERN_QUIET_SHARE 0.10
+#define GOVERN_WAKE_SHARE 0.20
+/* How early the probes go in before a sampled slice (an attach takes about
+ * a millisecond). */
+#define GOVERN_LEAD_NS 5000000ull
+
+void govern_func_start(struct govern *b, struct govern_func *gf, const struct interlock_verdict *v,
+		       uint64_t now_ns)
+{
+	/* Its first measure soon: a load far over budget costs a slice at
+	 * full rate before the plan sees it. */
+	if (!b->next_ns || b->next_ns > now_ns + GOVERN_FIRST_NS)
+		b->next_ns = now_ns + GOVERN_FIRST_NS;
+	/* Its demand is unknown: a second of 100 ms slices first. */
+	b->loud_until_ns = now_ns + GOVERN_QUIET_NS;
+	*gf = (struct govern_func){.mode = BUDGET_FULL,
+				   .counts_at_entry = v->entry_counts_calls,
+				   .entry_only = v->entry_only,
+				   .marks_only = v->marks_only,
+				   .attached_ns = now_ns,
+				   .mode_since_ns = now_ns,
+				   .slice_cost = 2.0,
+				   .share = 1.0};
+}
+
+void govern_func_reset(struct govern_func *gf)
+{
+	/* Its counters start again from zero in BPF: so does the ledger, and
+	 * the demand is measured afresh.  The mode and its probes stay. */
+	gf->last_hits = gf->last_begun = 0;
+	memset(gf->hits_ring, 0, sizeof(gf->hits_ring));
+	memset(gf->begun_ring, 0, sizeof(gf->begun_ring));
+	gf->drained = gf->ledger.exact_base = gf->ledger.period_start = 0;
+	gf->ledger.est.sum = gf->ledger.est.var = gf->ledger.est.seen = 0;
+	gf->ledger.est.slices_with_calls = gf->ledger.est.partial = 0;
+	gf->ledger.est.trap_ns = gf->ledger.est.cpu_ns = 0;
+	gf->ledger.ever_estimated = gf->mode == BUDGET_ESTIMATED;
+	gf->ever_shed = gf->mode != BUDGET_FULL;
+	gf->last_inlined = 0;
+	memset(gf->inl_ring, 0, sizeof(gf->inl_ring));
+	gf->marks_missed = gf->mode != BUDGET_FULL && gf->mode != BUDGET_TIMING;
+}
+
+/* The marks in while the function's calls are all counted (full, timing),
+ * out while it is estimated; the inlined calls of that time are missed. */
+static void govern_marks(struct session *s, struct session_func *sf, bool want)
+{
+	struct govern_func *gf = &sf->gf;
+	char err[ERR_LEN];
+
+	if (!sf->inl_counted)
+		return;
+	if (!want)
+		gf->marks_missed = true;
+	if (want == tracer_marks_are_in(s->tracer, sf->slot) || (want && gf->marks_failed))
+		return;
+	if (session_marks(s, sf, want, err) != 0) {
+		log_warn("budget", "%s: inline marks: %s", sf->f->name, err);
+		gf->marks_failed = true;
+		gf->marks_missed = true;
+		session_marks(s, sf, false, err);
+	}
+}
+
+static double govern_rand(struct govern *b)
+{
+	if (!b->rng)
+		b->rng = tracer_now_ns() * 0x9E3779B97F4A7C15ull | 1;
+	b->rng ^= b->rng << 13;
+	b->rng ^= b->rng >> 7;
+	b->rng ^= b->rng << 17;
+	return (double)(b->rng >> 11) / 9007199254740992.0;
+}
+
+/* Calls counted exactly so far: timed at their RET, counted at their entry
+ * (not timing), and those whose timing was given up. */
+static uint64_t govern_counted(const struct govern_func *gf, const struct retop_func_stats *st)
+{
+	if (gf->entry_only)
+		return st->begun;
+	return st->calls + st->untimed + gf->drained;
+}
+
+/* The RET probes stay while timed calls are in flight, up to the drain's
+ * deadline; then the calls left lose their duration (counted all the
+ * same) and the probes go. */
+static void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
+{
+	struct govern_func *gf = &sf->gf;
+	int slot = sf->slot;
+
+	if (!tracer_rets_are_in(s->tracer, slot))
+		return;
+	if (!gf->drain_until_ns) {
+		gf->drain_until_ns = now + GOVERN_DRAIN_NS;
+		/* Short calls return within microseconds: wait a little for
+		 * them rather than a slice of RET traps. */
+		for (int i = 0; i < 5 && tracer_slot_inflight(s->tracer, slot) > 0; i++)
+			usleep(1000);
+	}
+	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < gf->drain_until_ns)
+		return;
+	uint64_t n =
+	    tracer_slot_inflight(s->tracer, slot) > 0 ? tracer_untime_inflight(s->tracer, slot) : 0;
+	if (gf->mode != BUDGET_ESTIMATED)
+		gf->drained += n; /* counted exactly: at their entry */
+	tracer_rets_out(s->tracer, slot);
+	gf->drain_until_ns = 0;
+}
+
+/* The slice under way at now (the gate may have been set after now was
+ * read). */
+static uint64_t govern_slice_of(const struct govern_func *gf, uint64_t now)
+{
+	return now > gf->gate_base ? (now - gf->gate_base) / BUDGET_SLICE_NS : 0;
+}
+
+static void govern_stop_estimate(struct session_func *sf, const char *why)
+{
+	if (estimate_stop(&sf->gf.ledger.est, why))
+		log_warn("budget", "%s: the estimate of its calls stopped: %s", sf->f->name, why);
+}
+
+/* Slices [k_read, c) are over: add what the sampled ones counted. */
+static void govern_read_slices(struct session *s, struct session_func *sf, uint64_t c)
+{
+	struct govern_func *gf = &sf->gf;
+
+	for (; gf->k_read < c; gf->k_read++) {
+		uint64_t k = gf->k_read, n = tracer_gate_take(s->tracer, sf->slot, k);
+		size_t i = k % RETOP_GATE_RING;
+		if (k >= gf->k_plan) {
+			/* retop fell behind: a slice went unplanned, and its
+			 * chance of being sampled was not the one stated. */
+			govern_stop_estimate(sf, "retop fell behind its sampling slices");
+			continue;
+		}
+		estimate_slice(&gf->ledger.est, gf->slice_p[i], gf->slice_on[i], n);
+		if (!gf->slice_on[i] || gf->ledger.est.stopped)
+			continue;
+		double rate = (double)n * 1e9 / BUDGET_SLICE_NS;
+		gf->calls_per_s = gf->calls_per_s > 0 ? 0.7 * gf->calls_per_s + 0.3 * rate : rate;
+		gf->rate_per_s = gf->calls_per_s;
+	}
+}
+
+/* Decide slices up to c + 2 at random, each sampled with the share: a
+ * tick up to a slice late still finds the slice under way planned. */
+static void govern_plan_slices(struct session *s, struct session_func *sf, uint64_t c)
+{
+	struct govern_func *gf = &sf->gf;
+
+	for (; gf->k_plan <= c + 2; gf->k_plan++) {
+		uint64_t k = gf->k_plan;
+		size_t i = k % RETOP_GATE_RING;
+		bool on = govern_rand(&s->gov) < gf->share;
+		if (k <= c) {
+			/* Its time began unplanned: never sampled. */
+			on = false;
+			govern_stop_estimate(sf, "retop fell behind its sampling slices");
+		}
+		gf->slice_on[i] = on;
+		gf->slice_p[i] = gf->share;
+		tracer_gate_plan(s->tracer, sf->slot, k, on);
+	}
+}
+
+/* Probes in for the sampled slices (the entry one slice early at most),
+ * out between them. */
+static void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t now)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t c = govern_slice_of(gf, now);
+	uint64_t next_start = gf->gate_base + (c + 1) * BUDGET_SLICE_NS;
+	char err[ERR_LEN];
+
+	govern_read_slices(s, sf, c);
+	govern_plan_slices(s, sf, c);
+	/* The probes go in just before a sampled slice: the governor wakes
+	 * for it. */
+	bool next_on = gf->slice_on[(c + 1) % RETOP_GATE_RING];
+	bool want =
+	    gf->slice_on[c % RETOP_GATE_RING] || (next_on && now + GOVERN_LEAD_NS >= next_start);
+	uint64_t wake = next_on && !want   ? next_start - GOVERN_LEAD_NS
+			: want && !next_on ? next_start + GOVERN_LEAD_NS / 5 /* out as it ends */
+					   : UINT64_MAX;
+	if (s->gov.next_ns > wake)
+		s->gov.next_ns = wake;
+	bool in = tracer_entry_is_in(s->tracer, sf->slot) &&
+		  (gf->entry_only || tracer_rets_are_in(s->tracer, sf->slot));
+	if (want && !gf->ledger.est.stopped && !in) {
+		if (session_probes_in(s, sf, true, !gf->entry_only, err) != 0) {
+			/* Slices planned in are not sampled: the estimate ends. */
+			tracer_gate_plan(s->tracer, sf->slot, c, false);
+			tracer_gate_plan(s->tracer, sf->slot, c + 1, false);
+			govern_stop_estimate(sf, err);
+		}
+		gf->drain_until_ns = 0;
+	} else if ((!want || gf->ledger.est.stopped) && tracer_entry_is_in(s->tracer, sf->slot)) {
+		tracer_entry_out(s->tracer, sf->slot);
+	}
+	if (!tracer_entry_is_in(s->tracer, sf->slot))
+		govern_drain(s, sf, now);
+}
+
+static void govern_enter_estimate(struct session *s, struct session_func *sf, uint64_t now,
+				  const struct retop_func_stats *st)
+{
+	struct govern_func *gf = &sf->gf;
+
+	struct retop_func_stats *now_st = malloc(sizeof(*now_st));
+
+	/* Slices from now, the first one sampled at random like the others:
+	 * from the moment the gate is set, a call counts in a sampled slice
+	 * or not at all. */
+	for (size_t i = 0; i < RETOP_GATE_RING; i++)
+		gf->slice_on[i] = false;
+	gf->gate_base = tracer_now_ns();
+	gf->k_read = 0;
+	gf->k_plan = 1;
+	gf->slice_on[0] = govern_rand(&s->gov) < gf->share;
+	gf->slice_p[0] = gf->share;
+	tracer_gate(s->tracer, sf->slot, gf->gate_base, BUDGET_SLICE_NS, gf->slice_on[0]);
+	/* The exact period ends: the counters as the gate closed it, and the
+	 * calls still in flight, counted at their entry as the estimate
+	 * counts every call. */
+	if (now_st && tracer_read_counters(s->tracer, sf->slot, now_st) == 0)
+		st = now_st;
+	uint64_t begun =
+	    govern_counted(gf, st) + (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
+	free(now_st);
+	ledger_enter_estimate(&gf->ledger, begun);
+	/* The calls of sampled slices are timed: their RETs go in first (the
+	 * timing mode may have taken them out). */
+	char err[ERR_LEN];
+	if (!gf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot) &&
+	    session_probes_in(s, sf, false, true, err) != 0) {
+		govern_stop_estimate(sf, err);
+		tracer_gate_plan(s->tracer, sf->slot, 0, false);
+		return;
+	}
+	tracer_record(s->tracer, sf->slot, true);
+}
+
+static void govern_leave_estimate(struct session *s, struct session_func *sf, uint64_t now,
+				  const struct retop_func_stats *st)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t c = govern_slice_of(gf, now);
+
+	govern_read_slices(s, sf, c);
+	/* The slice under way was sampled with chance 1 (see govern_tick):
+	 * what it counted so far is exact. */
+	uint64_t part = tracer_gate_take(s->tracer, sf->slot, c);
+	tracer_gate(s->tracer, sf->slot, 0, 0, false);
+	/* Calls timed in flight were counted in their slice. */
+	ledger_leave_estimate(&gf->ledger, part,
+			      govern_counted(gf, st) +
+				  (uint64_t)tracer_slot_inflight(s->tracer, sf->slot));
+}
+
+/* Move a function to the mode the plan gave it. */
+static void govern_apply(struct session *s, struct session_func *sf, enum budget_mode to,
+			 uint64_t now, const struct retop_func_stats *st)
+{
+	struct govern_func *gf = &sf->gf;
+	char err[ERR_LEN];
+
+	if (gf->marks_only) {
+		/* No entry, no RETs: its marks are in, or out. */
+		gf->mode = to == BUDGET_FULL ? BUDGET_FULL : BUDGET_ESTIMATED;
+		govern_marks(s, sf, gf->mode == BUDGET_FULL);
+		return;
+	}
+	if (to != gf->mode) {
+		if (gf->mode == BUDGET_ESTIMATED) {
+			/* Leave on a sampled slice only, so no call goes unseen:
+			 * the next one is sampled for sure. */
+			uint64_t c = govern_slice_of(gf, now);
+			if (!gf->slice_on[c % RETOP_GATE_RING] || gf->ledger.est.stopped ||
+			    !tracer_entry_is_in(s->tracer, sf->slot)) {
+				gf->share = 1.0;
+				govern_run_estimate(s, sf, now);
+				if (!gf->ledger.est.stopped)
+					return;
+			}
+			govern_leave_estimate(s, sf, now, st);
+		}
+		if (to == BUDGET_ESTIMATED)
+			govern_enter_estimate(s, sf, now, st);
+		log_debug("budget", "%s: %s -> %s", sf->f->name,
+			  gf->mode == BUDGET_FULL     ? "full"
+			  : gf->mode == BUDGET_TIMING ? "timing"
+						      : "estimated",
+			  to == BUDGET_FULL	? "full"
+			  : to == BUDGET_TIMING ? "timing"
+						: "estimated");
+		gf->mode = to;
+		gf->mode_since_ns = now;
+		gf->ever_shed |= to != BUDGET_FULL;
+	}
+	switch (gf->mode) {
+	case BUDGET_FULL:
+		if (!gf->ledger.est.stopped &&
+		    (!tracer_entry_is_in(s->tracer, sf->slot) ||
+		     (!gf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot))) &&
+		    session_probes_in(s, sf, true, !gf->entry_only, err) != 0)
+			log_warn("budget", "%s", err);
+		tracer_record(s->tracer, sf->slot, true);
+		gf->drain_until_ns = 0;
+		break;
+	case BUDGET_TIMING: {
+		/* This slice times calls or not, at random. */
+		bool timing = govern_rand(&s->gov) < gf->share;
+		if (timing && !tracer_rets_are_in(s->tracer, sf->slot) &&
+		    session_probes_in(s, sf, false, true, err) != 0) {
+			log_warn("budget", "%s", err);
+			timing = false;
+		}
+		tracer_record(s->tracer, sf->slot, timing);
+		if (timing)
+			gf->drain_until_ns = 0;
+		else
+			govern_drain(s, sf, now);
+		break;
+	}
+	case BUDGET_ESTIMATED:
+		govern_run_estimate(s, sf, now);
+		break;
+	}
+	govern_marks(s, sf, gf->mode != BUDGET_ESTIMATED);
+}
+
+/* Calls begun in the last second: the budget is hits in any second, so a
+ * burst may spend a second's worth at once, and a load that rises past it
+ * is seen within a slice. */
+static void govern_measure(struct session *s, struct session_func *sf, uint64_t now,
+			   const struct retop_func_stats *st)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t hits = st->entries + st->rets, begun = st->begun;
+	size_t i = s->gov.slice % GOVERN_RING;
+
+	hits += st->inlined;
+	/* The marks' demand, measured while they are in; out, the last
+	 * measure, halved every 2 s (0.966 a slice), so that a load that fell
+	 * gets them back (and a load that did not, out again after a slice). */
+	if (tracer_marks_are_in(s->tracer, sf->slot)) {
+		uint64_t sum = 0;
+		gf->inl_ring[i] = st->inlined - gf->last_inlined;
+		for (size_t k = 0; k < GOVERN_RING; k++)
+			sum += gf->inl_ring[k];
+		gf->inlined_per_s = (double)sum / s->gov.ring_s;
+	} else {
+		gf->inlined_per_s *= 0.966;
+		memset(gf->inl_ring, 0, sizeof(gf->inl_ring));
+	}
+	gf->last_inlined = st->inlined;
+	gf->hits_ring[i] = hits - gf->last_hits;
+	gf->begun_ring[i] = begun - gf->last_begun;
+	gf->last_hits = hits;
+	gf->last_begun = begun;
+	if (gf->mode == BUDGET_ESTIMATED) {
+		/* Demand from its sampled slices (govern_read_slices).  What a
+		 * sampled slice costs, against the slice itself: the entry goes
+		 * in early, the RETs drain, the kernel takes time to remove
+		 * them.  Measured over the last second, so the share follows. */
+		uint64_t hits_1s = 0;
+		for (size_t k = 0; k < GOVERN_RING; k++)
+			hits_1s += gf->hits_ring[k];
+		double planned = gf->share * gf->rate_per_s * (gf->entry_only ? 1 : 2);
+		if (now - gf->mode_since_ns >= 1000000000ull && planned > 0) {
+			double f = (double)hits_1s / s->gov.ring_s / planned;
+			f = f < 1 ? 1 : f > 20 ? 20 : f;
+			gf->slice_cost = 0.7 * gf->slice_cost + 0.3 * f;
+		}
+		return;
+	}
+	uint64_t sum = 0;
+	for (size_t k = 0; k < GOVERN_RING; k++)
+		sum += gf->begun_ring[k];
+	/* Over the time the ring covers: late ticks stretch it. */
+	gf->calls_per_s = (double)sum / s->gov.ring_s;
+	/* The rate, for the shares: over the time the ring covers. */
+	double covered = (double)(now - gf->attached_ns) / 1e9;
+	gf->rate_per_s = covered > 0 && covered < 1 ? (double)sum / covered : gf->calls_per_s;
+	if (gf->rate_per_s < gf->calls_per_s)
+		gf->rate_per_s = gf->calls_per_s;
+}
+
+/* The CPU time of the targets, for the estimates' bounds. */
+static uint64_t govern_target_cpu(struct session *s)
+{
+	uint64_t sum = 0;
+
+	if (s->attach_pid > 0)
+		return procs_cpu_ns(s->attach_pid);
+	for (size_t i = 0; i < s->snap.npids; i++)
+		sum += procs_cpu_ns(s->snap.pids[i]);
+	return sum;
+}
+
+/* Traps against CPU time over the slice that ended, for the functions
+ * estimated with their probes in during it. */
+static void govern_trap_share(struct session *s, struct session_func **sfs, size_t n)
+{
+	bool any = false;
+
+	for (size_t j = 0; j < n; j++)
+		any |= sfs[j]->gf.mode == BUDGET_ESTIMATED;
+	if (!any) {
+		s->gov.cpu_ns = 0;
+		return;
+	}
+	uint64_t cpu = govern_target_cpu(s), last = s->gov.cpu_ns;
+	s->gov.cpu_ns = cpu;
+	if (!last || cpu < last)
+		return; /* a thread's time left with it: this slice says nothing */
+	for (size_t j = 0; j < n; j++) {
+		struct govern_func *gf = &sfs[j]->gf;
+		if (gf->mode != BUDGET_ESTIMATED || !gf->probes_were_in)
+			continue;
+		gf->ledger.est.trap_ns +=
+		    (double)gf->hits_ring[s->gov.slice % GOVERN_RING] * s->gov.hit_ns;
+		gf->ledger.est.cpu_ns += (double)(cpu - last);
+	}
+}
+
+#define GOVERN_WATCH_RETRY_NS 10000000000ull
+static void govern_watchers(struct session *s, double allowed, uint64_t now)
+{
+	struct govern *b = &s->gov;
+	bool in = tracer_watchers_in(s->tracer), any = false, want;
+	uint64_t sum = 0, last = b->watch_ring[b->slice % GOVERN_RING];
+
+	for (size_t i = 0; i < s->nfuncs; i++)
+		any |= s->funcs[i].slot >= 0;
+	for (size_t i = 0; i < GOVERN_RING; i++)
+		sum += b->watch_ring[i];
+	double rate = (double)sum / b->ring_s > (double)last * GOVERN_RING
+			  ? (double)sum / b->ring_s
+			  : (double)last * GOVERN_RING;
+	if (!any)
+		want = false;
+	else if (b->hits_per_s <= 0)
+		want = true;
+	else if (in && rate > 0.5 * allowed) {
+		want = false;
+		b->watch_off_until = now + GOVERN_WATCH_RETRY_NS;
+		if (!b->watch_warned)
+			log_info("budget",
+				 "runtime.goexit1 traps %.0f times a second, over half the "
+				 "budget: unwatched (calls of exited goroutines stay in flight "
+				 "until other evidence), tried again every %llu s",
+				 rate, GOVERN_WATCH_RETRY_NS / 1000000000ull);
+		b->watch_warned = true;
+	} else
+		want = in || now >= b->watch_off_until;
+	if (want != in && tracer_watchers(s->tracer, want) != 0)
+		log_debug("budget", "runtime watchers not attached");
+	if (want != in)
+		memset(b->watch_ring, 0, sizeof(b->watch_ring));
+}
+
+/* End of a tick: go quiet (govern.h) when the face can be woken, a second
+ * passed since the last wake or attach, every function is in full with
+ * nothing draining, and the last second's hits are under a tenth of the
+ * budget.  Else disarm BPF's wake-up. */
+static void govern_go_quiet(struct session *s, struct session_func *const *sfs, size_t n,
+			    double allowed, uint64_t now)
+{
+	struct govern *b = &s->gov;
+	double hits = 0;
+	bool ok = b->wakeable && now >= b->loud_until_ns && b->slice >= GOVERN_RING;
+
+	for (size_t j = 0; ok && j < n; j++) {
+		const struct govern_func *gf = &sfs[j]->gf;
+		ok = gf->mode == BUDGET_FULL && !gf->drain_until_ns;
+		for (size_t k = 0; k < GOVERN_RING; k++)
+			hits += (double)gf->hits_ring[k];
+	}
+	for (size_t k = 0; k < GOVERN_RING; k++)
+		hits += (double)b->watch_ring[k];
+	if (ok && b->hits_per_s > 0)
+		ok = hits / b->ring_s < GOVERN_QUIET_SHARE * allowed;
+	if (!ok) {
+		tracer_wake_arm(s->tracer, 0);
+		return;
+	}
+	b->quiet = true;
+	b->quiet_until_ns = now + GOVERN_QUIET_NS;
+	b->next_ns = b->quiet_until_ns;
+	double wake = GOVERN_WAKE_SHARE * allowed;
+	tracer_wake_arm(s->tracer, b->hits_per_s > 0 ? (wake < 1 ? 1 : (uint64_t)wake) : 0);
+}
+
+/* A quiet slice ended: ten slices of the rings must not stand for ten
+ * seconds once the load rises, so they start again from this slice. */
+static void govern_rings_restart(struct session *s)
+{
+	struct govern *b = &s->gov;
+
+	memset(b->slice_end_ns, 0, sizeof(b->slice_end_ns));
+	memset(b->watch_ring, 0, sizeof(b->watch_ring));
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		memset(s->funcs[i].gf.hits_ring, 0, sizeof(s->funcs[i].gf.hits_ring));
+		memset(s->funcs[i].gf.begun_ring, 0, sizeof(s->funcs[i].gf.begun_ring));
+		memset(s->funcs[i].gf.inl_ring, 0, sizeof(s->funcs[i].gf.inl_ring));
+	}
+}
+
+void govern_wake(struct govern *b)
+{
+	b->next_ns = 0;
+}
+
+void govern_wakeable(struct govern *b, bool on)
+{
+	b->wakeable = on;
+}
+
+/* govern_tick's buffers for cap functions, grown when more are traced. */
+static int govern_tick_buffers(struct govern *b, size_t cap)
+{
+	if (cap <= b->tick_cap)
+		return 0;
+	struct retop_func_stats *st = realloc(b->tick_st, cap * sizeof(*st));
+	if (st)
+		b->tick_st = st;
+	struct budget_demand *d = realloc(b->tick_demand, cap * sizeof(*d));
+	if (d)
+		b->tick_demand = d;
+	struct budget_decision *plan = realloc(b->tick_plan, cap * sizeof(*plan));
+	if (plan)
+		b->tick_plan = plan;
+	struct session_func **sfs = realloc(b->tick_sf, cap * sizeof(*sfs));
+	if (sfs)
+		b->tick_sf = sfs;
+	size_t *order = realloc(b->tick_order, cap * sizeof(*order));
+	if (order)
+		b->tick_order = order;
+	if (!st || !d || !plan || !sfs || !order)
+		return -ENOMEM;
+	b->tick_cap = cap;
+	return 0;
+}
+
+/* One function's demand, for the policy. */
+static void govern_demand(const struct govern_func *gf, struct budget_demand *d)
+{
+	*d = (struct budget_demand){
+	    .hits = gf->calls_per_s * (gf->entry_only ? 1 : 2) + gf->inlined_per_s,
+	    .calls_per_s = gf->calls_per_s,
+	    .rate_per_s = gf->rate_per_s,
+	    .inlined_per_s = gf->inlined_per_s,
+	    .slice_cost = gf->slice_cost,
+	    .mode = gf->mode,
+	    .counts_at_entry = gf->counts_at_entry,
+	    .entry_only = gf->entry_only,
+	    .mode_since_ns = gf->mode_since_ns,
+	};
+}
+
+double govern_allowed_hits(const struct govern *b)
+{
+	return budget_allowed_hits(b->hits_per_s, b->pct, b->hit_ns);
+}
+
+uint64_t govern_tick(struct session *s, uint64_t now_ns)
+{
+	struct govern *b = &s->gov;
+	struct retop_func_stats *st;
+	size_t n = 0, cap = s->nfuncs ? s->nfuncs : 1;
+
+	if (!s->tracer)
+		return now_ns + BUDGET_SLICE_NS;
+	if (now_ns < b->next_ns)
+		return b->next_ns;
+	/* A quiet slice cut short: BPF woke the engine (the hits rose, or an
+	 * exec()).  Slices of 100 ms for a second. */
+	bool after_quiet = b->quiet;
+	if (after_quiet && now_ns + BUDGET_SLICE_NS / 2 < b->quiet_until_ns)
+		b->loud_until_ns = now_ns + GOVERN_QUIET_NS;
+	b->quiet = false;
+	/* The next slice, or sooner where a sampled slice starts (below). */
+	b->next_ns = now_ns + BUDGET_SLICE_NS;
+	if (govern_tick_buffers(b, cap) != 0)
+		return b->next_ns;
+	st = b->tick_st;
+	b->slice++;
+	if (after_quiet)
+		govern_rings_restart(s);
+	/* The ring's oldest slice began where the one it replaces ended. */
+	uint64_t began = b->slice_end_ns[b->slice % GOVERN_RING];
+	b->slice_end_ns[b->slice % GOVERN_RING] = now_ns;
+	b->ring_s = began && now_ns > began + 1000000000ull ? (double)(now_ns - began) / 1e9 : 1.0;
+	uint64_t wh = tracer_watch_hits(s->tracer);
+	b->watch_ring[b->slice % GOVERN_RING] = wh - b->watch_hits;
+	b->watch_hits = wh;
+	double allowed = govern_allowed_hits(b), funcs_allowed = allowed;
+	for (size_t i = 0; i < GOVERN_RING; i++)
+		funcs_allowed -= (double)b->watch_ring[i] / b->ring_s;
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct session_func *sf = &s->funcs[i];
+		if (sf->slot < 0 || tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)
+			continue;
+		govern_measure(s, sf, now_ns, &st[i]);
+		b->tick_sf[n] = sf;
+		govern_demand(&sf->gf, &b->tick_demand[n]);
+		b->tick_plan[n] = (struct budget_decision){.to = BUDGET_FULL, .share = 1.0};
+		n++;
+	}
+	govern_trap_share(s, b->tick_sf, n);
+	if (b->hits_per_s > 0)
+		budget_plan(b->tick_demand, n, funcs_allowed, now_ns, b->tick_order, b->tick_plan);
+	for (size_t j = 0; j < n; j++) {
+		struct session_func *sf = b->tick_sf[j];
+		if (b->hits_per_s > 0)
+			sf->gf.share = b->tick_plan[j].share;
+		govern_apply(s, sf, b->hits_per_s > 0 ? b->tick_plan[j].to : BUDGET_FULL, now_ns,
+			     &st[sf - s->funcs]);
+		sf->gf.probes_were_in = tracer_entry_is_in(s->tracer, sf->slot);
+	}
+	govern_watchers(s, allowed, now_ns);
+	govern_go_quiet(s, b->tick_sf, n, allowed, now_ns);
+	return b->next_ns;
+}
+
+void govern_close(struct govern *b)
+{
+	free(b->tick_st);
+	free(b->tick_demand);
+	free(b->tick_plan);
+	free(b->tick_sf);
+	free(b->tick_order);
+	b->tick_st = NULL;
+	b->tick_demand = NULL;
+	b->tick_plan = NULL;
+	b->tick_sf = NULL;
+	b->tick_order = NULL;
+	b->tick_cap = 0;
+}
+
+void govern_fill(struct session_func *sf, struct snapshot_func *out)
+{
+	struct govern_func *gf = &sf->gf;
+	struct ledger_view lv;
+
+	out->mode = gf->mode;
+	out->sampled = gf->mode == BUDGET_FULL ? 1.0 : gf->share;
+	out->timed_calls = sf->cur.calls;
+	out->estimate_stopped = gf->ledger.est.stopped;
+	memcpy(out->estimate_why, gf->ledger.est.why, sizeof(out->estimate_why));
+	ledger_view(&gf->ledger, govern_counted(gf, &sf->cur), gf->mode == BUDGET_ESTIMATED, &lv);
+	out->v.calls = lv.calls;
+	out->estimated = lv.estimated;
+	if (!lv.estimated)
+		return;
+	out->calls_ci95[0] = lv.lo;
+	out->calls_ci95[1] = lv.hi;
+	out->trap_share = lv.trap_share;
+}

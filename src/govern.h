@@ -1,0 +1,114 @@
+/* The overhead governor: the engine module that carries out the budget's
+ * plan (budget.h).  On the engine's clock, every 100 ms slice, it reads
+ * each traced function's counters (mmapped: no syscall), measures its
+ * demand, asks the policy for a plan, and moves probes and BPF's gates to
+ * match it; it keeps each function's ledger of calls (estimate.h).  The
+ * runtime watchers (goexit1, recovery) count in the budget and are in only
+ * while that fits. */
+#ifndef RETOP_GOVERN_H
+#define RETOP_GOVERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/retop.h"
+#include "budget.h"
+#include "estimate.h"
+
+#define GOVERN_RING 10 /* slices of history: rates over the last second */
+
+struct session;
+struct session_func;
+struct snapshot_func;
+struct interlock_verdict;
+struct retop_func_stats;
+
+struct govern {
+	double pct;	   /* --budget PCT%: of one CPU; 0: no CPU cap */
+	double hits_per_s; /* --budget N/s, or the default; 0: no budget at all */
+	double hit_ns;	   /* timed cost of one probe hit: a RET's (with pct only) */
+	uint64_t next_ns;  /* the governor's next slice */
+	uint64_t watch_hits, watch_ring[GOVERN_RING]; /* the runtime watchers' hits */
+	uint64_t slice;				      /* slices since tracing began */
+	/* When each slice of the rings ended, and the time the rings cover:
+	 * a tick runs late while the sweep reads many calls in flight, so ten
+	 * slices can cover more than a second.  At least 1 s. */
+	uint64_t slice_end_ns[GOVERN_RING];
+	double ring_s;
+	/* Quiet slices (govern_go_quiet): the face waits on the session's
+	 * wake fd too (wakeable), so a slice may last a second while BPF
+	 * watches the hits; quiet_until_ns is that second's end.  After a
+	 * wake, or an attach, slices are 100 ms until loud_until_ns. */
+	bool wakeable, quiet;
+	uint64_t quiet_until_ns, loud_until_ns;
+	uint64_t cpu_ns;	  /* the targets' CPU time at the last slice; 0: unknown */
+	uint64_t watch_off_until; /* the watchers cost too much: out until then */
+	bool watch_warned;
+	uint64_t rng;
+	/* govern_tick's per-function buffers, kept across slices: ten slices
+	 * a second must not allocate (and fault in) a counters copy each. */
+	struct retop_func_stats *tick_st;
+	struct budget_demand *tick_demand;
+	struct budget_decision *tick_plan;
+	struct session_func **tick_sf;
+	size_t *tick_order;
+	size_t tick_cap;
+};
+
+/* Per traced function. */
+struct govern_func {
+	enum budget_mode mode;
+	bool counts_at_entry; /* the entry is proven to count calls */
+	bool entry_only;
+	uint64_t attached_ns, mode_since_ns;
+	/* Demand: probe hits and calls begun, per slice, over the last second. */
+	uint64_t last_hits, last_begun;
+	uint64_t hits_ring[GOVERN_RING], begun_ring[GOVERN_RING];
+	double calls_per_s; /* calls begun in the last second (estimated: a second,
+			     * from its sampled slices) */
+	double rate_per_s;  /* the same as a rate, over the time measured */
+	double share;	    /* planned share of time with its probes in */
+	double slice_cost;  /* estimated: hits of a sampled slice over its calls' */
+	/* The RET probes stay until then while timed calls drain. */
+	uint64_t drain_until_ns;
+	uint64_t drained;     /* timed calls left in flight at the deadline: untimed */
+	struct ledger ledger; /* exact periods and the estimate's slices */
+	/* Left full mode since its counters began: its probes were out for a
+	 * time, so its hits inside its callers' calls are a sample. */
+	bool ever_shed;
+	/* Estimated: the slices' plan (k % RETOP_GATE_RING) and read cursor. */
+	uint64_t gate_base, k_read, k_plan;
+	double slice_p[RETOP_GATE_RING];
+	bool slice_on[RETOP_GATE_RING];
+	bool probes_were_in; /* its entry probe was in at the last slice's end */
+	/* Inline marks (tracer_marks_in): their hits count in the budget; they
+	 * are out while the function is estimated, and its inlined calls
+	 * are then not exact.  marks_only: a function that exists only
+	 * inlined, in full or out. */
+	bool marks_only, marks_missed, marks_failed;
+	uint64_t last_inlined, inl_ring[GOVERN_RING];
+	double inlined_per_s; /* mark hits a second, as last measured with them in */
+};
+
+/* A function was just attached, every probe in. */
+void govern_func_start(struct govern *b, struct govern_func *gf, const struct interlock_verdict *v,
+		       uint64_t now_ns);
+/* The function's counters were reset: its ledger starts again. */
+void govern_func_reset(struct govern_func *gf);
+/* The governor's clock: measure, plan, move probes.  Returns when it wants
+ * to run next (tracer_now_ns() clock). */
+uint64_t govern_tick(struct session *s, uint64_t now_ns);
+/* The face waits on the session's wake fd too (on): slices may go quiet.
+ * govern_wake(): BPF woke the engine, the next tick is now. */
+void govern_wakeable(struct govern *b, bool on);
+void govern_wake(struct govern *b);
+/* Probe hits a second the budget lets all functions make together. */
+double govern_allowed_hits(const struct govern *b);
+/* A function's counts as the governor knows them: calls (exact, or the
+ * estimate with its interval), its mode and share. */
+void govern_fill(struct session_func *sf, struct snapshot_func *out);
+/* The slices' buffers. */
+void govern_close(struct govern *b);
+
+#endif

@@ -1,0 +1,175 @@
+/* Unit tests for the overhead budget's policy (src/budget.c) on arrays of
+ * demands: who stays in full, who is timed at its entry, who is estimated,
+ * with which share; and for --budget PCT%'s ceiling. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "budget.h"
+
+#define S 1000000000ull
+/* Long past any mode change: every function settled. */
+#define NOW (100 * S)
+
+static struct budget_demand demand(double calls_per_s, bool counts_at_entry)
+{
+	return (struct budget_demand){.hits = 2 * calls_per_s,
+				      .calls_per_s = calls_per_s,
+				      .rate_per_s = calls_per_s,
+				      .slice_cost = 2.0,
+				      .mode = BUDGET_FULL,
+				      .counts_at_entry = counts_at_entry};
+}
+
+static void test_all_fit(void **state)
+{
+	struct budget_demand d[2] = {demand(1000, true), demand(2000, false)};
+	struct budget_decision out[2];
+	size_t order[2];
+
+	(void)state;
+	/* 6,000 hits a second of 10,000 (9,000 aimed at): both in full. */
+	budget_plan(d, 2, 10000, NOW, order, out);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(out[i].to, BUDGET_FULL);
+		assert_true(out[i].share == 1.0);
+	}
+}
+
+static void test_cheapest_first(void **state)
+{
+	/* 200 and 300 calls/s fit; 20,000 calls/s (40,000 hits) cannot even
+	 * with its entries (20,000 > what is left), so it is estimated. */
+	struct budget_demand d[3] = {demand(20000, true), demand(200, false), demand(300, true)};
+	struct budget_decision out[3];
+	size_t order[3];
+
+	(void)state;
+	budget_plan(d, 3, 10000, NOW, order, out);
+	assert_int_equal(out[1].to, BUDGET_FULL);
+	assert_int_equal(out[2].to, BUDGET_FULL);
+	assert_int_equal(out[0].to, BUDGET_ESTIMATED);
+	/* What is left after the two in full (9,000 - 400 - 600 = 8,000), for
+	 * sampled slices at 2 hits a call and the measured slice cost 2. */
+	assert_true(fabs(out[0].share - 8000.0 / (2.0 * 40000.0)) < 1e-9);
+}
+
+static void test_timing_when_entries_fit(void **state)
+{
+	/* 4,000 calls/s: 8,000 hits in full do not fit an equal share, the
+	 * 4,000 entries do (proven to count calls): timing, its RETs in for
+	 * the share of slices what is left pays for. */
+	struct budget_demand d[1] = {demand(4000, true)};
+	struct budget_decision out[1];
+	size_t order[1];
+
+	(void)state;
+	d[0].hits = 2 * 6000;
+	d[0].calls_per_s = d[0].rate_per_s = 6000;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_TIMING);
+	assert_true(fabs(out[0].share - (9000.0 - 6000.0) / 6000.0) < 1e-9);
+	/* The same entry not proven to count calls: estimated. */
+	d[0].counts_at_entry = false;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_ESTIMATED);
+}
+
+static void test_hold_and_headroom(void **state)
+{
+	/* Estimated for 1 s only: no way back to a dearer mode before
+	 * BUDGET_HOLD_NS, though 1,000 calls/s would fit in full. */
+	struct budget_demand d[1] = {demand(1000, true)};
+	struct budget_decision out[1];
+	size_t order[1];
+
+	(void)state;
+	d[0].mode = BUDGET_ESTIMATED;
+	d[0].mode_since_ns = NOW - S;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_ESTIMATED);
+	/* Settled: back in full. */
+	d[0].mode_since_ns = NOW - 3 * S;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_FULL);
+	/* 4,000 calls/s (8,000 hits): fits 9,000 in full, not 9,000 * 0.7
+	 * from the estimate; its 4,000 entries fit 9,000 * 0.8 * 0.7, so it
+	 * is timed, and the rest pays for its RETs in every slice: full. */
+	d[0].hits = 8000;
+	d[0].calls_per_s = d[0].rate_per_s = 4000;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_FULL);
+	/* 6,000 calls/s: its entries fit 9,000 * 0.8, not * 0.7: estimated. */
+	d[0].hits = 12000;
+	d[0].calls_per_s = d[0].rate_per_s = 6000;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_ESTIMATED);
+}
+
+static void test_min_share(void **state)
+{
+	/* A function a thousand budgets over: sampled at least
+	 * BUDGET_MIN_SHARE of the time. */
+	struct budget_demand d[1] = {demand(5e6, false)};
+	struct budget_decision out[1];
+	size_t order[1];
+
+	(void)state;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_ESTIMATED);
+	assert_true(out[0].share == BUDGET_MIN_SHARE);
+}
+
+static void test_ties_are_stable(void **state)
+{
+	/* Equal demands: the same plan whatever qsort does with ties. */
+	struct budget_demand d[4];
+	struct budget_decision a[4], b[4];
+	size_t order[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		d[i] = demand(1500, true);
+	budget_plan(d, 4, 10000, NOW, order, a);
+	budget_plan(d, 4, 10000, NOW, order, b);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(a[i].to, b[i].to);
+		assert_true(a[i].share == b[i].share);
+	}
+	/* 3,000 hits each do not fit 9,000 / 4 in full; their entries (1,500
+	 * each) do: all timed, sharing the 3,000 left for RETs. */
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(a[i].to, BUDGET_TIMING);
+		assert_true(fabs(a[i].share - 0.5) < 1e-9);
+	}
+}
+
+static void test_allowed(void **state)
+{
+	(void)state;
+	assert_true(budget_allowed_hits(10000, 0, 20000) == 10000);
+	assert_true(budget_allowed_hits(0, 5, 20000) == 0);
+	/* 1% of a CPU at 20 us a hit: 1/101 of a second is 495 hits. */
+	assert_true(fabs(budget_allowed_hits(10000, 1, 20000) - 1e9 / 101.0 / 20000.0) < 1e-6);
+	/* A cheap hit: the hit count is the lower ceiling. */
+	assert_true(budget_allowed_hits(10000, 50, 100) == 10000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_all_fit),
+	    cmocka_unit_test(test_cheapest_first),
+	    cmocka_unit_test(test_timing_when_entries_fit),
+	    cmocka_unit_test(test_hold_and_headroom),
+	    cmocka_unit_test(test_min_share),
+	    cmocka_unit_test(test_ties_are_stable),
+	    cmocka_unit_test(test_allowed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
