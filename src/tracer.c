@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guard.h"
+#include "bpf_mem.h"
 #include "log.h"
 #include "probes.h"
 #include "procs.h"
@@ -75,39 +75,23 @@ uint64_t tracer_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* --max-in-flight n as the maps hold it: the first RETOP_INFLIGHT_FIRST
- * calls in `inflight`, the rest spilled (bpf/retop.bpf.c).  The one split
- * the maps are sized by and their memory is told from. */
-static void tracer_inflight_split(uint32_t n, uint32_t *first, uint32_t *spill)
-{
-	*first = n < RETOP_INFLIGHT_FIRST ? n : RETOP_INFLIGHT_FIRST;
-	*spill = n - *first;
-}
-
-/* Each map sized for what this run can use (bpf/retop.bpf.c): the
- * per-function maps for --max-functions, the in-flight map (allocated per
- * call) for --max-in-flight, the preallocated evidence maps for the
- * goroutines they remember. */
+/* Each map sized as bpf_mem says, before the load. */
 static void tracer_size_maps(struct tracer *t)
 {
 	struct retop *sk = t->skel;
-	uint32_t nf = (uint32_t)t->opts.max_functions;
-	int ncpu = libbpf_num_possible_cpus();
+	struct bpf_mem_sizes z;
 
-	uint32_t first, spill;
-	tracer_inflight_split(t->opts.inflight_max, &first, &spill);
-	bpf_map__set_max_entries(sk->maps.inflight, first);
-	/* A map needs one entry at least. */
-	bpf_map__set_max_entries(sk->maps.inflight_spill, spill ? spill : 1);
-	sk->rodata->spill_enabled = spill > 0;
-	bpf_map__set_max_entries(sk->maps.func_stats, nf);
-	/* A race may give a function one more call site per CPU. */
-	bpf_map__set_max_entries(sk->maps.caller_stats,
-				 nf * (RETOP_CALLER_SITES + 1 + (ncpu > 0 ? (uint32_t)ncpu : 1)));
-	bpf_map__set_max_entries(sk->maps.goroutines, TRACER_GOROUTINES);
-	bpf_map__set_max_entries(sk->maps.first_entry, TRACER_GOROUTINES);
-	bpf_map__set_max_entries(sk->maps.recovered, TRACER_GOROUTINES_MARKED);
-	bpf_map__set_max_entries(sk->maps.drop_marks, TRACER_GOROUTINES_MARKED);
+	bpf_mem_size_maps(t->opts.inflight_max, t->opts.max_functions, libbpf_num_possible_cpus(),
+			  &z);
+	bpf_map__set_max_entries(sk->maps.inflight, z.inflight);
+	bpf_map__set_max_entries(sk->maps.inflight_spill, z.inflight_spill);
+	sk->rodata->spill_enabled = z.spill;
+	bpf_map__set_max_entries(sk->maps.func_stats, z.func_stats);
+	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
+	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);
+	bpf_map__set_max_entries(sk->maps.first_entry, z.first_entry);
+	bpf_map__set_max_entries(sk->maps.recovered, z.recovered);
+	bpf_map__set_max_entries(sk->maps.drop_marks, z.drop_marks);
 }
 
 static int tracer_load_error(int ret, char *err)
@@ -143,14 +127,10 @@ static bool tracer_in_init_pidns(void)
  * the snapshot every refresh, with no syscall. */
 static int tracer_map_stats(struct tracer *t)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t len = bpf_map__max_entries(t->skel->maps.func_stats) *
-		     ((sizeof(struct retop_func_stats) + 7) & ~7ul);
-	void *p;
-
-	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(t->skel->maps.func_stats), 0);
+	size_t len = bpf_mem_array_bytes(bpf_map__max_entries(t->skel->maps.func_stats),
+					 sizeof(struct retop_func_stats), sysconf(_SC_PAGESIZE));
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(t->skel->maps.func_stats), 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	t->stats = p;
@@ -1156,46 +1136,13 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 	return 0;
 }
 
-/* One 16-byte bucket per entry, rounded up to a power of two: what the
- * kernel allocates at load, whatever is in flight. */
-static uint64_t tracer_bucket_bytes(uint32_t n)
-{
-	uint64_t buckets = 1;
-
-	while (buckets < n)
-		buckets <<= 1;
-	return 16 * buckets;
-}
-
-uint64_t tracer_inflight_base_bytes(uint32_t n)
-{
-	uint32_t first, spill;
-
-	tracer_inflight_split(n, &first, &spill);
-	return tracer_bucket_bytes(first) + tracer_bucket_bytes(spill ? spill : 1);
-}
-
-uint64_t tracer_inflight_call_bytes(void)
-{
-	/* The kernel's htab_elem header (48 bytes on 64-bit), key and value
-	 * rounded to 8, and the allocator's list node (8) that a map without
-	 * preallocation charges per element.  Checked against the memlock of
-	 * fdinfo with 100,100 calls held (tests/integration/trace-stress.sh). */
-	return 48 + ((sizeof(struct retop_inflight_key) + 7) & ~7ul) +
-	       ((sizeof(struct retop_inflight_val) + 7) & ~7ul) + 8;
-}
-
 uint64_t tracer_inflight_room_bytes(const struct tracer *t)
 {
 	int64_t live = 0;
 
 	for (size_t i = 0; i < t->opts.max_functions; i++)
 		live += tracer_slot_inflight(t, (int)i);
-	if (live < 0)
-		live = 0;
-	if ((uint64_t)live >= t->opts.inflight_max)
-		return 0;
-	return (t->opts.inflight_max - (uint64_t)live) * tracer_inflight_call_bytes();
+	return bpf_mem_inflight_room_bytes(t->opts.inflight_max, live);
 }
 
 uint64_t tracer_map_bytes(struct tracer *t)
@@ -1210,9 +1157,9 @@ uint64_t tracer_map_bytes(struct tracer *t)
 	bpf_object__for_each_map(map, t->skel->obj) {
 		bool grows = bpf_map__map_flags(map) & BPF_F_NO_PREALLOC;
 		if (grows)
-			sum += guard_fd_memlock(bpf_map__fd(map));
+			sum += bpf_mem_fd_memlock(bpf_map__fd(map));
 		else if (t->fixed_map_bytes == UINT64_MAX)
-			fixed += guard_fd_memlock(bpf_map__fd(map));
+			fixed += bpf_mem_fd_memlock(bpf_map__fd(map));
 	}
 	if (t->fixed_map_bytes != UINT64_MAX)
 		return sum + t->fixed_map_bytes;
