@@ -164,8 +164,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	t->skel = retop__open();
 	if (!t->skel) {
 		ret = tracer_load_error(-errno, err);
-		free(t);
-		return ret;
+		goto cleanup;
 	}
 	tracer_size_maps(t);
 	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
@@ -183,9 +182,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	ret = retop__load(t->skel);
 	if (ret) {
 		ret = tracer_load_error(ret, err);
-		retop__destroy(t->skel);
-		free(t);
-		return ret;
+		goto cleanup;
 	}
 	/* Without it, the calls of a process that exec()s wait for the
 	 * timeout; everything else works. */
@@ -195,15 +192,18 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	ret = tracer_map_stats(t);
 	if (ret) {
 		err_set(err, -ret, "mapping the BPF counters failed: %s", strerror(-ret));
-		retop__destroy(t->skel);
-		free(t);
-		return ret;
+		goto cleanup;
 	}
 	/* Without it the engine ticks ten times a second, as always. */
 	t->wake_rb = ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, NULL,
 				      NULL);
 	*out = t;
 	return 0;
+cleanup:
+	bpf_link__destroy(t->exec_link);
+	retop__destroy(t->skel);
+	free(t);
+	return ret;
 }
 
 int tracer_wake_fd(const struct tracer *t)
