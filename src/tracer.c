@@ -1,9 +1,7 @@
-#include "tracer.h"
+#include "tracer_internal.h"
 
 #include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,59 +12,6 @@
 #include "bpf_mem.h"
 #include "log.h"
 #include "probes.h"
-#include "procs.h"
-#include "retop.skel.h"
-
-struct tracer_slot {
-	bool used;
-	/* Per binary (the verdict's image) and kind (enum tracer_kind): the
-	 * entry, every RET site, the inline marks.  A deploy adds the new
-	 * file's probes beside the old file's. */
-	struct probe_set *sets[RETOP_MAX_IMAGES][TRACER_KINDS];
-	/* Each binary's RET sites take their own range of ret_hits. */
-	uint8_t site_base[RETOP_MAX_IMAGES];
-	bool has_base[RETOP_MAX_IMAGES];
-	uint32_t sites_used;
-	uint64_t orphans;
-};
-
-/* A runtime function watched for evidence that calls died. */
-struct tracer_watch {
-	struct bpf_program *prog;
-	struct interlock_verdict v; /* approved once; NULL f: not watched */
-	int pid;
-	struct probe_set *set;
-};
-
-struct tracer {
-	struct retop *skel;
-	bool multi;		   /* uprobe_multi links */
-	/* runtime.recovery and runtime.goexit1 of each binary */
-	struct tracer_watch watches[RETOP_MAX_IMAGES][2];
-	struct tracer_opts opts;
-	struct tracer_slot slots[RETOP_MAX_FUNCS];
-	struct bpf_link *exec_link; /* sched_process_exec: NULL if not watched */
-	struct retop_func_stats zero; /* for resets; large, so not on the stack */
-	/* func_stats, mmapped: BPF's counters read without a syscall. */
-	struct retop_func_stats *stats;
-	size_t stats_len;
-	bool args_used; /* a slot captured arguments since the load */
-	struct callers_table callers; /* the caller map as last read */
-	/* The memlock of the maps whose size is fixed at load (all but those
-	 * allocated per element), read once; UINT64_MAX: not yet. */
-	uint64_t fixed_map_bytes;
-	struct ring_buffer *wake_rb; /* BPF's wakeups (tracer_wake_fd) */
-	/* tracer_exec_ns's last answer, and exec_seq when it was read. */
-	int exec_pid;
-	uint64_t exec_seq, exec_when;
-	size_t sweep_first; /* read entries from here on were spilled */
-	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
-	struct retop_inflight_val *sweep_vals;
-	size_t sweep_cap;
-	bool sweep_warned;
-	bool claim_warned;
-	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
-};
 
 uint64_t tracer_now_ns(void)
 {
@@ -97,9 +42,10 @@ static void tracer_size_maps(struct tracer *t)
 static int tracer_load_error(int ret, char *err)
 {
 	if ((ret == -EPERM || ret == -EACCES) && geteuid() == 0)
-		return err_set(err, -ret,
-			       "the kernel refused retop's BPF programs (%s): see the verifier's log with -vv",
-			       strerror(-ret));
+		return err_set(
+		    err, -ret,
+		    "the kernel refused retop's BPF programs (%s): see the verifier's log with -vv",
+		    strerror(-ret));
 	if (ret == -EPERM || ret == -EACCES)
 		return err_set(err, -ret,
 			       "loading the BPF programs was refused: run retop as root (or with "
@@ -109,7 +55,8 @@ static int tracer_load_error(int ret, char *err)
 			       "this kernel cannot load retop's BPF programs (%s): retop needs "
 			       "Linux >= 5.15 with BPF, uprobes and attach cookies",
 			       strerror(-ret));
-	return err_set(err, -ret, "loading the BPF programs failed: %s (run with -vv for libbpf's log)",
+	return err_set(err, -ret,
+		       "loading the BPF programs failed: %s (run with -vv for libbpf's log)",
 		       strerror(-ret));
 }
 
@@ -195,8 +142,8 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		goto cleanup;
 	}
 	/* Without it the engine ticks ten times a second, as always. */
-	t->wake_rb = ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, NULL,
-				      NULL);
+	t->wake_rb =
+	    ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, NULL, NULL);
 	*out = t;
 	return 0;
 cleanup:
@@ -236,7 +183,8 @@ int tracer_watch_exec(struct tracer *t, int pid)
 	if (!t->exec_link)
 		return -ENOTSUP;
 	if (bpf_map__update_elem(t->skel->maps.execs, &tgid, sizeof(tgid), &never, sizeof(never),
-				 BPF_NOEXIST) != 0 && errno != EEXIST)
+				 BPF_NOEXIST) != 0 &&
+	    errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -333,8 +281,10 @@ static int tracer_free_slot(const struct tracer *t)
 static int tracer_attach_error(int e, const struct interlock_verdict *v, uint64_t off, char *err)
 {
 	if (e == EPERM || e == EACCES)
-		return err_set(err, e, "%s: attaching a uprobe at file offset 0x%llx was refused: "
-			       "run retop as root", v->f->name, (unsigned long long)off);
+		return err_set(err, e,
+			       "%s: attaching a uprobe at file offset 0x%llx was refused: "
+			       "run retop as root",
+			       v->f->name, (unsigned long long)off);
 	if (e == ESRCH)
 		return err_set(err, e, "%s: the process is gone", v->f->name);
 	return err_set(err, e, "%s: attaching a uprobe at file offset 0x%llx failed: %s",
@@ -368,9 +318,10 @@ int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v
 		return 0;
 	if (!s->has_base[v->image]) {
 		if (s->sites_used + nrets > RETOP_MAX_RET_SITES)
-			return err_set(err, ENOSPC, "%s: %zu more RET sites in this binary, %u in the "
-				       "others: more than %d", v->f->name, nrets, s->sites_used,
-				       RETOP_MAX_RET_SITES);
+			return err_set(err, ENOSPC,
+				       "%s: %zu more RET sites in this binary, %u in the "
+				       "others: more than %d",
+				       v->f->name, nrets, s->sites_used, RETOP_MAX_RET_SITES);
 		s->site_base[v->image] = (uint8_t)s->sites_used;
 		s->has_base[v->image] = true;
 		s->sites_used += (uint32_t)nrets;
@@ -382,7 +333,8 @@ int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v
 		t->skel->bss->slot_epoch[slot]++;
 	for (size_t i = 0; i < nrets; i++) {
 		off[i] = v->ret_offsets[i];
-		cookie[i] = RETOP_COOKIE(slot, RETOP_RET_SITE(v->image, s->site_base[v->image] + i));
+		cookie[i] =
+		    RETOP_COOKIE(slot, RETOP_RET_SITE(v->image, s->site_base[v->image] + i));
 	}
 	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, v->path, pid, off, cookie,
 			       nrets, &s->sets[v->image][TRACER_RETS], &failed);
@@ -532,78 +484,6 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 	return ret;
 }
 
-/* The in-flight map a record was read from. */
-static int tracer_inflight_fd(const struct tracer *t, bool spill)
-{
-	return bpf_map__fd(spill ? t->skel->maps.inflight_spill : t->skel->maps.inflight);
-}
-
-/* Delete a read record, and its value into *val if val is not NULL; 0:
- * this delete took it.  A spilled record leaves spill_live with it. */
-static int tracer_inflight_take(struct tracer *t, const struct retop_inflight_key *key, bool spill,
-				struct retop_inflight_val *val)
-{
-	int fd = tracer_inflight_fd(t, spill);
-	int ret = val ? bpf_map_lookup_and_delete_elem(fd, key, val) : bpf_map_delete_elem(fd, key);
-
-	if (ret == 0 && spill)
-		__sync_fetch_and_sub(&t->skel->bss->spill_live, 1);
-	return ret;
-}
-
-static int tracer_read_inflight(struct tracer *t, size_t *out);
-
-/* A call leaves the in-flight map other than by its RET: its arguments, if
- * any were captured, go with it (no RET will take them). */
-static void tracer_forget_args(struct tracer *t, const struct retop_inflight_key *key)
-{
-	if (t->args_used)
-		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.inflight_args), key);
-}
-
-/* Delete the in-flight calls of a slot (its function was detached: entry
- * probe first, so none is added after this). */
-static void tracer_purge_slot(struct tracer *t, int slot)
-{
-	size_t n = 0;
-
-	if (tracer_read_inflight(t, &n) != 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
-		    tracer_inflight_take(t, &t->sweep_keys[i], i >= t->sweep_first, NULL) == 0)
-			tracer_forget_args(t, &t->sweep_keys[i]);
-	t->skel->bss->slot_inflight[slot] = 0;
-}
-
-uint64_t tracer_untime_inflight(struct tracer *t, int slot)
-{
-	struct retop_inflight_val val;
-	uint64_t n_untimed = 0;
-	size_t n = 0;
-
-	if (tracer_read_inflight(t, &n) != 0)
-		return 0;
-	/* Each call is deleted here or by its RET, never both: the one that
-	 * deleted it counts it.  A RET that won the call from the sweep
-	 * (RETURNING) but loses this delete leaves it to be counted here; a
-	 * tombstone holds no call. */
-	for (size_t i = 0; i < n; i++)
-		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
-		    tracer_inflight_take(t, &t->sweep_keys[i], i >= t->sweep_first, &val) == 0 &&
-		    val.start_ns != RETOP_START_ORPHANED) {
-			__sync_fetch_and_sub(&t->skel->bss->slot_inflight[slot], 1);
-			tracer_forget_args(t, &t->sweep_keys[i]);
-			n_untimed++;
-		}
-	return n_untimed;
-}
-
-int64_t tracer_slot_inflight(const struct tracer *t, int slot)
-{
-	return __atomic_load_n(&t->skel->bss->slot_inflight[slot], __ATOMIC_RELAXED);
-}
-
 void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len, bool first_on)
 {
 	memset(t->skel->bss->gate_on[slot], 0, sizeof(t->skel->bss->gate_on[slot]));
@@ -635,8 +515,10 @@ void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS])
 int tracer_cal_attach(struct tracer *t, int kind, const char *path, uint64_t off,
 		      struct probe_set **out)
 {
-	uint32_t site = kind == RETOP_HIT_RET ? RETOP_RET_SITE(0, 0)
-			: RETOP_ENTRY_SITE(kind == RETOP_HIT_ENTRY_STEPPED ? RETOP_ENTRY_STEPPED : 0, 0);
+	uint32_t site =
+	    kind == RETOP_HIT_RET
+		? RETOP_RET_SITE(0, 0)
+		: RETOP_ENTRY_SITE(kind == RETOP_HIT_ENTRY_STEPPED ? RETOP_ENTRY_STEPPED : 0, 0);
 	uint64_t cookie = RETOP_COOKIE(RETOP_CAL_FUNC, site);
 	struct bpf_program *prog =
 	    kind == RETOP_HIT_RET ? t->skel->progs.retop_return : t->skel->progs.retop_entry;
@@ -676,8 +558,10 @@ int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, 
 		return ret;
 	const struct func_info *f = v->f;
 	if (slot < 0)
-		return err_set(err, ENOSPC, "%s: already tracing %zu functions (--max-functions): "
-			       "stop one first", f->name, t->opts.max_functions);
+		return err_set(err, ENOSPC,
+			       "%s: already tracing %zu functions (--max-functions): "
+			       "stop one first",
+			       f->name, t->opts.max_functions);
 	*entry_only = v->entry_only;
 	s = &t->slots[slot];
 	/* Counters start from zero before the first probe can fire, and no
@@ -694,9 +578,11 @@ int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, 
 		return ret;
 	s->used = true;
 	s->orphans = 0;
-	log_info("tracer", "%s: %zu probes at file offset 0x%llx of binary %u, the entry's at +0x%x "
-		 "(slot %d)", f->name, tracer_probe_count(t, slot), (unsigned long long)f->file_offset,
-		 v->image, f->entry_probe_off, slot);
+	log_info("tracer",
+		 "%s: %zu probes at file offset 0x%llx of binary %u, the entry's at +0x%x "
+		 "(slot %d)",
+		 f->name, tracer_probe_count(t, slot), (unsigned long long)f->file_offset, v->image,
+		 f->entry_probe_off, slot);
 	return slot;
 }
 
@@ -876,275 +762,6 @@ int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im
 	return callers_view_of(&t->callers, (uint32_t)slot, t->skel->bss->slot_gen[slot], im, out);
 }
 
-/* One in-flight call, as the sweep reads it. */
-struct sweep_entry {
-	struct retop_inflight_key key;
-	struct retop_inflight_val val;
-	bool spill; /* read from inflight_spill */
-};
-
-/* Read one in-flight map, in batches, after the n entries already read: a
- * syscall per entry would cost a second at 262,144 calls in flight. */
-static int tracer_read_map(struct tracer *t, int fd, size_t *n_io)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 token = 0;
-	size_t n = *n_io;
-	bool first = true, grow = false;
-
-	for (;;) {
-		if (grow || t->sweep_cap - n < 1024) {
-			size_t cap = t->sweep_cap ? 2 * t->sweep_cap : 8192;
-			struct retop_inflight_key *k = realloc(t->sweep_keys, cap * sizeof(*k));
-			if (k)
-				t->sweep_keys = k;
-			struct retop_inflight_val *v = realloc(t->sweep_vals, cap * sizeof(*v));
-			if (v)
-				t->sweep_vals = v;
-			if (!k || !v)
-				return -ENOMEM;
-			t->sweep_cap = cap;
-			grow = false;
-		}
-		__u32 count = (__u32)(t->sweep_cap - n);
-		int ret = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, t->sweep_keys + n,
-					       t->sweep_vals + n, &count, &opts);
-		int e = ret ? errno : 0;
-		first = false;
-		n += count;
-		*n_io = n;
-		if (e == ENOENT)
-			return 0;
-		if (e == ENOSPC && count == 0 && t->sweep_cap < (1u << 26)) {
-			grow = true; /* one bucket holds more than fits: grow, retry */
-			continue;
-		}
-		if (e)
-			return -e;
-	}
-}
-
-/* Read every call in flight: the first map, then the spilled calls when
- * there are any (walking their map's buckets is what costs).  Entries
- * from t->sweep_first on were spilled. */
-static int tracer_read_inflight(struct tracer *t, size_t *out)
-{
-	size_t n = 0;
-	int ret = tracer_read_map(t, tracer_inflight_fd(t, false), &n);
-
-	t->sweep_first = n;
-	if (!ret && __atomic_load_n(&t->skel->bss->spill_live, __ATOMIC_ACQUIRE) > 0)
-		ret = tracer_read_map(t, tracer_inflight_fd(t, true), &n);
-	*out = n;
-	return ret;
-}
-
-/* By goroutine, the latest call first. */
-static int sweep_entry_cmp(const void *a, const void *b)
-{
-	const struct sweep_entry *x = a, *y = b;
-
-	if (x->key.tgid != y->key.tgid)
-		return x->key.tgid < y->key.tgid ? -1 : 1;
-	if (x->key.g != y->key.g)
-		return x->key.g < y->key.g ? -1 : 1;
-	if (x->val.start_ns != y->val.start_ns)
-		return x->val.start_ns > y->val.start_ns ? -1 : 1;
-	return 0;
-}
-
-/* Is the process still there?  Asked once per process and sweep. */
-struct sweep_procs {
-	uint32_t tgid[64];
-	bool alive[64];
-	uint64_t exec_ns[64]; /* its last exec() (BPF's execs), 0: none seen */
-	size_t n;
-};
-
-/* Whether the process lives, and when it last called exec(): once per
- * process and sweep. */
-static bool sweep_proc_alive(struct tracer *t, struct sweep_procs *p, uint32_t tgid,
-			     uint64_t *exec_ns)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (p->tgid[i] == tgid) {
-			*exec_ns = p->exec_ns[i];
-			return p->alive[i];
-		}
-	bool alive = procs_alive((int)tgid);
-	*exec_ns = tracer_exec_ns(t, (int)tgid);
-	if (p->n < 64) {
-		p->tgid[p->n] = tgid;
-		p->alive[p->n] = alive;
-		p->exec_ns[p->n++] = *exec_ns;
-	}
-	return alive;
-}
-
-/* Evidence seen between a call's start and the moment the sweep began
- * reading the map: the call was still in the map after that moment, so the
- * evidence cannot be its own RET.  Evidence from later (the map is read
- * bucket by bucket, the goroutine record after it) may be that call's own
- * return, followed by a new call in the same frame: it waits for the next
- * sweep. */
-static bool sweep_evidence(uint64_t at, uint64_t start, uint64_t read_ns)
-{
-	return at > start && at < read_ns;
-}
-
-/* What proves a call dead (retop.h): its process
- * exited, its goroutine exited, or its goroutine ran at its depth or
- * shallower after the call began (a RET, or an entry still in flight). */
-static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_goroutine_val *g,
-			      bool have_g, uint64_t later_min_depth, uint64_t read_ns)
-{
-	uint64_t start = e->val.start_ns, depth = e->key.depth;
-
-	if (later_min_depth <= depth)
-		return true;
-	if (!have_g)
-		return false;
-	return sweep_evidence(g->exit_ns, start, read_ns) ||
-	       (sweep_evidence(g->ret_ns, start, read_ns) && g->ret_depth <= depth) ||
-	       (sweep_evidence(g->min_ns, start, read_ns) && g->min_depth <= depth);
-}
-
-/* Take out a record no probe can reach any more (its process exited, or
- * its slot was detached): nothing races with this delete.  A call it held
- * is an orphan (of a live slot). */
-static void sweep_reap(struct tracer *t, const struct sweep_entry *e, bool orphan)
-{
-	struct retop_inflight_val now;
-
-	if (tracer_inflight_take(t, &e->key, e->spill, &now) != 0)
-		return;
-	tracer_forget_args(t, &e->key);
-	if (!RETOP_START_LIVE(now.start_ns))
-		return;
-	__sync_fetch_and_sub(&t->skel->bss->slot_inflight[e->key.func_id], 1);
-	if (orphan)
-		t->slots[e->key.func_id].orphans++;
-}
-
-/* A call of a live process proven dead: claimed in the kernel, by
- * compare-and-swap, only if its record still holds the call that was judged
- * (retop_claim).  A newer call in the same frame, or a RET, wins instead;
- * nothing is deleted, nothing put back. */
-static void sweep_claim(struct tracer *t, const struct sweep_entry *e)
-{
-	struct retop_claim c = {.key = e->key, .start_ns = e->val.start_ns};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
-
-	if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.retop_claim), &opts) != 0) {
-		if (!t->claim_warned)
-			log_warn("tracer", "cannot claim dead calls (%s): they stay in flight",
-				 strerror(errno));
-		t->claim_warned = true;
-		return;
-	}
-	if (c.claimed)
-		t->slots[e->key.func_id].orphans++;
-}
-
-/* Judge one goroutine's calls, [first, end) of the sorted entries. */
-static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t first, size_t end,
-			    struct sweep_procs *procs, uint64_t now, uint64_t read_ns,
-			    struct tracer_inflight *inflight)
-{
-	struct retop_goroutine_key gk = {.tgid = all[first].key.tgid, .g = all[first].key.g};
-	struct retop_goroutine_val gv;
-	bool have_g = bpf_map__lookup_elem(t->skel->maps.goroutines, &gk, sizeof(gk), &gv,
-					   sizeof(gv), 0) == 0;
-	uint64_t exec_ns = 0;
-	bool gone = !sweep_proc_alive(t, procs, gk.tgid, &exec_ns) && t->init_pidns;
-	uint64_t later_min = UINT64_MAX;
-
-	for (size_t i = first; i < end; i++) {
-		struct sweep_entry *e = &all[i];
-		uint32_t slot = e->key.func_id;
-		uint64_t age = now > e->val.start_ns ? now - e->val.start_ns : 0;
-		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
-
-		if (!RETOP_START_LIVE(e->val.start_ns)) {
-			/* A claimed call's tombstone: its goroutine takes it
-			 * out, or reuses it, when it reaches the key again. */
-			if (stale || gone)
-				sweep_reap(t, e, false);
-			continue;
-		}
-		/* Only proof makes an orphan: a call past --orphan-timeout is
-		 * overdue, and stays in flight for its RET to count it.  A call
-		 * begun before its process's exec() is proven dead: that
-		 * program is gone. */
-		bool dead = gone || e->val.start_ns < exec_ns ||
-			    sweep_proven_dead(e, &gv, have_g, later_min, read_ns);
-
-		/* A later call at this depth or shallower proves the earlier
-		 * ones dead only if it began before the read did (see
-		 * sweep_evidence). */
-		if (e->key.depth < later_min && e->val.start_ns < read_ns)
-			later_min = e->key.depth;
-		if (stale || gone) {
-			sweep_reap(t, e, !stale);
-			continue;
-		}
-		if (dead) {
-			sweep_claim(t, e);
-			continue;
-		}
-		inflight[slot].count++;
-		if (age >= t->opts.orphan_timeout_ns)
-			inflight[slot].overdue++;
-		if (age > inflight[slot].oldest_ns)
-			inflight[slot].oldest_ns = age;
-	}
-}
-
-int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
-{
-	struct sweep_procs procs = {.n = 0};
-	struct sweep_entry *all;
-	uint64_t now, read_ns;
-	size_t n = 0;
-	int ret;
-
-	memset(inflight, 0, t->opts.max_functions * sizeof(*inflight));
-	read_ns = tracer_now_ns();
-	ret = tracer_read_inflight(t, &n);
-	now = tracer_now_ns();
-	all = ret ? NULL : calloc(n ? n : 1, sizeof(*all));
-	if (!all) {
-		if (!t->sweep_warned)
-			log_warn("tracer", "in-flight calls not swept (their counts are stale): %s",
-				 strerror(ret ? -ret : ENOMEM));
-		t->sweep_warned = true;
-		return ret ? ret : -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		all[i] = (struct sweep_entry){t->sweep_keys[i], t->sweep_vals[i], i >= t->sweep_first};
-	qsort(all, n, sizeof(*all), sweep_entry_cmp);
-	for (size_t i = 0, end; i < n; i = end) {
-		for (end = i + 1; end < n && all[end].key.tgid == all[i].key.tgid &&
-				  all[end].key.g == all[i].key.g;
-		     end++)
-			;
-		sweep_goroutine(t, all, i, end, &procs, now, read_ns, inflight);
-	}
-	free(all);
-	for (size_t i = 0; i < t->opts.max_functions; i++)
-		inflight[i].orphans = t->slots[i].orphans;
-	return 0;
-}
-
-uint64_t tracer_inflight_room_bytes(const struct tracer *t)
-{
-	int64_t live = 0;
-
-	for (size_t i = 0; i < t->opts.max_functions; i++)
-		live += tracer_slot_inflight(t, (int)i);
-	return bpf_mem_inflight_room_bytes(t->opts.inflight_max, live);
-}
-
 uint64_t tracer_map_bytes(struct tracer *t)
 {
 	struct bpf_map *map;
@@ -1154,7 +771,7 @@ uint64_t tracer_map_bytes(struct tracer *t)
 		return 0;
 	/* Read at every refresh: /proc/self/fdinfo is three syscalls a map,
 	 * so only the maps that grow with their elements are read again. */
-	bpf_object__for_each_map(map, t->skel->obj) {
+	bpf_object__for_each_map (map, t->skel->obj) {
 		bool grows = bpf_map__map_flags(map) & BPF_F_NO_PREALLOC;
 		if (grows)
 			sum += bpf_mem_fd_memlock(bpf_map__fd(map));
