@@ -1,7 +1,7 @@
 /* The tracer's insides, for its own files only (tracer.h is its API):
- * tracer.c loads the BPF side and closes it; tracer_read.c reads the
- * counters and writes the settings BPF reads (.bss); tracer_sweep.c keeps
- * the in-flight maps. */
+ * tracer.c loads the BPF side and closes it; tracer_probes.c puts probes
+ * in and takes them out; tracer_read.c reads the counters and writes the
+ * settings BPF reads (.bss); tracer_sweep.c keeps the in-flight maps. */
 #ifndef RETOP_TRACER_INTERNAL_H
 #define RETOP_TRACER_INTERNAL_H
 
