@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../bpf/retop.h"
+#include "bpf_mem.h"
 #include "budget.h"
 #include "config.h"
 #include "guard.h"
@@ -121,10 +122,10 @@ void cli_usage(FILE *out)
 		"10-30 MiB resident, more with DWARF on a large binary.  Both are shown\n"
 		"while tracing (the memory line of the batch header and dashboard).\n",
 		CLI_DEFAULT_MAX_FUNCTIONS, RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
-		(double)tracer_inflight_base_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
-		(unsigned)tracer_inflight_call_bytes(),
-		BUDGET_DEFAULT_HITS_PER_S, STATS_PERCENTILE_ERROR_PCT,
-		(double)guard_maps_estimate(TRACER_DEFAULT_IN_FLIGHT, CLI_DEFAULT_MAX_FUNCTIONS) /
+		(double)bpf_mem_inflight_base_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
+		(unsigned)bpf_mem_inflight_call_bytes(), BUDGET_DEFAULT_HITS_PER_S,
+		STATS_PERCENTILE_ERROR_PCT,
+		(double)bpf_mem_estimate(TRACER_DEFAULT_IN_FLIGHT, CLI_DEFAULT_MAX_FUNCTIONS) /
 		    (1024.0 * 1024.0));
 }
 

@@ -28,16 +28,9 @@ double guard_remaining_s(const struct guard *g, uint64_t now_ns);
 /* True once, when the deadline has just passed: the caller detaches. */
 bool guard_due(struct guard *g, uint64_t now_ns);
 
-/* Kernel memory charged to a BPF map (memlock in /proc/self/fdinfo), 0 if
- * unknown. */
-uint64_t guard_fd_memlock(int fd);
-/* retop's own resident memory (VmRSS), 0 if unknown. */
+/* retop's own resident memory (VmRSS), 0 if unknown.  The BPF maps' is
+ * bpf_mem's. */
 uint64_t guard_rss_bytes(void);
-/* retop's BPF maps with an in-flight map of inflight_max entries and
- * max_functions slots, as the kernel accounts them with no call in flight
- * (the largest, within a few hundred KiB): the figure --help states before
- * anything is loaded. */
-uint64_t guard_maps_estimate(uint32_t inflight_max, size_t max_functions);
 /* "64M", "1.5G", "512K", "1048576": bytes (K, M, G are powers of 1024).
  * Returns false on anything else. */
 bool guard_parse_size(const char *s, uint64_t *out);

@@ -68,6 +68,27 @@ int procs_exe_path(int pid, char *buf, size_t len, char *err)
 	return 0;
 }
 
+/* Memory figures read it at every refresh: one read, no stdio. */
+uint64_t procs_field(const char *path, const char *name)
+{
+	char buf[2048];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	size_t len = strlen(name);
+	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (strncmp(p, name, len) == 0 && p[len] == ':')
+			return strtoull(p + len + 1, NULL, 10);
+	return 0;
+}
+
 static void read_small_file(const char *path, char *buf, size_t len, bool nul_to_space)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -1,9 +1,9 @@
-#include "tracer.h"
+/* The BPF side loaded and closed: each map sized (bpf_mem), the programs
+ * loaded for the kernel's link type, the counters mapped, exec() watched,
+ * the wake-ups the engine polls; at the close every probe out at once. */
+#include "tracer_internal.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,62 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guard.h"
+#include "bpf_mem.h"
 #include "log.h"
 #include "probes.h"
-#include "procs.h"
-#include "retop.skel.h"
-
-struct tracer_slot {
-	bool used;
-	/* Per binary (the verdict's image) and kind (enum tracer_kind): the
-	 * entry, every RET site, the inline marks.  A deploy adds the new
-	 * file's probes beside the old file's. */
-	struct probe_set *sets[RETOP_MAX_IMAGES][TRACER_KINDS];
-	/* Each binary's RET sites take their own range of ret_hits. */
-	uint8_t site_base[RETOP_MAX_IMAGES];
-	bool has_base[RETOP_MAX_IMAGES];
-	uint32_t sites_used;
-	uint64_t orphans;
-};
-
-/* A runtime function watched for evidence that calls died. */
-struct tracer_watch {
-	struct bpf_program *prog;
-	struct interlock_verdict v; /* approved once; NULL f: not watched */
-	int pid;
-	struct probe_set *set;
-};
-
-struct tracer {
-	struct retop *skel;
-	bool multi;		   /* uprobe_multi links */
-	/* runtime.recovery and runtime.goexit1 of each binary */
-	struct tracer_watch watches[RETOP_MAX_IMAGES][2];
-	struct tracer_opts opts;
-	struct tracer_slot slots[RETOP_MAX_FUNCS];
-	struct bpf_link *exec_link; /* sched_process_exec: NULL if not watched */
-	struct retop_func_stats zero; /* for resets; large, so not on the stack */
-	/* func_stats, mmapped: BPF's counters read without a syscall. */
-	struct retop_func_stats *stats;
-	size_t stats_len;
-	bool args_used; /* a slot captured arguments since the load */
-	struct callers_table callers; /* the caller map as last read */
-	/* The memlock of the maps whose size is fixed at load (all but those
-	 * allocated per element), read once; UINT64_MAX: not yet. */
-	uint64_t fixed_map_bytes;
-	struct ring_buffer *wake_rb; /* BPF's wakeups (tracer_wake_fd) */
-	/* tracer_exec_ns's last answer, and exec_seq when it was read. */
-	int exec_pid;
-	uint64_t exec_seq, exec_when;
-	size_t sweep_first; /* read entries from here on were spilled */
-	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
-	struct retop_inflight_val *sweep_vals;
-	size_t sweep_cap;
-	bool sweep_warned;
-	bool claim_warned;
-	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
-};
 
 uint64_t tracer_now_ns(void)
 {
@@ -75,47 +22,32 @@ uint64_t tracer_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* --max-in-flight n as the maps hold it: the first RETOP_INFLIGHT_FIRST
- * calls in `inflight`, the rest spilled (bpf/retop.bpf.c).  The one split
- * the maps are sized by and their memory is told from. */
-static void tracer_inflight_split(uint32_t n, uint32_t *first, uint32_t *spill)
-{
-	*first = n < RETOP_INFLIGHT_FIRST ? n : RETOP_INFLIGHT_FIRST;
-	*spill = n - *first;
-}
-
-/* Each map sized for what this run can use (bpf/retop.bpf.c): the
- * per-function maps for --max-functions, the in-flight map (allocated per
- * call) for --max-in-flight, the preallocated evidence maps for the
- * goroutines they remember. */
+/* Each map sized as bpf_mem says, before the load. */
 static void tracer_size_maps(struct tracer *t)
 {
 	struct retop *sk = t->skel;
-	uint32_t nf = (uint32_t)t->opts.max_functions;
-	int ncpu = libbpf_num_possible_cpus();
+	struct bpf_mem_sizes z;
 
-	uint32_t first, spill;
-	tracer_inflight_split(t->opts.inflight_max, &first, &spill);
-	bpf_map__set_max_entries(sk->maps.inflight, first);
-	/* A map needs one entry at least. */
-	bpf_map__set_max_entries(sk->maps.inflight_spill, spill ? spill : 1);
-	sk->rodata->spill_enabled = spill > 0;
-	bpf_map__set_max_entries(sk->maps.func_stats, nf);
-	/* A race may give a function one more call site per CPU. */
-	bpf_map__set_max_entries(sk->maps.caller_stats,
-				 nf * (RETOP_CALLER_SITES + 1 + (ncpu > 0 ? (uint32_t)ncpu : 1)));
-	bpf_map__set_max_entries(sk->maps.goroutines, TRACER_GOROUTINES);
-	bpf_map__set_max_entries(sk->maps.first_entry, TRACER_GOROUTINES);
-	bpf_map__set_max_entries(sk->maps.recovered, TRACER_GOROUTINES_MARKED);
-	bpf_map__set_max_entries(sk->maps.drop_marks, TRACER_GOROUTINES_MARKED);
+	bpf_mem_size_maps(t->opts.inflight_max, t->opts.max_functions, libbpf_num_possible_cpus(),
+			  &z);
+	bpf_map__set_max_entries(sk->maps.inflight, z.inflight);
+	bpf_map__set_max_entries(sk->maps.inflight_spill, z.inflight_spill);
+	sk->rodata->spill_enabled = z.spill;
+	bpf_map__set_max_entries(sk->maps.func_stats, z.func_stats);
+	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
+	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);
+	bpf_map__set_max_entries(sk->maps.first_entry, z.first_entry);
+	bpf_map__set_max_entries(sk->maps.recovered, z.recovered);
+	bpf_map__set_max_entries(sk->maps.drop_marks, z.drop_marks);
 }
 
 static int tracer_load_error(int ret, char *err)
 {
 	if ((ret == -EPERM || ret == -EACCES) && geteuid() == 0)
-		return err_set(err, -ret,
-			       "the kernel refused retop's BPF programs (%s): see the verifier's log with -vv",
-			       strerror(-ret));
+		return err_set(
+		    err, -ret,
+		    "the kernel refused retop's BPF programs (%s): see the verifier's log with -vv",
+		    strerror(-ret));
 	if (ret == -EPERM || ret == -EACCES)
 		return err_set(err, -ret,
 			       "loading the BPF programs was refused: run retop as root (or with "
@@ -125,7 +57,8 @@ static int tracer_load_error(int ret, char *err)
 			       "this kernel cannot load retop's BPF programs (%s): retop needs "
 			       "Linux >= 5.15 with BPF, uprobes and attach cookies",
 			       strerror(-ret));
-	return err_set(err, -ret, "loading the BPF programs failed: %s (run with -vv for libbpf's log)",
+	return err_set(err, -ret,
+		       "loading the BPF programs failed: %s (run with -vv for libbpf's log)",
 		       strerror(-ret));
 }
 
@@ -143,14 +76,10 @@ static bool tracer_in_init_pidns(void)
  * the snapshot every refresh, with no syscall. */
 static int tracer_map_stats(struct tracer *t)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t len = bpf_map__max_entries(t->skel->maps.func_stats) *
-		     ((sizeof(struct retop_func_stats) + 7) & ~7ul);
-	void *p;
-
-	len = (len + (size_t)page - 1) & ~((size_t)page - 1);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 bpf_map__fd(t->skel->maps.func_stats), 0);
+	size_t len = bpf_mem_array_bytes(bpf_map__max_entries(t->skel->maps.func_stats),
+					 sizeof(struct retop_func_stats), sysconf(_SC_PAGESIZE));
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(t->skel->maps.func_stats), 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	t->stats = p;
@@ -184,8 +113,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	t->skel = retop__open();
 	if (!t->skel) {
 		ret = tracer_load_error(-errno, err);
-		free(t);
-		return ret;
+		goto cleanup;
 	}
 	tracer_size_maps(t);
 	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
@@ -203,9 +131,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	ret = retop__load(t->skel);
 	if (ret) {
 		ret = tracer_load_error(ret, err);
-		retop__destroy(t->skel);
-		free(t);
-		return ret;
+		goto cleanup;
 	}
 	/* Without it, the calls of a process that exec()s wait for the
 	 * timeout; everything else works. */
@@ -215,15 +141,18 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	ret = tracer_map_stats(t);
 	if (ret) {
 		err_set(err, -ret, "mapping the BPF counters failed: %s", strerror(-ret));
-		retop__destroy(t->skel);
-		free(t);
-		return ret;
+		goto cleanup;
 	}
 	/* Without it the engine ticks ten times a second, as always. */
-	t->wake_rb = ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, NULL,
-				      NULL);
+	t->wake_rb =
+	    ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, NULL, NULL);
 	*out = t;
 	return 0;
+cleanup:
+	bpf_link__destroy(t->exec_link);
+	retop__destroy(t->skel);
+	free(t);
+	return ret;
 }
 
 int tracer_wake_fd(const struct tracer *t)
@@ -256,7 +185,8 @@ int tracer_watch_exec(struct tracer *t, int pid)
 	if (!t->exec_link)
 		return -ENOTSUP;
 	if (bpf_map__update_elem(t->skel->maps.execs, &tgid, sizeof(tgid), &never, sizeof(never),
-				 BPF_NOEXIST) != 0 && errno != EEXIST)
+				 BPF_NOEXIST) != 0 &&
+	    errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -274,20 +204,6 @@ uint64_t tracer_exec_ns(struct tracer *t, int pid)
 	t->exec_seq = seq;
 	t->exec_when = when;
 	return when;
-}
-
-/* Take out the probes of kind k of a slot, in every binary. */
-static void tracer_slot_out(struct tracer_slot *s, enum tracer_kind k)
-{
-	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
-		probe_sets_destroy(&s->sets[im][k], 1);
-}
-
-static void tracer_slot_unlink(struct tracer_slot *s)
-{
-	tracer_slot_out(s, TRACER_ENTRY);
-	tracer_slot_out(s, TRACER_MARKS);
-	tracer_slot_out(s, TRACER_RETS);
 }
 
 /* Remove the probes of kind k of every slot in every binary at once, and
@@ -342,862 +258,6 @@ void tracer_close(struct tracer *t)
 	free(t);
 }
 
-static int tracer_free_slot(const struct tracer *t)
-{
-	for (size_t i = 0; i < t->opts.max_functions; i++)
-		if (!t->slots[i].used)
-			return (int)i;
-	return -1;
-}
-
-static int tracer_attach_error(int e, const struct interlock_verdict *v, uint64_t off, char *err)
-{
-	if (e == EPERM || e == EACCES)
-		return err_set(err, e, "%s: attaching a uprobe at file offset 0x%llx was refused: "
-			       "run retop as root", v->f->name, (unsigned long long)off);
-	if (e == ESRCH)
-		return err_set(err, e, "%s: the process is gone", v->f->name);
-	return err_set(err, e, "%s: attaching a uprobe at file offset 0x%llx failed: %s",
-		       v->f->name, (unsigned long long)off, strerror(e));
-}
-
-static int tracer_check_verdict(const struct interlock_verdict *v, char *err)
-{
-	if (!interlock_sealed(v))
-		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
-			       v && v->f ? v->f->name : "?");
-	if (v->image >= RETOP_MAX_IMAGES)
-		return err_set(err, EINVAL, "%s: binary %u of at most %d", v->f->name, v->image,
-			       RETOP_MAX_IMAGES);
-	return 0;
-}
-
-/* The probes go into the file the verdict approved, through its open
- * descriptor: a rename or a symlink at the path since cannot redirect them. */
-int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
-		   char *err)
-{
-	struct tracer_slot *s = &t->slots[slot];
-	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
-	size_t failed, nrets = v && !v->entry_only ? v->nrets : 0;
-	int ret = tracer_check_verdict(v, err);
-
-	if (ret)
-		return ret;
-	if (s->sets[v->image][TRACER_RETS] || !nrets)
-		return 0;
-	if (!s->has_base[v->image]) {
-		if (s->sites_used + nrets > RETOP_MAX_RET_SITES)
-			return err_set(err, ENOSPC, "%s: %zu more RET sites in this binary, %u in the "
-				       "others: more than %d", v->f->name, nrets, s->sites_used,
-				       RETOP_MAX_RET_SITES);
-		s->site_base[v->image] = (uint8_t)s->sites_used;
-		s->has_base[v->image] = true;
-		s->sites_used += (uint32_t)nrets;
-	}
-	/* A new epoch when the RETs come back: RETs without an entry since
-	 * are told apart again.  Not while another binary's RETs are in:
-	 * their calls in flight are still paired. */
-	if (!tracer_rets_are_in(t, slot))
-		t->skel->bss->slot_epoch[slot]++;
-	for (size_t i = 0; i < nrets; i++) {
-		off[i] = v->ret_offsets[i];
-		cookie[i] = RETOP_COOKIE(slot, RETOP_RET_SITE(v->image, s->site_base[v->image] + i));
-	}
-	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, v->path, pid, off, cookie,
-			       nrets, &s->sets[v->image][TRACER_RETS], &failed);
-	return ret ? tracer_attach_error(-ret, v, off[failed], err) : 0;
-}
-
-void tracer_rets_out(struct tracer *t, int slot)
-{
-	tracer_slot_out(&t->slots[slot], TRACER_RETS);
-}
-
-int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
-		    char *err)
-{
-	struct tracer_slot *s = &t->slots[slot];
-	size_t failed;
-	int ret = tracer_check_verdict(v, err);
-
-	if (ret)
-		return ret;
-	uint64_t off = v->entry_offset, cookie = RETOP_COOKIE(slot, v->entry_site);
-	if (s->sets[v->image][TRACER_ENTRY] || v->marks_only)
-		return 0;
-	t->skel->bss->slot_closing[slot] = 0;
-	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, v->path, pid, &off, &cookie, 1,
-			       &s->sets[v->image][TRACER_ENTRY], &failed);
-	return ret ? tracer_attach_error(-ret, v, off, err) : 0;
-}
-
-void tracer_entry_out(struct tracer *t, int slot)
-{
-	/* RETs of calls begun before are expected from here on. */
-	t->skel->bss->slot_closing[slot] = 1;
-	tracer_slot_out(&t->slots[slot], TRACER_ENTRY);
-}
-
-int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
-		    char *err)
-{
-	struct tracer_slot *s = &t->slots[slot];
-	uint64_t cookie[INLINE_MARKS_MAX];
-	size_t failed;
-	int ret = tracer_check_verdict(v, err);
-
-	if (ret)
-		return ret;
-	if (s->sets[v->image][TRACER_MARKS] || !v->nmarks)
-		return 0;
-	for (size_t i = 0; i < v->nmarks; i++)
-		cookie[i] = RETOP_COOKIE(slot, 0);
-	ret = probe_set_attach(t->skel->progs.retop_inline, t->multi, v->path, pid, v->mark_offsets,
-			       cookie, v->nmarks, &s->sets[v->image][TRACER_MARKS], &failed);
-	return ret ? tracer_attach_error(-ret, v, v->mark_offsets[failed], err) : 0;
-}
-
-void tracer_marks_out(struct tracer *t, int slot)
-{
-	tracer_slot_out(&t->slots[slot], TRACER_MARKS);
-}
-
-static bool tracer_slot_has(const struct tracer_slot *s, enum tracer_kind k)
-{
-	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
-		if (s->sets[im][k])
-			return true;
-	return false;
-}
-
-bool tracer_entry_is_in(const struct tracer *t, int slot)
-{
-	return tracer_slot_has(&t->slots[slot], TRACER_ENTRY);
-}
-
-bool tracer_marks_are_in(const struct tracer *t, int slot)
-{
-	return tracer_slot_has(&t->slots[slot], TRACER_MARKS);
-}
-
-bool tracer_rets_are_in(const struct tracer *t, int slot)
-{
-	return tracer_slot_has(&t->slots[slot], TRACER_RETS);
-}
-
-int tracer_site_base(const struct tracer *t, int slot, unsigned image)
-{
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS || image >= RETOP_MAX_IMAGES ||
-	    !t->slots[slot].has_base[image])
-		return -1;
-	return t->slots[slot].site_base[image];
-}
-
-void tracer_image_alias(struct tracer *t, unsigned image, unsigned as)
-{
-	if (image >= RETOP_MAX_IMAGES || as >= RETOP_MAX_IMAGES)
-		return;
-	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
-		t->slots[i].site_base[image] = t->slots[i].site_base[as];
-		t->slots[i].has_base[image] = t->slots[i].has_base[as];
-	}
-}
-
-void tracer_image_out(struct tracer *t, unsigned image)
-{
-	if (image >= RETOP_MAX_IMAGES)
-		return;
-	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
-		for (size_t k = 0; k < TRACER_KINDS; k++)
-			probe_sets_destroy(&t->slots[i].sets[image][k], 1);
-	}
-	for (size_t w = 0; w < 2; w++) {
-		probe_sets_destroy(&t->watches[image][w].set, 1);
-		memset(&t->watches[image][w].v, 0, sizeof(t->watches[image][w].v));
-	}
-}
-
-void tracer_record(struct tracer *t, int slot, bool on)
-{
-	/* Calls begun while not timing return with no entry: a new epoch
-	 * tells them from the timed ones. */
-	if (on && !t->skel->bss->slot_record[slot])
-		t->skel->bss->slot_epoch[slot]++;
-	t->skel->bss->slot_record[slot] = on;
-}
-
-/* The RET probes, then the entry probe: two sets, both or neither.  In
- * this order no entry is recorded whose RET could still be missed, so the
- * attach makes no orphan; the RETs of calls begun before the entry probe
- * are told apart in BPF (before_attach).  Only the offsets the interlock
- * approved reach the kernel. */
-static int tracer_attach_sites(struct tracer *t, int slot, const struct interlock_verdict *v,
-			       int pid, char *err)
-{
-	int ret;
-
-	/* A new owner: its callers and slowest calls are its own. */
-	t->skel->bss->slot_gen[slot]++;
-	t->skel->bss->slot_record[slot] = 1;
-	t->skel->bss->gate_len[slot] = 0;
-	/* A function that exists only inlined has its marks only. */
-	ret = v->marks_only ? 0 : tracer_rets_in(t, slot, v, pid, err);
-	if (!ret && !v->marks_only)
-		ret = tracer_entry_in(t, slot, v, pid, err);
-	if (!ret)
-		ret = tracer_marks_in(t, slot, v, pid, err);
-	if (ret)
-		tracer_slot_unlink(&t->slots[slot]);
-	return ret;
-}
-
-/* The in-flight map a record was read from. */
-static int tracer_inflight_fd(const struct tracer *t, bool spill)
-{
-	return bpf_map__fd(spill ? t->skel->maps.inflight_spill : t->skel->maps.inflight);
-}
-
-/* Delete a read record, and its value into *val if val is not NULL; 0:
- * this delete took it.  A spilled record leaves spill_live with it. */
-static int tracer_inflight_take(struct tracer *t, const struct retop_inflight_key *key, bool spill,
-				struct retop_inflight_val *val)
-{
-	int fd = tracer_inflight_fd(t, spill);
-	int ret = val ? bpf_map_lookup_and_delete_elem(fd, key, val) : bpf_map_delete_elem(fd, key);
-
-	if (ret == 0 && spill)
-		__sync_fetch_and_sub(&t->skel->bss->spill_live, 1);
-	return ret;
-}
-
-static int tracer_read_inflight(struct tracer *t, size_t *out);
-
-/* A call leaves the in-flight map other than by its RET: its arguments, if
- * any were captured, go with it (no RET will take them). */
-static void tracer_forget_args(struct tracer *t, const struct retop_inflight_key *key)
-{
-	if (t->args_used)
-		bpf_map_delete_elem(bpf_map__fd(t->skel->maps.inflight_args), key);
-}
-
-/* Delete the in-flight calls of a slot (its function was detached: entry
- * probe first, so none is added after this). */
-static void tracer_purge_slot(struct tracer *t, int slot)
-{
-	size_t n = 0;
-
-	if (tracer_read_inflight(t, &n) != 0)
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
-		    tracer_inflight_take(t, &t->sweep_keys[i], i >= t->sweep_first, NULL) == 0)
-			tracer_forget_args(t, &t->sweep_keys[i]);
-	t->skel->bss->slot_inflight[slot] = 0;
-}
-
-uint64_t tracer_untime_inflight(struct tracer *t, int slot)
-{
-	struct retop_inflight_val val;
-	uint64_t n_untimed = 0;
-	size_t n = 0;
-
-	if (tracer_read_inflight(t, &n) != 0)
-		return 0;
-	/* Each call is deleted here or by its RET, never both: the one that
-	 * deleted it counts it.  A RET that won the call from the sweep
-	 * (RETURNING) but loses this delete leaves it to be counted here; a
-	 * tombstone holds no call. */
-	for (size_t i = 0; i < n; i++)
-		if (t->sweep_keys[i].func_id == (uint32_t)slot &&
-		    tracer_inflight_take(t, &t->sweep_keys[i], i >= t->sweep_first, &val) == 0 &&
-		    val.start_ns != RETOP_START_ORPHANED) {
-			__sync_fetch_and_sub(&t->skel->bss->slot_inflight[slot], 1);
-			tracer_forget_args(t, &t->sweep_keys[i]);
-			n_untimed++;
-		}
-	return n_untimed;
-}
-
-int64_t tracer_slot_inflight(const struct tracer *t, int slot)
-{
-	return __atomic_load_n(&t->skel->bss->slot_inflight[slot], __ATOMIC_RELAXED);
-}
-
-void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len, bool first_on)
-{
-	memset(t->skel->bss->gate_on[slot], 0, sizeof(t->skel->bss->gate_on[slot]));
-	memset(t->skel->bss->gate_n[slot], 0, sizeof(t->skel->bss->gate_n[slot]));
-	t->skel->bss->gate_on[slot][0] = first_on ? 1 : 0;
-	t->skel->bss->gate_base[slot] = base;
-	__atomic_store_n(&t->skel->bss->gate_len[slot], len, __ATOMIC_RELEASE);
-}
-
-void tracer_gate_plan(struct tracer *t, int slot, uint64_t k, bool on)
-{
-	__atomic_store_n(&t->skel->bss->gate_on[slot][k % RETOP_GATE_RING], on ? k + 1 : 0,
-			 __ATOMIC_RELEASE);
-}
-
-uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k)
-{
-	return __atomic_exchange_n(&t->skel->bss->gate_n[slot][k % RETOP_GATE_RING], 0,
-				   __ATOMIC_ACQ_REL);
-}
-
-void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS])
-{
-	for (int k = 0; k < RETOP_HIT_KINDS; k++)
-		__atomic_store_n(&t->skel->bss->hit_cost_ns[k],
-				 cost[k] > 0 ? (uint64_t)(cost[k] + 0.5) : 0, __ATOMIC_RELAXED);
-}
-
-int tracer_cal_attach(struct tracer *t, int kind, const char *path, uint64_t off,
-		      struct probe_set **out)
-{
-	uint32_t site = kind == RETOP_HIT_RET ? RETOP_RET_SITE(0, 0)
-			: RETOP_ENTRY_SITE(kind == RETOP_HIT_ENTRY_STEPPED ? RETOP_ENTRY_STEPPED : 0, 0);
-	uint64_t cookie = RETOP_COOKIE(RETOP_CAL_FUNC, site);
-	struct bpf_program *prog =
-	    kind == RETOP_HIT_RET ? t->skel->progs.retop_return : t->skel->progs.retop_entry;
-	size_t failed;
-
-	return probe_set_attach(prog, t->multi, path, getpid(), &off, &cookie, 1, out, &failed);
-}
-
-uint64_t tracer_cal_hits(const struct tracer *t)
-{
-	return __atomic_load_n(&t->skel->bss->cal_hits, __ATOMIC_RELAXED);
-}
-
-void tracer_prog_time(const struct tracer *t, uint64_t ns[RETOP_HIT_KINDS],
-		      uint64_t n[RETOP_HIT_KINDS])
-{
-	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
-		n[k] = __atomic_load_n(&t->skel->bss->prog_n[k], __ATOMIC_RELAXED);
-		ns[k] = __atomic_load_n(&t->skel->bss->prog_ns[k], __ATOMIC_RELAXED);
-	}
-}
-
-uint64_t tracer_watch_hits(const struct tracer *t)
-{
-	return __atomic_load_n(&t->skel->bss->watch_hits, __ATOMIC_RELAXED);
-}
-
-int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, bool *entry_only,
-		  char *err)
-{
-	int slot = tracer_free_slot(t), ret;
-	struct tracer_slot *s;
-
-	*entry_only = false;
-	/* Only addresses the interlock approved reach the kernel. */
-	if ((ret = tracer_check_verdict(v, err)) != 0)
-		return ret;
-	const struct func_info *f = v->f;
-	if (slot < 0)
-		return err_set(err, ENOSPC, "%s: already tracing %zu functions (--max-functions): "
-			       "stop one first", f->name, t->opts.max_functions);
-	*entry_only = v->entry_only;
-	s = &t->slots[slot];
-	/* Counters start from zero before the first probe can fire, and no
-	 * call left by the slot's previous function is taken for this one's. */
-	ret = tracer_reset(t, slot);
-	if (!ret)
-		tracer_purge_slot(t, slot);
-	/* Each binary's RET sites are numbered anew for the new owner. */
-	memset(s->has_base, 0, sizeof(s->has_base));
-	s->sites_used = 0;
-	if (!ret)
-		ret = tracer_attach_sites(t, slot, v, pid, err);
-	if (ret)
-		return ret;
-	s->used = true;
-	s->orphans = 0;
-	log_info("tracer", "%s: %zu probes at file offset 0x%llx of binary %u, the entry's at +0x%x "
-		 "(slot %d)", f->name, tracer_probe_count(t, slot), (unsigned long long)f->file_offset,
-		 v->image, f->entry_probe_off, slot);
-	return slot;
-}
-
-void tracer_detach(struct tracer *t, int slot)
-{
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
-		return;
-	/* The entry probe first (see tracer_close). */
-	t->skel->bss->slot_closing[slot] = 1;
-	tracer_slot_unlink(&t->slots[slot]);
-	t->slots[slot].used = false;
-}
-
-/* Remember an approved runtime function to watch; tracer_watchers() puts
- * the probe in and takes it out. */
-static int tracer_watch(struct tracer *t, size_t which, struct bpf_program *prog,
-			const struct interlock_verdict *v, int pid)
-{
-	if (!interlock_sealed(v) || !v->entry_offset || v->image >= RETOP_MAX_IMAGES)
-		return -EPERM;
-	struct tracer_watch *w = &t->watches[v->image][which];
-	w->prog = prog;
-	w->v = *v;
-	w->pid = pid;
-	return 0;
-}
-
-int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery, int pid)
-{
-	return tracer_watch(t, 0, t->skel->progs.retop_recovery, recovery, pid);
-}
-
-int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit, int pid)
-{
-	return tracer_watch(t, 1, t->skel->progs.retop_goexit, goexit, pid);
-}
-
-int tracer_watchers(struct tracer *t, bool on)
-{
-	int ret = 0;
-
-	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++) {
-		struct tracer_watch *w = &t->watches[i / 2][i % 2];
-		uint64_t off = w->v.entry_offset, cookie = 0;
-		size_t failed;
-		if (!on) {
-			probe_sets_destroy(&w->set, 1);
-			continue;
-		}
-		if (w->set || !interlock_sealed(&w->v))
-			continue;
-		int r = probe_set_attach(w->prog, t->multi, w->v.path, w->pid, &off, &cookie, 1,
-					 &w->set, &failed);
-		if (r && !ret)
-			ret = r;
-	}
-	return ret;
-}
-
-bool tracer_watchers_in(const struct tracer *t)
-{
-	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++)
-		if (t->watches[i / 2][i % 2].set)
-			return true;
-	return false;
-}
-
-size_t tracer_probe_count(const struct tracer *t, int slot)
-{
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
-		return 0;
-	size_t n = 0;
-	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
-		for (size_t k = 0; k < TRACER_KINDS; k++)
-			n += probe_set_count(t->slots[slot].sets[im][k]);
-	return n;
-}
-
-int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
-{
-	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
-		return -EINVAL;
-	/* Like a lookup of the array: each counter read whole, the row not
-	 * at one instant (BPF adds to it meanwhile). */
-	memcpy(out, &t->stats[slot], sizeof(*out));
-	return 0;
-}
-
-int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out)
-{
-	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
-		return -EINVAL;
-	/* Ten times a second per function, from a page BPF writes on every
-	 * CPU: the counters only, not the RET sites' nor the histogram. */
-	memcpy(out, &t->stats[slot], offsetof(struct retop_func_stats, ret_hits));
-	return 0;
-}
-
-uint64_t tracer_evidence_lost(const struct tracer *t)
-{
-	return __atomic_load_n(&t->skel->bss->evidence_lost, __ATOMIC_RELAXED);
-}
-
-int tracer_reset(struct tracer *t, int slot)
-{
-	__u32 key = (__u32)slot;
-
-	t->slots[slot].orphans = 0;
-	if (bpf_map__update_elem(t->skel->maps.func_stats, &key, sizeof(key), &t->zero,
-				 sizeof(t->zero), BPF_ANY))
-		return -errno;
-	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
-	tracer_slow_rearm(t, slot);
-	tracer_args_set(t, slot, NULL);
-	t->skel->bss->caller_sites[slot] = 0;
-	return 0;
-}
-
-int tracer_slow_fd(struct tracer *t)
-{
-	return bpf_map__fd(t->skel->maps.slow_events);
-}
-
-const uint32_t *tracer_slot_gens(struct tracer *t)
-{
-	return t->skel->bss->slot_gen;
-}
-
-void tracer_slow_rearm(struct tracer *t, int slot)
-{
-	if (slot >= 0 && slot < RETOP_MAX_FUNCS)
-		memset(t->skel->bss->slow_top[slot], 0, sizeof(t->skel->bss->slow_top[slot]));
-}
-
-/* Delete the argument records of slot's calls: with capture off, no RET
- * of the slot takes them. */
-static void tracer_args_purge(struct tracer *t, int slot)
-{
-	int fd = bpf_map__fd(t->skel->maps.inflight_args);
-	struct retop_inflight_key key, next, *prev = NULL;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		key = next;
-		if (key.func_id == (uint32_t)slot && bpf_map_delete_elem(fd, &key) == 0) {
-			prev = NULL; /* deleted: start again */
-			continue;
-		}
-		prev = &key;
-	}
-}
-
-void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec)
-{
-	static const struct retop_args_spec off;
-	bool was_on;
-
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
-		return;
-	was_on = t->skel->bss->args_spec[slot].on;
-	t->skel->bss->args_spec[slot] = spec ? *spec : off;
-	if (spec && spec->on)
-		t->args_used = true;
-	if (was_on && !(spec && spec->on))
-		tracer_args_purge(t, slot);
-}
-
-int tracer_callers_refresh(struct tracer *t)
-{
-	return callers_table_read(bpf_map__fd(t->skel->maps.caller_stats), &t->callers);
-}
-
-int tracer_read_callers(struct tracer *t, int slot, const struct func_images *im,
-			struct callers_view *out)
-{
-	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
-		return -EINVAL;
-	return callers_view_of(&t->callers, (uint32_t)slot, t->skel->bss->slot_gen[slot], im, out);
-}
-
-/* One in-flight call, as the sweep reads it. */
-struct sweep_entry {
-	struct retop_inflight_key key;
-	struct retop_inflight_val val;
-	bool spill; /* read from inflight_spill */
-};
-
-/* Read one in-flight map, in batches, after the n entries already read: a
- * syscall per entry would cost a second at 262,144 calls in flight. */
-static int tracer_read_map(struct tracer *t, int fd, size_t *n_io)
-{
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 token = 0;
-	size_t n = *n_io;
-	bool first = true, grow = false;
-
-	for (;;) {
-		if (grow || t->sweep_cap - n < 1024) {
-			size_t cap = t->sweep_cap ? 2 * t->sweep_cap : 8192;
-			struct retop_inflight_key *k = realloc(t->sweep_keys, cap * sizeof(*k));
-			if (k)
-				t->sweep_keys = k;
-			struct retop_inflight_val *v = realloc(t->sweep_vals, cap * sizeof(*v));
-			if (v)
-				t->sweep_vals = v;
-			if (!k || !v)
-				return -ENOMEM;
-			t->sweep_cap = cap;
-			grow = false;
-		}
-		__u32 count = (__u32)(t->sweep_cap - n);
-		int ret = bpf_map_lookup_batch(fd, first ? NULL : &token, &token, t->sweep_keys + n,
-					       t->sweep_vals + n, &count, &opts);
-		int e = ret ? errno : 0;
-		first = false;
-		n += count;
-		*n_io = n;
-		if (e == ENOENT)
-			return 0;
-		if (e == ENOSPC && count == 0 && t->sweep_cap < (1u << 26)) {
-			grow = true; /* one bucket holds more than fits: grow, retry */
-			continue;
-		}
-		if (e)
-			return -e;
-	}
-}
-
-/* Read every call in flight: the first map, then the spilled calls when
- * there are any (walking their map's buckets is what costs).  Entries
- * from t->sweep_first on were spilled. */
-static int tracer_read_inflight(struct tracer *t, size_t *out)
-{
-	size_t n = 0;
-	int ret = tracer_read_map(t, tracer_inflight_fd(t, false), &n);
-
-	t->sweep_first = n;
-	if (!ret && __atomic_load_n(&t->skel->bss->spill_live, __ATOMIC_ACQUIRE) > 0)
-		ret = tracer_read_map(t, tracer_inflight_fd(t, true), &n);
-	*out = n;
-	return ret;
-}
-
-/* By goroutine, the latest call first. */
-static int sweep_entry_cmp(const void *a, const void *b)
-{
-	const struct sweep_entry *x = a, *y = b;
-
-	if (x->key.tgid != y->key.tgid)
-		return x->key.tgid < y->key.tgid ? -1 : 1;
-	if (x->key.g != y->key.g)
-		return x->key.g < y->key.g ? -1 : 1;
-	if (x->val.start_ns != y->val.start_ns)
-		return x->val.start_ns > y->val.start_ns ? -1 : 1;
-	return 0;
-}
-
-/* Is the process still there?  Asked once per process and sweep. */
-struct sweep_procs {
-	uint32_t tgid[64];
-	bool alive[64];
-	uint64_t exec_ns[64]; /* its last exec() (BPF's execs), 0: none seen */
-	size_t n;
-};
-
-/* Whether the process lives, and when it last called exec(): once per
- * process and sweep. */
-static bool sweep_proc_alive(struct tracer *t, struct sweep_procs *p, uint32_t tgid,
-			     uint64_t *exec_ns)
-{
-	for (size_t i = 0; i < p->n; i++)
-		if (p->tgid[i] == tgid) {
-			*exec_ns = p->exec_ns[i];
-			return p->alive[i];
-		}
-	bool alive = procs_alive((int)tgid);
-	*exec_ns = tracer_exec_ns(t, (int)tgid);
-	if (p->n < 64) {
-		p->tgid[p->n] = tgid;
-		p->alive[p->n] = alive;
-		p->exec_ns[p->n++] = *exec_ns;
-	}
-	return alive;
-}
-
-/* Evidence seen between a call's start and the moment the sweep began
- * reading the map: the call was still in the map after that moment, so the
- * evidence cannot be its own RET.  Evidence from later (the map is read
- * bucket by bucket, the goroutine record after it) may be that call's own
- * return, followed by a new call in the same frame: it waits for the next
- * sweep. */
-static bool sweep_evidence(uint64_t at, uint64_t start, uint64_t read_ns)
-{
-	return at > start && at < read_ns;
-}
-
-/* What proves a call dead (retop.h): its process
- * exited, its goroutine exited, or its goroutine ran at its depth or
- * shallower after the call began (a RET, or an entry still in flight). */
-static bool sweep_proven_dead(const struct sweep_entry *e, const struct retop_goroutine_val *g,
-			      bool have_g, uint64_t later_min_depth, uint64_t read_ns)
-{
-	uint64_t start = e->val.start_ns, depth = e->key.depth;
-
-	if (later_min_depth <= depth)
-		return true;
-	if (!have_g)
-		return false;
-	return sweep_evidence(g->exit_ns, start, read_ns) ||
-	       (sweep_evidence(g->ret_ns, start, read_ns) && g->ret_depth <= depth) ||
-	       (sweep_evidence(g->min_ns, start, read_ns) && g->min_depth <= depth);
-}
-
-/* Take out a record no probe can reach any more (its process exited, or
- * its slot was detached): nothing races with this delete.  A call it held
- * is an orphan (of a live slot). */
-static void sweep_reap(struct tracer *t, const struct sweep_entry *e, bool orphan)
-{
-	struct retop_inflight_val now;
-
-	if (tracer_inflight_take(t, &e->key, e->spill, &now) != 0)
-		return;
-	tracer_forget_args(t, &e->key);
-	if (!RETOP_START_LIVE(now.start_ns))
-		return;
-	__sync_fetch_and_sub(&t->skel->bss->slot_inflight[e->key.func_id], 1);
-	if (orphan)
-		t->slots[e->key.func_id].orphans++;
-}
-
-/* A call of a live process proven dead: claimed in the kernel, by
- * compare-and-swap, only if its record still holds the call that was judged
- * (retop_claim).  A newer call in the same frame, or a RET, wins instead;
- * nothing is deleted, nothing put back. */
-static void sweep_claim(struct tracer *t, const struct sweep_entry *e)
-{
-	struct retop_claim c = {.key = e->key, .start_ns = e->val.start_ns};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof(c));
-
-	if (bpf_prog_test_run_opts(bpf_program__fd(t->skel->progs.retop_claim), &opts) != 0) {
-		if (!t->claim_warned)
-			log_warn("tracer", "cannot claim dead calls (%s): they stay in flight",
-				 strerror(errno));
-		t->claim_warned = true;
-		return;
-	}
-	if (c.claimed)
-		t->slots[e->key.func_id].orphans++;
-}
-
-/* Judge one goroutine's calls, [first, end) of the sorted entries. */
-static void sweep_goroutine(struct tracer *t, struct sweep_entry *all, size_t first, size_t end,
-			    struct sweep_procs *procs, uint64_t now, uint64_t read_ns,
-			    struct tracer_inflight *inflight)
-{
-	struct retop_goroutine_key gk = {.tgid = all[first].key.tgid, .g = all[first].key.g};
-	struct retop_goroutine_val gv;
-	bool have_g = bpf_map__lookup_elem(t->skel->maps.goroutines, &gk, sizeof(gk), &gv,
-					   sizeof(gv), 0) == 0;
-	uint64_t exec_ns = 0;
-	bool gone = !sweep_proc_alive(t, procs, gk.tgid, &exec_ns) && t->init_pidns;
-	uint64_t later_min = UINT64_MAX;
-
-	for (size_t i = first; i < end; i++) {
-		struct sweep_entry *e = &all[i];
-		uint32_t slot = e->key.func_id;
-		uint64_t age = now > e->val.start_ns ? now - e->val.start_ns : 0;
-		bool stale = slot >= t->opts.max_functions || !t->slots[slot].used;
-
-		if (!RETOP_START_LIVE(e->val.start_ns)) {
-			/* A claimed call's tombstone: its goroutine takes it
-			 * out, or reuses it, when it reaches the key again. */
-			if (stale || gone)
-				sweep_reap(t, e, false);
-			continue;
-		}
-		/* Only proof makes an orphan: a call past --orphan-timeout is
-		 * overdue, and stays in flight for its RET to count it.  A call
-		 * begun before its process's exec() is proven dead: that
-		 * program is gone. */
-		bool dead = gone || e->val.start_ns < exec_ns ||
-			    sweep_proven_dead(e, &gv, have_g, later_min, read_ns);
-
-		/* A later call at this depth or shallower proves the earlier
-		 * ones dead only if it began before the read did (see
-		 * sweep_evidence). */
-		if (e->key.depth < later_min && e->val.start_ns < read_ns)
-			later_min = e->key.depth;
-		if (stale || gone) {
-			sweep_reap(t, e, !stale);
-			continue;
-		}
-		if (dead) {
-			sweep_claim(t, e);
-			continue;
-		}
-		inflight[slot].count++;
-		if (age >= t->opts.orphan_timeout_ns)
-			inflight[slot].overdue++;
-		if (age > inflight[slot].oldest_ns)
-			inflight[slot].oldest_ns = age;
-	}
-}
-
-int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
-{
-	struct sweep_procs procs = {.n = 0};
-	struct sweep_entry *all;
-	uint64_t now, read_ns;
-	size_t n = 0;
-	int ret;
-
-	memset(inflight, 0, t->opts.max_functions * sizeof(*inflight));
-	read_ns = tracer_now_ns();
-	ret = tracer_read_inflight(t, &n);
-	now = tracer_now_ns();
-	all = ret ? NULL : calloc(n ? n : 1, sizeof(*all));
-	if (!all) {
-		if (!t->sweep_warned)
-			log_warn("tracer", "in-flight calls not swept (their counts are stale): %s",
-				 strerror(ret ? -ret : ENOMEM));
-		t->sweep_warned = true;
-		return ret ? ret : -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		all[i] = (struct sweep_entry){t->sweep_keys[i], t->sweep_vals[i], i >= t->sweep_first};
-	qsort(all, n, sizeof(*all), sweep_entry_cmp);
-	for (size_t i = 0, end; i < n; i = end) {
-		for (end = i + 1; end < n && all[end].key.tgid == all[i].key.tgid &&
-				  all[end].key.g == all[i].key.g;
-		     end++)
-			;
-		sweep_goroutine(t, all, i, end, &procs, now, read_ns, inflight);
-	}
-	free(all);
-	for (size_t i = 0; i < t->opts.max_functions; i++)
-		inflight[i].orphans = t->slots[i].orphans;
-	return 0;
-}
-
-/* One 16-byte bucket per entry, rounded up to a power of two: what the
- * kernel allocates at load, whatever is in flight. */
-static uint64_t tracer_bucket_bytes(uint32_t n)
-{
-	uint64_t buckets = 1;
-
-	while (buckets < n)
-		buckets <<= 1;
-	return 16 * buckets;
-}
-
-uint64_t tracer_inflight_base_bytes(uint32_t n)
-{
-	uint32_t first, spill;
-
-	tracer_inflight_split(n, &first, &spill);
-	return tracer_bucket_bytes(first) + tracer_bucket_bytes(spill ? spill : 1);
-}
-
-uint64_t tracer_inflight_call_bytes(void)
-{
-	/* The kernel's htab_elem header (48 bytes on 64-bit), key and value
-	 * rounded to 8, and the allocator's list node (8) that a map without
-	 * preallocation charges per element.  Checked against the memlock of
-	 * fdinfo with 100,100 calls held (tests/integration/trace-stress.sh). */
-	return 48 + ((sizeof(struct retop_inflight_key) + 7) & ~7ul) +
-	       ((sizeof(struct retop_inflight_val) + 7) & ~7ul) + 8;
-}
-
-uint64_t tracer_inflight_room_bytes(const struct tracer *t)
-{
-	int64_t live = 0;
-
-	for (size_t i = 0; i < t->opts.max_functions; i++)
-		live += tracer_slot_inflight(t, (int)i);
-	if (live < 0)
-		live = 0;
-	if ((uint64_t)live >= t->opts.inflight_max)
-		return 0;
-	return (t->opts.inflight_max - (uint64_t)live) * tracer_inflight_call_bytes();
-}
-
 uint64_t tracer_map_bytes(struct tracer *t)
 {
 	struct bpf_map *map;
@@ -1207,12 +267,12 @@ uint64_t tracer_map_bytes(struct tracer *t)
 		return 0;
 	/* Read at every refresh: /proc/self/fdinfo is three syscalls a map,
 	 * so only the maps that grow with their elements are read again. */
-	bpf_object__for_each_map(map, t->skel->obj) {
+	bpf_object__for_each_map (map, t->skel->obj) {
 		bool grows = bpf_map__map_flags(map) & BPF_F_NO_PREALLOC;
 		if (grows)
-			sum += guard_fd_memlock(bpf_map__fd(map));
+			sum += bpf_mem_fd_memlock(bpf_map__fd(map));
 		else if (t->fixed_map_bytes == UINT64_MAX)
-			fixed += guard_fd_memlock(bpf_map__fd(map));
+			fixed += bpf_mem_fd_memlock(bpf_map__fd(map));
 	}
 	if (t->fixed_map_bytes != UINT64_MAX)
 		return sum + t->fixed_map_bytes;

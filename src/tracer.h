@@ -23,24 +23,11 @@ enum tracer_kind { TRACER_ENTRY, TRACER_RETS, TRACER_MARKS, TRACER_KINDS };
 
 /* In-flight calls tracked at once, across all traced functions: a server
  * with 10,000 goroutines 25 traced frames deep.  --max-in-flight changes
- * it.  The map is allocated per call: tracer_inflight_base_bytes() at load,
- * then tracer_inflight_call_bytes() a call in flight. */
+ * it.  The map is allocated per call: bpf_mem_inflight_base_bytes() at
+ * load, then bpf_mem_inflight_call_bytes() a call in flight. */
 #define TRACER_DEFAULT_IN_FLIGHT 262144u
 #define TRACER_MIN_IN_FLIGHT 16u
 #define TRACER_MAX_IN_FLIGHT (1u << 24)
-
-/* Goroutines the evidence maps remember (preallocated LRU maps, so sized
- * for a busy server, not for the worst case): the latest probe hits on
- * each goroutine, and its first entry into each function.  A goroutine
- * forgotten leaves its calls to the orphan timeout and its nested hits
- * unknown.  Panics recovered and calls dropped are rarer: fewer. */
-#define TRACER_GOROUTINES 8192u
-#define TRACER_GOROUTINES_MARKED 2048u
-
-/* Kernel memory of an in-flight map of n entries: its bucket array, there
- * from the load; and each call in flight. */
-uint64_t tracer_inflight_base_bytes(uint32_t n);
-uint64_t tracer_inflight_call_bytes(void);
 
 struct tracer_opts {
 	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */

@@ -1,6 +1,7 @@
 /* Unit tests for src/guard.c: the time limit's arithmetic (arm, due once,
- * extend, remaining), --max-memory's sizes, the figures printed, and the
- * map memory estimate against the in-flight map's own formula. */
+ * extend, remaining), --max-memory's sizes, the figures printed; and for
+ * src/bpf_mem.c: the map memory estimate against the in-flight map's own
+ * formula, the room left, the kernel's element and array sizes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,8 +10,8 @@
 
 #include <cmocka.h>
 
+#include "bpf_mem.h"
 #include "guard.h"
-#include "tracer.h"
 
 #define S 1000000000ull
 
@@ -101,15 +102,22 @@ static void test_estimate(void **state)
 	 * (16 bytes an entry, rounded up to a power of two): the first 8192
 	 * calls in one map, the rest in the spill map (of one entry at least);
 	 * each call in flight then 112 bytes. */
-	assert_int_equal(guard_maps_estimate(262144, 64) - guard_maps_estimate(1024, 64),
+	assert_int_equal(bpf_mem_estimate(262144, 64) - bpf_mem_estimate(1024, 64),
 			 16ull * (8192 + 262144 - 1024 - 1));
-	assert_int_equal(tracer_inflight_base_bytes(1000), 16ull * (1024 + 1));
-	assert_int_equal(tracer_inflight_base_bytes(8192 + 3), 16ull * (8192 + 4));
-	assert_int_equal(tracer_inflight_call_bytes(), 112);
+	assert_int_equal(bpf_mem_inflight_base_bytes(1000), 16ull * (1024 + 1));
+	assert_int_equal(bpf_mem_inflight_base_bytes(8192 + 3), 16ull * (8192 + 4));
+	assert_int_equal(bpf_mem_inflight_call_bytes(), 112);
+	/* What calls not yet in flight may take, never below nothing. */
+	assert_int_equal(bpf_mem_inflight_room_bytes(100, 40), 60 * 112);
+	assert_int_equal(bpf_mem_inflight_room_bytes(100, -3), 100 * 112);
+	assert_int_equal(bpf_mem_inflight_room_bytes(100, 200), 0);
+	/* A preallocated element has no allocator's node. */
+	assert_int_equal(bpf_mem_hash_elem_bytes(8, 4, true), 48 + 8 + 8);
+	assert_int_equal(bpf_mem_array_bytes(3, 12, 4096), 4096);
 	/* One row of counters a function, in whole pages. */
-	assert_true(guard_maps_estimate(1024, 256) > guard_maps_estimate(1024, 64));
+	assert_true(bpf_mem_estimate(1024, 256) > bpf_mem_estimate(1024, 64));
 	/* At the defaults, under 8 MiB with nothing in flight. */
-	assert_true(guard_maps_estimate(262144, 64) < 8ull << 20);
+	assert_true(bpf_mem_estimate(262144, 64) < 8ull << 20);
 }
 
 int main(void)

@@ -1,0 +1,74 @@
+/* The tracer's insides, for its own files only (tracer.h is its API):
+ * tracer.c loads the BPF side and closes it; tracer_probes.c puts probes
+ * in and takes them out; tracer_read.c reads the counters and writes the
+ * settings BPF reads (.bss); tracer_sweep.c keeps the in-flight maps. */
+#ifndef RETOP_TRACER_INTERNAL_H
+#define RETOP_TRACER_INTERNAL_H
+
+#include <bpf/libbpf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "callers.h"
+#include "interlock.h"
+#include "retop.skel.h"
+#include "tracer.h"
+
+struct tracer_slot {
+	bool used;
+	/* Per binary (the verdict's image) and kind (enum tracer_kind): the
+	 * entry, every RET site, the inline marks.  A deploy adds the new
+	 * file's probes beside the old file's. */
+	struct probe_set *sets[RETOP_MAX_IMAGES][TRACER_KINDS];
+	/* Each binary's RET sites take their own range of ret_hits. */
+	uint8_t site_base[RETOP_MAX_IMAGES];
+	bool has_base[RETOP_MAX_IMAGES];
+	uint32_t sites_used;
+	uint64_t orphans;
+};
+
+/* A runtime function watched for evidence that calls died. */
+struct tracer_watch {
+	struct bpf_program *prog;
+	struct interlock_verdict v; /* approved once; NULL f: not watched */
+	int pid;
+	struct probe_set *set;
+};
+
+struct tracer {
+	struct retop *skel;
+	bool multi; /* uprobe_multi links */
+	/* runtime.recovery and runtime.goexit1 of each binary */
+	struct tracer_watch watches[RETOP_MAX_IMAGES][2];
+	struct tracer_opts opts;
+	struct tracer_slot slots[RETOP_MAX_FUNCS];
+	struct bpf_link *exec_link;   /* sched_process_exec: NULL if not watched */
+	struct retop_func_stats zero; /* for resets; large, so not on the stack */
+	/* func_stats, mmapped: BPF's counters read without a syscall. */
+	struct retop_func_stats *stats;
+	size_t stats_len;
+	bool args_used;		      /* a slot captured arguments since the load */
+	struct callers_table callers; /* the caller map as last read */
+	/* The memlock of the maps whose size is fixed at load (all but those
+	 * allocated per element), read once; UINT64_MAX: not yet. */
+	uint64_t fixed_map_bytes;
+	struct ring_buffer *wake_rb; /* BPF's wakeups (tracer_wake_fd) */
+	/* tracer_exec_ns's last answer, and exec_seq when it was read. */
+	int exec_pid;
+	uint64_t exec_seq, exec_when;
+	size_t sweep_first;		       /* read entries from here on were spilled */
+	struct retop_inflight_key *sweep_keys; /* the sweep's buffers, kept */
+	struct retop_inflight_val *sweep_vals;
+	size_t sweep_cap;
+	bool sweep_warned;
+	bool claim_warned;
+	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
+};
+
+/* tracer_sweep.c: delete the in-flight calls of a slot (its function was
+ * detached: entry probe first, so none is added after this), for its next
+ * owner (tracer_attach). */
+void tracer_purge_slot(struct tracer *t, int slot);
+
+#endif

@@ -1,0 +1,360 @@
+/* The probes of each slot, per binary (image) and kind (entry, RETs,
+ * inline marks), in and out; the runtime watchers; the calibration probes.
+ * Only offsets a sealed verdict approved reach the kernel. */
+#include "tracer_internal.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "probes.h"
+
+/* Take out the probes of kind k of a slot, in every binary. */
+static void tracer_slot_out(struct tracer_slot *s, enum tracer_kind k)
+{
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
+		probe_sets_destroy(&s->sets[im][k], 1);
+}
+
+static void tracer_slot_unlink(struct tracer_slot *s)
+{
+	tracer_slot_out(s, TRACER_ENTRY);
+	tracer_slot_out(s, TRACER_MARKS);
+	tracer_slot_out(s, TRACER_RETS);
+}
+
+static int tracer_free_slot(const struct tracer *t)
+{
+	for (size_t i = 0; i < t->opts.max_functions; i++)
+		if (!t->slots[i].used)
+			return (int)i;
+	return -1;
+}
+
+static int tracer_check_verdict(const struct interlock_verdict *v, char *err)
+{
+	if (!interlock_sealed(v))
+		return err_set(err, EPERM, "%s: not approved by the interlock: nothing attached",
+			       v && v->f ? v->f->name : "?");
+	if (v->image >= RETOP_MAX_IMAGES)
+		return err_set(err, EINVAL, "%s: binary %u of at most %d", v->f->name, v->image,
+			       RETOP_MAX_IMAGES);
+	return 0;
+}
+
+static int tracer_attach_error(int e, const struct interlock_verdict *v, uint64_t off, char *err)
+{
+	if (e == EPERM || e == EACCES)
+		return err_set(err, e,
+			       "%s: attaching a uprobe at file offset 0x%llx was refused: "
+			       "run retop as root",
+			       v->f->name, (unsigned long long)off);
+	if (e == ESRCH)
+		return err_set(err, e, "%s: the process is gone", v->f->name);
+	return err_set(err, e, "%s: attaching a uprobe at file offset 0x%llx failed: %s",
+		       v->f->name, (unsigned long long)off, strerror(e));
+}
+
+/* The RET probes, then the entry probe: two sets, both or neither.  In
+ * this order no entry is recorded whose RET could still be missed, so the
+ * attach makes no orphan; the RETs of calls begun before the entry probe
+ * are told apart in BPF (before_attach).  Only the offsets the interlock
+ * approved reach the kernel. */
+static int tracer_attach_sites(struct tracer *t, int slot, const struct interlock_verdict *v,
+			       int pid, char *err)
+{
+	int ret;
+
+	/* A new owner: its callers and slowest calls are its own. */
+	t->skel->bss->slot_gen[slot]++;
+	t->skel->bss->slot_record[slot] = 1;
+	t->skel->bss->gate_len[slot] = 0;
+	/* A function that exists only inlined has its marks only. */
+	ret = v->marks_only ? 0 : tracer_rets_in(t, slot, v, pid, err);
+	if (!ret && !v->marks_only)
+		ret = tracer_entry_in(t, slot, v, pid, err);
+	if (!ret)
+		ret = tracer_marks_in(t, slot, v, pid, err);
+	if (ret)
+		tracer_slot_unlink(&t->slots[slot]);
+	return ret;
+}
+
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, bool *entry_only,
+		  char *err)
+{
+	int slot = tracer_free_slot(t), ret;
+	struct tracer_slot *s;
+
+	*entry_only = false;
+	/* Only addresses the interlock approved reach the kernel. */
+	if ((ret = tracer_check_verdict(v, err)) != 0)
+		return ret;
+	const struct func_info *f = v->f;
+	if (slot < 0)
+		return err_set(err, ENOSPC,
+			       "%s: already tracing %zu functions (--max-functions): "
+			       "stop one first",
+			       f->name, t->opts.max_functions);
+	*entry_only = v->entry_only;
+	s = &t->slots[slot];
+	/* Counters start from zero before the first probe can fire, and no
+	 * call left by the slot's previous function is taken for this one's. */
+	ret = tracer_reset(t, slot);
+	if (!ret)
+		tracer_purge_slot(t, slot);
+	/* Each binary's RET sites are numbered anew for the new owner. */
+	memset(s->has_base, 0, sizeof(s->has_base));
+	s->sites_used = 0;
+	if (!ret)
+		ret = tracer_attach_sites(t, slot, v, pid, err);
+	if (ret)
+		return ret;
+	s->used = true;
+	s->orphans = 0;
+	log_info("tracer",
+		 "%s: %zu probes at file offset 0x%llx of binary %u, the entry's at +0x%x "
+		 "(slot %d)",
+		 f->name, tracer_probe_count(t, slot), (unsigned long long)f->file_offset, v->image,
+		 f->entry_probe_off, slot);
+	return slot;
+}
+
+void tracer_detach(struct tracer *t, int slot)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->slots[slot].used)
+		return;
+	/* The entry probe first (see tracer_close). */
+	t->skel->bss->slot_closing[slot] = 1;
+	tracer_slot_unlink(&t->slots[slot]);
+	t->slots[slot].used = false;
+}
+
+/* The probes go into the file the verdict approved, through its open
+ * descriptor: a rename or a symlink at the path since cannot redirect them. */
+int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		   char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	uint64_t off[RETOP_MAX_RET_SITES], cookie[RETOP_MAX_RET_SITES];
+	size_t failed, nrets = v && !v->entry_only ? v->nrets : 0;
+	int ret = tracer_check_verdict(v, err);
+
+	if (ret)
+		return ret;
+	if (s->sets[v->image][TRACER_RETS] || !nrets)
+		return 0;
+	if (!s->has_base[v->image]) {
+		if (s->sites_used + nrets > RETOP_MAX_RET_SITES)
+			return err_set(err, ENOSPC,
+				       "%s: %zu more RET sites in this binary, %u in the "
+				       "others: more than %d",
+				       v->f->name, nrets, s->sites_used, RETOP_MAX_RET_SITES);
+		s->site_base[v->image] = (uint8_t)s->sites_used;
+		s->has_base[v->image] = true;
+		s->sites_used += (uint32_t)nrets;
+	}
+	/* A new epoch when the RETs come back: RETs without an entry since
+	 * are told apart again.  Not while another binary's RETs are in:
+	 * their calls in flight are still paired. */
+	if (!tracer_rets_are_in(t, slot))
+		t->skel->bss->slot_epoch[slot]++;
+	for (size_t i = 0; i < nrets; i++) {
+		off[i] = v->ret_offsets[i];
+		cookie[i] =
+		    RETOP_COOKIE(slot, RETOP_RET_SITE(v->image, s->site_base[v->image] + i));
+	}
+	ret = probe_set_attach(t->skel->progs.retop_return, t->multi, v->path, pid, off, cookie,
+			       nrets, &s->sets[v->image][TRACER_RETS], &failed);
+	return ret ? tracer_attach_error(-ret, v, off[failed], err) : 0;
+}
+
+void tracer_rets_out(struct tracer *t, int slot)
+{
+	tracer_slot_out(&t->slots[slot], TRACER_RETS);
+}
+
+int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		    char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	size_t failed;
+	int ret = tracer_check_verdict(v, err);
+
+	if (ret)
+		return ret;
+	uint64_t off = v->entry_offset, cookie = RETOP_COOKIE(slot, v->entry_site);
+	if (s->sets[v->image][TRACER_ENTRY] || v->marks_only)
+		return 0;
+	t->skel->bss->slot_closing[slot] = 0;
+	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, v->path, pid, &off, &cookie, 1,
+			       &s->sets[v->image][TRACER_ENTRY], &failed);
+	return ret ? tracer_attach_error(-ret, v, off, err) : 0;
+}
+
+void tracer_entry_out(struct tracer *t, int slot)
+{
+	/* RETs of calls begun before are expected from here on. */
+	t->skel->bss->slot_closing[slot] = 1;
+	tracer_slot_out(&t->slots[slot], TRACER_ENTRY);
+}
+
+int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
+		    char *err)
+{
+	struct tracer_slot *s = &t->slots[slot];
+	uint64_t cookie[INLINE_MARKS_MAX];
+	size_t failed;
+	int ret = tracer_check_verdict(v, err);
+
+	if (ret)
+		return ret;
+	if (s->sets[v->image][TRACER_MARKS] || !v->nmarks)
+		return 0;
+	for (size_t i = 0; i < v->nmarks; i++)
+		cookie[i] = RETOP_COOKIE(slot, 0);
+	ret = probe_set_attach(t->skel->progs.retop_inline, t->multi, v->path, pid, v->mark_offsets,
+			       cookie, v->nmarks, &s->sets[v->image][TRACER_MARKS], &failed);
+	return ret ? tracer_attach_error(-ret, v, v->mark_offsets[failed], err) : 0;
+}
+
+void tracer_marks_out(struct tracer *t, int slot)
+{
+	tracer_slot_out(&t->slots[slot], TRACER_MARKS);
+}
+
+static bool tracer_slot_has(const struct tracer_slot *s, enum tracer_kind k)
+{
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
+		if (s->sets[im][k])
+			return true;
+	return false;
+}
+
+bool tracer_entry_is_in(const struct tracer *t, int slot)
+{
+	return tracer_slot_has(&t->slots[slot], TRACER_ENTRY);
+}
+
+bool tracer_marks_are_in(const struct tracer *t, int slot)
+{
+	return tracer_slot_has(&t->slots[slot], TRACER_MARKS);
+}
+
+bool tracer_rets_are_in(const struct tracer *t, int slot)
+{
+	return tracer_slot_has(&t->slots[slot], TRACER_RETS);
+}
+
+int tracer_site_base(const struct tracer *t, int slot, unsigned image)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || image >= RETOP_MAX_IMAGES ||
+	    !t->slots[slot].has_base[image])
+		return -1;
+	return t->slots[slot].site_base[image];
+}
+
+void tracer_image_alias(struct tracer *t, unsigned image, unsigned as)
+{
+	if (image >= RETOP_MAX_IMAGES || as >= RETOP_MAX_IMAGES)
+		return;
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+		t->slots[i].site_base[image] = t->slots[i].site_base[as];
+		t->slots[i].has_base[image] = t->slots[i].has_base[as];
+	}
+}
+
+void tracer_image_out(struct tracer *t, unsigned image)
+{
+	if (image >= RETOP_MAX_IMAGES)
+		return;
+	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
+		for (size_t k = 0; k < TRACER_KINDS; k++)
+			probe_sets_destroy(&t->slots[i].sets[image][k], 1);
+	}
+	for (size_t w = 0; w < 2; w++) {
+		probe_sets_destroy(&t->watches[image][w].set, 1);
+		memset(&t->watches[image][w].v, 0, sizeof(t->watches[image][w].v));
+	}
+}
+
+size_t tracer_probe_count(const struct tracer *t, int slot)
+{
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
+		return 0;
+	size_t n = 0;
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
+		for (size_t k = 0; k < TRACER_KINDS; k++)
+			n += probe_set_count(t->slots[slot].sets[im][k]);
+	return n;
+}
+
+/* Remember an approved runtime function to watch; tracer_watchers() puts
+ * the probe in and takes it out. */
+static int tracer_watch(struct tracer *t, size_t which, struct bpf_program *prog,
+			const struct interlock_verdict *v, int pid)
+{
+	if (!interlock_sealed(v) || !v->entry_offset || v->image >= RETOP_MAX_IMAGES)
+		return -EPERM;
+	struct tracer_watch *w = &t->watches[v->image][which];
+	w->prog = prog;
+	w->v = *v;
+	w->pid = pid;
+	return 0;
+}
+
+int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery, int pid)
+{
+	return tracer_watch(t, 0, t->skel->progs.retop_recovery, recovery, pid);
+}
+
+int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit, int pid)
+{
+	return tracer_watch(t, 1, t->skel->progs.retop_goexit, goexit, pid);
+}
+
+int tracer_watchers(struct tracer *t, bool on)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++) {
+		struct tracer_watch *w = &t->watches[i / 2][i % 2];
+		uint64_t off = w->v.entry_offset, cookie = 0;
+		size_t failed;
+		if (!on) {
+			probe_sets_destroy(&w->set, 1);
+			continue;
+		}
+		if (w->set || !interlock_sealed(&w->v))
+			continue;
+		int r = probe_set_attach(w->prog, t->multi, w->v.path, w->pid, &off, &cookie, 1,
+					 &w->set, &failed);
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
+
+bool tracer_watchers_in(const struct tracer *t)
+{
+	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++)
+		if (t->watches[i / 2][i % 2].set)
+			return true;
+	return false;
+}
+
+int tracer_cal_attach(struct tracer *t, int kind, const char *path, uint64_t off,
+		      struct probe_set **out)
+{
+	uint32_t site =
+	    kind == RETOP_HIT_RET
+		? RETOP_RET_SITE(0, 0)
+		: RETOP_ENTRY_SITE(kind == RETOP_HIT_ENTRY_STEPPED ? RETOP_ENTRY_STEPPED : 0, 0);
+	uint64_t cookie = RETOP_COOKIE(RETOP_CAL_FUNC, site);
+	struct bpf_program *prog =
+	    kind == RETOP_HIT_RET ? t->skel->progs.retop_return : t->skel->progs.retop_entry;
+	size_t failed;
+
+	return probe_set_attach(prog, t->multi, path, getpid(), &off, &cookie, 1, out, &failed);
+}
