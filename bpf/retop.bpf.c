@@ -129,14 +129,23 @@ __u64 exec_seq;
  * recovered) that failed: an LRU map can refuse one when every element is
  * held on other CPUs.  What they would have told is then unknown. */
 __u64 evidence_lost;
-/* The cost of a probe hit of each kind (retop.h), set by user space: the
- * kernel's trap, as timed on this machine, plus the program's own run
- * time, which the programs measure here (prog_ns over prog_n). */
+/* The kernel's part of a probe hit of each kind (retop.h), set by user
+ * space as timed on this machine; each program adds its own run time, as
+ * it measures it, hit by hit.  prog_ns over prog_n: the programs' mean, for
+ * the faces. */
 __u64 hit_cost_ns[RETOP_HIT_KINDS];
 __u64 prog_ns[RETOP_HIT_KINDS];
 __u64 prog_n[RETOP_HIT_KINDS];
-/* Hits of the calibration probes (RETOP_CAL_FUNC). */
+/* The kernel's part of a call's own entry and RET hits inside its timed
+ * window, by how its entry runs (retop.h), set by user space. */
+__u64 own_window_ns[RETOP_OWN_KINDS];
+/* The calibration probes (retop.h): their slot, their hits, the last one's
+ * program run time, when the last entry's program ended, and the window
+ * between it and the RET after it (user space times one hit at a time). */
+const volatile __u32 cal_slot = RETOP_MAX_FUNCS;
 __u64 cal_hits;
+__u64 cal_prog_ns;
+__u64 cal_window_ns;
 
 /* Latency by caller (retop.h).  Entries are allocated on first use
  * (BPF_F_NO_PREALLOC): a function has at most RETOP_CALLER_SITES + 1. */
@@ -394,17 +403,34 @@ static __always_inline __u32 goroutine_hit(struct retop_goroutine_val *v, __u32 
 	return (__u32)v->hits++;
 }
 
-/* The program's own run time, for hit_cost_ns; a calibration hit is only
- * counted. */
-static __always_inline void note_prog_time(__u32 func_id, __u32 k, __u64 t0)
+/* What a program knows of its hit: the goroutine's record, the function's
+ * counters, and up to when its own run time is on the goroutine's trap_ns
+ * already. */
+struct hit {
+	struct retop_goroutine_val *gv;
+	struct retop_func_stats *st;
+	__u64 counted_to;
+};
+
+/* The end of a program begun at t0: its run time goes on the goroutine (a
+ * traced call around this hit has it taken out) and on the function (what
+ * retop costs the target).  A calibration hit leaves its run time for user
+ * space. */
+static __always_inline void hit_done(struct hit *h, __u32 func_id, __u32 k, __u64 t0)
 {
-	if (func_id == RETOP_CAL_FUNC) {
+	__u64 t = bpf_ktime_get_ns();
+
+	if (func_id == cal_slot) {
+		cal_prog_ns = t - t0;
 		__sync_fetch_and_add(&cal_hits, 1);
-		return;
 	}
+	if (h->gv && t > h->counted_to)
+		h->gv->trap_ns += t - h->counted_to;
+	if (h->st)
+		__sync_fetch_and_add(&h->st->prog_ns, t - t0);
 	if (k >= RETOP_HIT_KINDS)
 		return;
-	__sync_fetch_and_add(&prog_ns[k], bpf_ktime_get_ns() - t0);
+	__sync_fetch_and_add(&prog_ns[k], t - t0);
 	__sync_fetch_and_add(&prog_n[k], 1);
 }
 
@@ -469,12 +495,14 @@ static __always_inline void note_args(struct pt_regs *ctx, struct retop_func_sta
 }
 
 /* Is this hit outside the slot's sampling windows?  Inside one, the call
- * is counted in the window's tally. */
-static __always_inline int gated_out(__u32 slot, __u64 now, int begins)
+ * is counted in the window's tally, whose index goes in *counted (else
+ * RETOP_GATE_RING). */
+static __always_inline int gated_out(__u32 slot, __u64 now, int begins, __u32 *counted)
 {
 	__u64 len, base, k;
 	__u32 i;
 
+	*counted = RETOP_GATE_RING;
 	if (slot >= RETOP_MAX_FUNCS)
 		return 1;
 	len = gate_len[slot];
@@ -487,8 +515,10 @@ static __always_inline int gated_out(__u32 slot, __u64 now, int begins)
 	i = (__u32)(k % RETOP_GATE_RING);
 	if (gate_on[slot][i] != k + 1)
 		return 1;
-	if (begins)
+	if (begins) {
 		__sync_fetch_and_add(&gate_n[slot][i], 1);
+		*counted = i;
+	}
 	return 0;
 }
 
@@ -499,7 +529,7 @@ static __always_inline int entry_again(struct pt_regs *ctx, struct retop_func_st
 				       struct retop_inflight_val *old, __u64 s,
 				       const struct retop_inflight_key *key,
 				       struct retop_goroutine_val *gv, __u64 hi, __u64 now,
-				       __u32 hits0, __u64 trap0, int restart, int jcc)
+				       __u32 hits0, __u64 trap0, int restart, int jcc, __u32 gi)
 {
 	struct retop_goroutine_key gk = {.tgid = key->tgid, .g = key->g};
 	int abandoned;
@@ -528,19 +558,24 @@ static __always_inline int entry_again(struct pt_regs *ctx, struct retop_func_st
 		abandoned = (rec && *rec > s) || (gv && gv->exit_ns > s);
 	}
 	/* The sweep may have claimed the earlier call as an orphan since it
-	 * was read: then it is counted, and the record is free for this one. */
-	if (__sync_val_compare_and_swap(&old->start_ns, s, now) != s)
+	 * was read: then it is counted, and the record is free for this one.
+	 * A restart keeps the call's start (the swap only claims it). */
+	if (__sync_val_compare_and_swap(&old->start_ns, s, abandoned ? now : s) != s)
 		return 1;
-	if (abandoned) {
-		__sync_fetch_and_add(&st->abandoned, 1);
-	} else {
-		__sync_fetch_and_add(&st->reentries, 1);
-		__sync_fetch_and_add(&st->begun, -1); /* not a new call */
-	}
 	old->stack_hi = hi;
+	old->restarting = restart;
+	if (!abandoned) {
+		/* The same call: its clock, and the hits inside it, run from
+		 * its first entry; the sampling gate counted it then. */
+		__sync_fetch_and_add(&st->reentries, 1);
+		__sync_fetch_and_add(&st->begun, -1);
+		if (gi < RETOP_GATE_RING && key->func_id < RETOP_MAX_FUNCS)
+			__sync_fetch_and_add(&gate_n[key->func_id][gi], -1);
+		return 0;
+	}
+	__sync_fetch_and_add(&st->abandoned, 1);
 	old->hits0 = hits0;
 	old->trap0 = trap0;
-	old->restarting = restart;
 	note_args(ctx, st, key);
 	return 0;
 }
@@ -553,30 +588,38 @@ static __always_inline void note_process(__u32 tgid)
 		bpf_map_update_elem(&execs, &tgid, &never, BPF_NOEXIST);
 }
 
-/* An entry probe hit of kind (RETOP_HIT_*) at now. */
+/* An entry probe hit of kind (RETOP_HIT_*) whose program began at now. */
 static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 site, __u32 kind,
-				      __u64 now)
+				      __u64 now, struct hit *h)
 {
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val val = {}, *old;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_val *gv;
 	__u64 hi, s = 0, trap0;
-	__u32 hits0;
+	__u32 hits0, gi;
 	int jcc = !!(site & RETOP_ENTRY_JCC), restart, spill;
 
 	if (!st || func_id >= RETOP_MAX_FUNCS)
 		return;
+	h->st = st;
 	__sync_fetch_and_add(&st->entries, 1);
 	/* Taken, the prologue's jump leads to morestack and back to the
 	 * entry: this hit does not begin a call, the next one does. */
 	restart = jcc && retop_jcc_taken(ctx->eflags, RETOP_ENTRY_CC(site));
-	if (gated_out(func_id, now, !restart))
+	if (gated_out(func_id, now, !restart, &gi))
 		return;
 	if (!restart)
 		__sync_fetch_and_add(&st->begun, 1);
 	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, now);
+	h->gv = gv;
 	hits0 = goroutine_hit(gv, kind) + 1;
+	/* The call's clock starts here: the program so far is outside its
+	 * window, and inside the calls around it (on the goroutine). */
+	h->counted_to = bpf_ktime_get_ns();
+	if (gv)
+		gv->trap_ns += h->counted_to - now;
+	now = h->counted_to;
 	trap0 = gv ? gv->trap_ns : 0;
 	if (site & RETOP_ENTRY_ONLY)
 		return;
@@ -590,7 +633,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 	if (old) {
 		s = old->start_ns;
 		if (RETOP_START_LIVE(s) &&
-		    !entry_again(ctx, st, old, s, &key, gv, hi, now, hits0, trap0, restart, jcc))
+		    !entry_again(ctx, st, old, s, &key, gv, hi, now, hits0, trap0, restart, jcc, gi))
 			return;
 		/* Else the record holds no call (retop.h): it is this call's. */
 	}
@@ -604,7 +647,8 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 	note_process(key.tgid);
 	val.start_ns = now;
 	val.stack_hi = hi;
-	val.tid = (__u32)bpf_get_current_pid_tgid() & 0x7FFFFFFF;
+	val.tid = (__u32)bpf_get_current_pid_tgid() & 0x3FFFFFFF;
+	val.stepped = kind == RETOP_HIT_ENTRY_STEPPED;
 	val.hits0 = hits0;
 	val.trap0 = trap0;
 	val.restarting = restart;
@@ -613,6 +657,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 		 * (the sweep claims live calls only), start_ns last. */
 		old->stack_hi = hi;
 		old->tid = val.tid;
+		old->stepped = val.stepped;
 		old->hits0 = hits0;
 		old->trap0 = trap0;
 		old->restarting = restart;
@@ -650,10 +695,11 @@ int retop_entry(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 site = RETOP_COOKIE_SITE(cookie);
 	__u32 kind = (site & RETOP_ENTRY_STEPPED) ? RETOP_HIT_ENTRY_STEPPED : RETOP_HIT_ENTRY_EMULATED;
+	struct hit h = {.counted_to = now};
 
 	budget_hit();
-	entry_hit(ctx, RETOP_COOKIE_FUNC(cookie), site, kind, now);
-	note_prog_time(RETOP_COOKIE_FUNC(cookie), kind, now);
+	entry_hit(ctx, RETOP_COOKIE_FUNC(cookie), site, kind, now, &h);
+	hit_done(&h, RETOP_COOKIE_FUNC(cookie), kind, now);
 	return 0;
 }
 
@@ -666,16 +712,21 @@ int retop_entry(struct pt_regs *ctx)
 SEC("uprobe")
 int retop_inline(struct pt_regs *ctx)
 {
+	__u64 now = bpf_ktime_get_ns();
 	__u32 func_id = RETOP_COOKIE_FUNC(bpf_get_attach_cookie(ctx));
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
+	struct hit h = {.st = st, .counted_to = now};
 
 	budget_hit();
 	if (!st)
 		return 0;
 	__sync_fetch_and_add(&st->inlined, 1);
-	if (gk.g)
-		goroutine_hit(bpf_map_lookup_elem(&goroutines, &gk), RETOP_HIT_ENTRY_EMULATED);
+	if (gk.g) {
+		h.gv = bpf_map_lookup_elem(&goroutines, &gk);
+		goroutine_hit(h.gv, RETOP_HIT_ENTRY_EMULATED);
+	}
+	hit_done(&h, func_id, RETOP_HIT_ENTRY_EMULATED, now);
 	return 0;
 }
 
@@ -869,35 +920,38 @@ static __always_inline void stats_update_minmax(struct retop_func_stats *st, __u
 	}
 }
 
-/* The traps of the probe hits inside a call, its callees': dur less them,
- * at least 1 ns (min_ns 0 means no call yet); *taken what was taken out. */
-static __always_inline __u64 dur_untrapped(__u64 dur, __u64 traps, __u64 *taken)
+/* dur less x, at least 1 ns (min_ns 0 means no call yet); *taken what was
+ * taken out. */
+static __always_inline __u64 dur_less(__u64 dur, __u64 x, __u64 *taken)
 {
 	*taken = 0;
 	if (dur > 1)
-		*taken = traps < dur ? traps : dur - 1;
+		*taken = x < dur ? x : dur - 1;
 	return dur - *taken;
 }
 
-/* A RET probe hit at now. */
-static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 site, __u64 now)
+/* A RET probe hit whose program began at now: the end of a call's window. */
+static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 site, __u64 now,
+				    struct hit *h)
 {
 	struct retop_inflight_key key = {};
 	struct retop_inflight_val *val;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_val *gv;
-	__u64 dur, b, hi, s, traps, taken;
+	__u64 dur, b, hi, s, traps, taken, own, own_taken;
 	__u32 hits;
 	int lost, spill;
 
 	if (!st)
 		return;
+	h->st = st;
 	__sync_fetch_and_add(&st->rets, 1);
 	if (RETOP_SITE_INDEX(site) < RETOP_MAX_RET_SITES)
 		__sync_fetch_and_add(&st->ret_hits[RETOP_SITE_INDEX(site)], 1);
 	/* One lookup of the goroutine for its hit count and its RET evidence:
 	 * inflight_key() reads the same g (R14) of the same process. */
 	gv = goroutine_val(bpf_get_current_pid_tgid() >> 32, ctx->r14, now);
+	h->gv = gv;
 	traps = gv ? gv->trap_ns : 0; /* before this RET's own hit */
 	hits = goroutine_hit(gv, RETOP_HIT_RET);
 	if (inflight_key(ctx, func_id, &key, &hi)) {
@@ -934,8 +988,14 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 		traps = 0;
 	}
 	/* Durations without retop's own traps inside them: what the call
-	 * takes untraced, and what the program's own clock says. */
-	dur = dur_untrapped(dur, traps, &taken);
+	 * takes untraced, and what the program's own clock says.  First the
+	 * hits inside (traced callees), then the kernel's part of the call's
+	 * own two hits inside its window. */
+	own = own_window_ns[val->stepped ? RETOP_OWN_STEPPED : RETOP_OWN_EMULATED];
+	if (func_id == cal_slot) /* what own_window_ns is timed from */
+		cal_window_ns = dur > traps ? dur - traps : 0;
+	dur = dur_less(dur, traps, &taken);
+	dur = dur_less(dur, own, &own_taken);
 	/* Only the one that removed the record counts the call: this RET, or
 	 * user space taking the budget's calls out (tracer_untime_inflight). */
 	if (inflight_delete(&key, spill) != 0) {
@@ -950,14 +1010,17 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	__sync_fetch_and_add(&st->sum_ns, dur);
 	__sync_fetch_and_add(&st->nested_hits, hits);
 	__sync_fetch_and_add(&st->trap_ns, taken);
+	__sync_fetch_and_add(&st->own_ns, own_taken);
 	b = retop_hist_bucket(dur);
 	/* Keep the check and the access on one register for the verifier. */
 	asm volatile("" : "+r"(b));
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
-	note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b);
-	note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, s, &key);
+	if (func_id != cal_slot) {
+		note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b);
+		note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, s, &key);
+	}
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */
 	note_ret(gv, &key, now);
@@ -967,10 +1030,11 @@ SEC("uprobe")
 int retop_return(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
+	struct hit h = {.counted_to = now};
 
 	budget_hit();
-	ret_hit(ctx, RETOP_COOKIE_FUNC(cookie), RETOP_COOKIE_SITE(cookie), now);
-	note_prog_time(RETOP_COOKIE_FUNC(cookie), RETOP_HIT_RET, now);
+	ret_hit(ctx, RETOP_COOKIE_FUNC(cookie), RETOP_COOKIE_SITE(cookie), now, &h);
+	hit_done(&h, RETOP_COOKIE_FUNC(cookie), RETOP_HIT_RET, now);
 	return 0;
 }
 

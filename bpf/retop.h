@@ -6,9 +6,12 @@
 #include <linux/types.h>
 #endif
 
-/* Functions traced at once; the CLI default (--max-functions) is lower.
- * The per-function maps are sized to --max-functions before load. */
+/* Slots of the per-slot arrays (a power of two: BPF masks indices with
+ * it); the per-function maps are sized to --max-functions before load.
+ * Functions traced at once: one slot fewer, the last is the calibration's
+ * (cal_slot); the CLI default (--max-functions) is lower. */
 #define RETOP_MAX_FUNCS 256
+#define RETOP_MAX_TRACED (RETOP_MAX_FUNCS - 1)
 /* Calls in flight held in the first in-flight map; more spill into a
  * second one (bpf/retop.bpf.c, inflight). */
 #define RETOP_INFLIGHT_FIRST 8192
@@ -113,9 +116,22 @@ static inline int retop_jcc_taken(__u64 f, __u32 cc)
 #define RETOP_HIT_ENTRY_STEPPED 1
 #define RETOP_HIT_RET 2
 #define RETOP_HIT_KINDS 3
-/* The function id of user space's calibration probes, on retop's own code:
- * a hit is counted in cal_hits, and nothing else is done. */
-#define RETOP_CAL_FUNC RETOP_MAX_FUNCS
+/* A call's timed window runs from the end of its entry's program to the
+ * start of its RET's: inside it are the kernel's part of the entry hit
+ * after the program (the return to the function, and the single step of
+ * a stepped entry) and of the RET hit before it (the trap, up to the
+ * program).  own_window_ns[RETOP_OWN_*] (set by user space, timed
+ * on retop's own code) is taken out of every call's duration. */
+#define RETOP_OWN_EMULATED 0
+#define RETOP_OWN_STEPPED 1
+#define RETOP_OWN_KINDS 2
+/* User space's calibration probes, on retop's own code, run the same
+ * programs on a slot of their own (cal_slot, the one after the traced
+ * functions'): their hits count in cal_hits, each leaves its program's run
+ * time in cal_prog_ns, and a paired RET the call's window less the hits
+ * inside it (its entry program's tail) in cal_window_ns.  Their calls
+ * have no callers and no slowest calls.  So the traced functions are at
+ * most RETOP_MAX_FUNCS - 1. */
 
 /* The estimate's sampling windows (the overhead budget's last resort): time
  * is cut into slices of gate_len ns from gate_base; slice k is sampled when
@@ -150,7 +166,8 @@ struct retop_inflight_val {
 	__u64 start_ns; /* bpf_ktime_get_ns() at the first entry of the call;
 			 * never <= RETOP_START_RETURNING for a call */
 	__u64 stack_hi; /* g.stack.hi at the entry (a stack copy changes it) */
-	__u32 tid : 31;
+	__u32 tid : 30;
+	__u32 stepped : 1;    /* its entry probe is single-stepped (RETOP_ENTRY_STEPPED) */
 	__u32 restarting : 1; /* the prologue's jump was taken: the entry comes again */
 	__u32 hits0;	/* the goroutine's probe hits after this entry's (low bits) */
 	__u64 trap0;	/* the goroutine's trap_ns after this entry's hit */
@@ -183,7 +200,9 @@ struct retop_goroutine_val {
 	__u64 min_depth, min_ns; /* the shallowest RET, the latest at that depth */
 	__u64 exit_ns;		 /* runtime.goexit1: every frame before is dead */
 	__u64 hits;		 /* probe hits on it: every entry and RET of a traced function */
-	__u64 trap_ns;		 /* what those hits cost it, at hit_cost_ns of their kind */
+	__u64 trap_ns;		 /* what those hits cost it: hit_cost_ns of their kind
+				  * (the kernel's part) plus each program's own run
+				  * time, as it measured it */
 	__u64 born_ns;		 /* when this record was made: a call begun before it
 				  * had its hits counted on a record the LRU map
 				  * evicted (hits and trap_ns are not its) */
@@ -230,6 +249,12 @@ struct retop_func_stats {
 	__u64 nested_hits; /* probe hits inside its paired calls (traced callees) */
 	__u64 trap_ns;	   /* the cost of those hits, taken out of its durations
 			    * (each call's at most down to 0) */
+	__u64 own_ns;	   /* the part of each call's own entry and RET traps
+			    * inside its timed window (own_window_ns), taken out
+			    * of its durations too */
+	__u64 prog_ns;	   /* the run time of this function's probe programs,
+			    * every hit (retop's cost to the target, with the
+			    * kernel's part of each hit, hit_cost_ns) */
 	__u64 slow_over;  /* calls at least --slow long (0 when --slow is off) */
 	__u64 slow_lost;  /* slow calls not shipped: the ring buffer was full */
 	__u64 evicted;	  /* paired calls whose goroutine record or first entry

@@ -1,6 +1,8 @@
 #include "batch.h"
 
 #include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,13 +27,15 @@ static void batch_install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Sleep until deadline_ns on the monotonic clock, or until a signal. */
+static bool batch_utf8;
+
+/* One snapshot on stdout, as -o asked. */
 static void batch_print(const struct cli_options *o, const struct snapshot *snap)
 {
 	if (o->output == CLI_OUT_JSON)
 		snapshot_print_json(stdout, snap);
 	else
-		snapshot_print_text(stdout, snap);
+		snapshot_print_text(stdout, snap, batch_utf8);
 }
 
 int batch_run(const struct cli_options *o)
@@ -42,6 +46,11 @@ int batch_run(const struct cli_options *o)
 		return EXIT_RUNTIME;
 	session_wakeable(s, true);
 	batch_install_signals();
+	/* The terminal's character set, for the "\u2265" of a lower bound. */
+	if (setlocale(LC_CTYPE, "")) {
+		const char *cs = nl_langinfo(CODESET);
+		batch_utf8 = cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
+	}
 	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period;
 	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations); n++) {
 		/* Absolute deadlines: the sampler's own work is not added to the

@@ -121,7 +121,7 @@ void cli_usage(FILE *out)
 		"function, with its callers (about 10 KiB each); retop itself about\n"
 		"10-30 MiB resident, more with DWARF on a large binary.  Both are shown\n"
 		"while tracing (the memory line of the batch header and dashboard).\n",
-		CLI_DEFAULT_MAX_FUNCTIONS, RETOP_MAX_FUNCS, TRACER_DEFAULT_IN_FLIGHT,
+		CLI_DEFAULT_MAX_FUNCTIONS, RETOP_MAX_TRACED, TRACER_DEFAULT_IN_FLIGHT,
 		(double)bpf_mem_inflight_base_bytes(TRACER_DEFAULT_IN_FLIGHT) / (1024.0 * 1024.0),
 		(unsigned)bpf_mem_inflight_call_bytes(), BUDGET_DEFAULT_HITS_PER_S,
 		STATS_PERCENTILE_ERROR_PCT,
@@ -279,7 +279,7 @@ static int cli_parse_one(int c, struct cli_options *o)
 			return usage_error("--orphan-timeout needs seconds >= 0.1, got '%s'", optarg);
 		return 0;
 	case OPT_MAX_FUNCTIONS:
-		if (!parse_long(optarg, 1, RETOP_MAX_FUNCS, &o->max_functions))
+		if (!parse_long(optarg, 1, RETOP_MAX_TRACED, &o->max_functions))
 			return usage_error("--max-functions takes 1 to 256, got '%s'", optarg);
 		return 0;
 	case OPT_MAX_IN_FLIGHT:

@@ -689,4 +689,12 @@ void govern_fill(struct session_func *sf, struct snapshot_func *out)
 	out->calls_ci95[0] = lv.lo;
 	out->calls_ci95[1] = lv.hi;
 	out->trap_share = lv.trap_share;
+	/* No upper end: no point estimate either.  The calls are at least the
+	 * lower end, and at least any lower end shown before (they only grow). */
+	if (isinf(lv.hi)) {
+		if (lv.lo > gf->lower_shown)
+			gf->lower_shown = lv.lo;
+		out->v.calls = (uint64_t)gf->lower_shown;
+		out->calls_lower_bound = true;
+	}
 }

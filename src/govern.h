@@ -89,6 +89,7 @@ struct govern_func {
 	bool marks_only, marks_missed, marks_failed;
 	uint64_t last_inlined, inl_ring[GOVERN_RING];
 	double inlined_per_s; /* mark hits a second, as last measured with them in */
+	double lower_shown;   /* the largest lower end of its calls shown */
 };
 
 /* A function was just attached, every probe in. */

@@ -10,31 +10,43 @@
 
 #include "../bpf/retop.h"
 
-#define HITCOST_RING 1024 /* timed probe hits kept per kind */
+#define HITCOST_RING 1024 /* timed probe hits kept per target */
+#define HITCOST_TARGETS 5 /* a whole hit of each kind, a call's window by entry kind */
+#define HITCOST_PROBES (2 * HITCOST_TARGETS)
 
 struct probe_set;
 struct tracer;
 
 struct hitcost {
-	/* The kernel's cost of a hit of each kind (RETOP_HIT_*); 0: not
-	 * timed. */
+	/* The kernel's part of a whole hit of each kind (RETOP_HIT_*): what a
+	 * traced callee's hit puts inside a call, besides its program's run
+	 * time (measured per hit in the target).  0: not timed. */
 	double trap_ns[RETOP_HIT_KINDS];
+	/* The kernel's part of a call's own entry and RET hits inside its
+	 * timed window, by how its entry runs (RETOP_OWN_*), and how far a
+	 * call may still be off once it is taken out (8 calls in 10): the
+	 * resolution of a duration.  0: not timed. */
+	double own_ns[RETOP_OWN_KINDS];
+	double resolution_ns[RETOP_OWN_KINDS];
+	/* How far a whole hit's kernel part may be over trap_ns (8 hits in
+	 * 10), the dearest kind's: the resolution a traced callee adds. */
+	double hit_resolution_ns;
 	/* The calibration's probes and their tracer (NULL: none), the
-	 * unprobed call's time, and the last timed hits, per kind. */
-	struct probe_set *cal_ps[RETOP_HIT_KINDS];
+	 * unprobed call's time, and the last timed calls, per target. */
+	struct probe_set *cal_ps[HITCOST_PROBES];
 	struct tracer *cal_tracer;
-	double cal_bare[RETOP_HIT_KINDS];
-	uint64_t cal_ring[RETOP_HIT_KINDS][HITCOST_RING];
-	size_t cal_n[RETOP_HIT_KINDS];
+	double bare[HITCOST_TARGETS];
+	int64_t ring[HITCOST_TARGETS][HITCOST_RING];
+	size_t n[HITCOST_TARGETS];
 };
 
 /* Time hits on uprobes in retop's own process, with t's programs and link
  * type, one instruction of each kind (RETOP_HIT_*: the prologue's jump,
  * emulated; an entry compare and a RET, single-stepped): b->trap_ns[k],
- * what the kernel's trap and the program's dispatch cost a hit of kind k,
- * the 20th percentile of single hits.  The probes stay (they cost nothing
- * untouched) for hitcost_more().  A negative errno and a reason on
- * failure. */
+ * the kernel's part of a hit of kind k, and b->own_ns[w] with
+ * b->resolution_ns[w], a call's own window by entry kind.  The probes stay
+ * (they cost nothing untouched) for hitcost_more().  A negative errno and a
+ * reason on failure. */
 int hitcost_calibrate(struct hitcost *b, struct tracer *t, char *err);
 /* A few more hits of each kind into the ring: the cost follows the load of
  * the machine.  Stops timing (and says so) on failure. */

@@ -310,6 +310,18 @@ static uint64_t get_trap(const struct snapshot_func *sn)
 {
 	return sn->raw->trap_ns;
 }
+static uint64_t get_own(const struct snapshot_func *sn)
+{
+	return sn->raw->own_ns;
+}
+static uint64_t get_resolution(const struct snapshot_func *sn)
+{
+	return (uint64_t)(sn->resolution_ns + 0.5);
+}
+static uint64_t get_lower_bound(const struct snapshot_func *sn)
+{
+	return sn->calls_lower_bound;
+}
 static uint64_t get_slow(const struct snapshot_func *sn)
 {
 	return sn->raw->slow_over;
@@ -343,8 +355,13 @@ static const struct serve_fam serve_fams[] = {
     {"retop_function_calls_total", "counter",
      "Calls: timed to their RET, or counted at their entry while --budget sheds the RET probes; "
      "estimated from random slices where even the entries exceed it (then "
-     "retop_function_calls_ci95_low/high hold its 95% interval).",
+     "retop_function_calls_ci95_low/high hold its 95% interval); where that interval has no "
+     "upper end, its lower end (retop_function_calls_lower_bound 1).",
      false, get_calls},
+    {"retop_function_calls_lower_bound", "gauge",
+     "1 when calls_total is the lower end of an estimate with no upper end (the probes slowed "
+     "what they counted too much to bound it): at least so many calls.",
+     false, get_lower_bound},
     {"retop_function_timed_calls_total", "counter",
      "Calls with a measured duration: the duration histogram and the callers count these; "
      "fewer than calls_total when --budget times a sample.",
@@ -386,6 +403,14 @@ static const struct serve_fam serve_fams[] = {
      "The traps of those hits, at the timed cost of each probe's kind, taken out of its "
      "durations (the histogram, the sum, the max, callers and slowest calls).",
      true, get_trap},
+    {"retop_function_own_trap_seconds_subtracted_total", "counter",
+     "What each call's own entry and RET probe hits left inside its timed window, taken out of "
+     "its durations too (as timed on retop's own code, by how the entry runs).",
+     true, get_own},
+    {"retop_function_duration_resolution_seconds", "gauge",
+     "How far a duration may still be off once retop's traps are taken out (8 calls in 10): a "
+     "duration at or under it cannot be told from retop's own traps.",
+     true, get_resolution},
     {"retop_function_slow_calls_total", "counter",
      "Calls at least --slow long (0 without --slow).", false, get_slow},
     {"retop_function_sampled_ratio", "gauge",

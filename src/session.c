@@ -194,6 +194,12 @@ static void session_calibrate(struct session *s)
 		 "(entry single-stepped), %.0f ns (RET)",
 		 s->hitcost.trap_ns[RETOP_HIT_ENTRY_EMULATED],
 		 s->hitcost.trap_ns[RETOP_HIT_ENTRY_STEPPED], s->hitcost.trap_ns[RETOP_HIT_RET]);
+	log_info("session",
+		 "a call's own probe hits leave %.0f ns in its duration (entry at the prologue's "
+		 "jump), %.0f ns (entry single-stepped), taken out; resolution %.0f ns, %.0f ns",
+		 s->hitcost.own_ns[RETOP_OWN_EMULATED], s->hitcost.own_ns[RETOP_OWN_STEPPED],
+		 s->hitcost.resolution_ns[RETOP_OWN_EMULATED],
+		 s->hitcost.resolution_ns[RETOP_OWN_STEPPED]);
 	if (s->gov.hits_per_s > 0)
 		log_info("budget", "the budget allows %.0f hits/s", govern_allowed_hits(&s->gov));
 	session_hit_costs(s);

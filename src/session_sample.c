@@ -34,7 +34,13 @@ void session_hit_costs(struct session *s)
 		s->snap.hit_cost_ns[k] =
 		    s->hitcost.trap_ns[k] > 0 ? s->hitcost.trap_ns[k] + s->snap.prog_ns[k] : 0;
 	}
-	tracer_hit_costs(s->tracer, s->snap.hit_cost_ns);
+	for (int k = 0; k < RETOP_OWN_KINDS; k++) {
+		s->snap.own_window_ns[k] = s->hitcost.own_ns[k];
+		s->snap.resolution_ns[k] = s->hitcost.resolution_ns[k];
+	}
+	s->snap.hit_resolution_ns = s->hitcost.hit_resolution_ns;
+	/* BPF adds each hit's program time itself: the kernel's part here. */
+	tracer_hit_costs(s->tracer, s->hitcost.trap_ns, s->hitcost.own_ns);
 }
 
 /* A PIE's load bias in the traced process, so that return addresses (the
@@ -148,6 +154,13 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		? (double)(out->inlined_calls - sf->inlined_shown) / interval
 		: 0;
 	sf->inlined_shown = out->inlined_calls;
+	/* Its own two hits' resolution, by how its entry runs, and its
+	 * traced callees' (each hit inside). */
+	if (!out->entry_only && s->snap.resolution_ns[RETOP_OWN_STEPPED] > 0)
+		out->resolution_ns =
+		    s->snap.resolution_ns[sf->f->entry_emulated ? RETOP_OWN_EMULATED
+								: RETOP_OWN_STEPPED] +
+		    out->v.hits_inside * s->snap.hit_resolution_ns;
 	/* An entry-only function keeps its state (and reason); the estimate
 	 * marks show it is sampled. */
 	if (sf->slot >= 0 && out->mode == BUDGET_TIMING && out->state == FUNC_TRACING)

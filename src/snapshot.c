@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "figure.h"
 #include "guard.h"
 #include "text_escape.h"
 
@@ -160,6 +161,22 @@ void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len)
 	}
 }
 
+/* The names of f's duration figures at or under its resolution. */
+static struct json_object *snapshot_under_json(const struct snapshot_func *f)
+{
+	struct json_object *a = json_object_new_array();
+	const struct {
+		const char *name;
+		uint64_t ns;
+	} figs[] = {{"mean_ns", f->v.mean_ns}, {"p50_ns", f->v.p50_ns}, {"p99_ns", f->v.p99_ns},
+		    {"max_ns", f->v.max_ns},   {"min_ns", f->v.min_ns}};
+
+	for (size_t i = 0; i < sizeof(figs) / sizeof(figs[0]); i++)
+		if (f->v.calls && figs[i].ns && figure_under_resolution(f, figs[i].ns))
+			json_object_array_add(a, json_object_new_string(figs[i].name));
+	return a;
+}
+
 static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 {
 	char status[SNAPSHOT_STATUS_LEN + 16];
@@ -229,6 +246,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "durations_sampled",
 			       json_object_new_boolean(f->timed_calls < v->calls && !f->entry_only));
 	json_object_object_add(o, "estimated", json_object_new_boolean(f->estimated));
+	/* calls (and calls_per_s) are the lower end of an interval open above. */
+	json_object_object_add(o, "calls_lower_bound", json_object_new_boolean(f->calls_lower_bound));
 	if (f->estimated) {
 		struct json_object *ci = json_object_new_array();
 		json_object_array_add(ci, json_object_new_uint64((uint64_t)f->calls_ci95[0]));
@@ -257,6 +276,14 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 			       json_object_new_boolean(!f->hits_inside_sampled && !v->evicted));
 	json_object_object_add(o, "trap_ns_subtracted", json_object_new_uint64(v->trap_ns));
 	json_object_object_add(o, "trap_ns_subtracted_per_call", json_fixed(v->trap_ns_per_call, 0));
+	/* What each call's own entry and RET hits left inside its window, by
+	 * how its entry runs (own_window_ns), taken out too. */
+	json_object_object_add(o, "own_ns_subtracted", json_object_new_uint64(v->own_ns));
+	json_object_object_add(o, "own_ns_subtracted_per_call", json_fixed(v->own_ns_per_call, 0));
+	/* How far a duration may still be off (8 calls in 10), and the
+	 * figures at or under it: the faces show them as "<resolution". */
+	json_object_object_add(o, "resolution_ns", json_fixed(f->resolution_ns, 0));
+	json_object_object_add(o, "under_resolution", snapshot_under_json(f));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
 	/* Timed calls the caller map had no room for: callers' calls then add
@@ -316,6 +343,14 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "probe_hit_cost_ns", cost);
 	json_object_object_add(o, "probe_trap_ns", trap);
 	json_object_object_add(o, "probe_prog_ns", prog);
+	struct json_object *own = json_object_new_object(), *res = json_object_new_object();
+	json_object_object_add(own, "entry_emulated", json_fixed(snap->own_window_ns[RETOP_OWN_EMULATED], 0));
+	json_object_object_add(own, "entry_stepped", json_fixed(snap->own_window_ns[RETOP_OWN_STEPPED], 0));
+	json_object_object_add(res, "entry_emulated", json_fixed(snap->resolution_ns[RETOP_OWN_EMULATED], 0));
+	json_object_object_add(res, "entry_stepped", json_fixed(snap->resolution_ns[RETOP_OWN_STEPPED], 0));
+	json_object_object_add(o, "own_window_ns", own);
+	json_object_object_add(o, "resolution_ns", res);
+	json_object_object_add(o, "hit_resolution_ns", json_fixed(snap->hit_resolution_ns, 0));
 	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
 }
 
@@ -373,6 +408,21 @@ static void snapshot_text_limits(FILE *out, const struct snapshot *snap)
 	fprintf(out, "%s, memory: bpf maps %s, retop %s\n", left, maps, user);
 }
 
+/* What durations are less, and how far they may still be off. */
+static void snapshot_text_resolution(FILE *out, const struct snapshot *snap)
+{
+	char emu[16], step[16];
+
+	if (snap->resolution_ns[RETOP_OWN_STEPPED] <= 0)
+		return;
+	stats_format_duration((uint64_t)(snap->resolution_ns[RETOP_OWN_EMULATED] + 0.5), emu,
+			      sizeof(emu));
+	stats_format_duration((uint64_t)(snap->resolution_ns[RETOP_OWN_STEPPED] + 0.5), step,
+			      sizeof(step));
+	fprintf(out, "durations less retop's traps; resolution %s (entry at a jump), %s (entry "
+		     "stepped)\n", emu, step);
+}
+
 static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 {
 	char clock[16], rate[8];
@@ -397,6 +447,7 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 		fprintf(out, "calls not counted for %.3f s: the process ran exec() again before "
 			     "its probes were back\n", snap->unseen_after_exec_s);
 	snapshot_text_limits(out, snap);
+	snapshot_text_resolution(out, snap);
 	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
 		"P50", "P99", "MAX", "INFL", "ORPH");
 }
@@ -431,16 +482,6 @@ static void snapshot_text_status(FILE *out, int col, const char *status)
 	}
 }
 
-static void snapshot_mark(char *buf, size_t len)
-{
-	size_t n = strlen(buf);
-
-	if (n + 2 > len)
-		return;
-	memmove(buf + 1, buf, n + 1);
-	buf[0] = '~';
-}
-
 /* An estimate's line: its interval, open above when the probes slowed
  * the target too much to bound what it does without them. */
 static void snapshot_text_interval(FILE *out, const struct snapshot_func *f, const char *status)
@@ -453,49 +494,46 @@ static void snapshot_text_interval(FILE *out, const struct snapshot_func *f, con
 		fprintf(out, "%.0f\n", f->calls_ci95[1]);
 }
 
-static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
+/* s right-aligned in width columns (s may hold a multi-byte "\u2265"). */
+static void snapshot_text_cell(FILE *out, const char *s, size_t width)
 {
-	char fit[32], calls[8], rate[8], p50[8], p99[8], max[8], esc[256];
+	size_t w = figure_width(s);
+
+	fprintf(out, " %*s%s", (int)(width > w ? width - w : 0), "", s);
+}
+
+static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf8)
+{
+	char fit[32], calls[16], rate[16], p50[16], p99[16], max[16], esc[256];
 	const struct stats_view *v = &f->v;
 	/* Names come from the target's binary: escaped. */
 	const char *name = snapshot_fit_name(text_escape_str(f->name, esc, sizeof(esc)), fit, 24);
 	char status[SNAPSHOT_STATUS_LEN + 16];
 
-	stats_format_count((double)v->calls, calls, sizeof(calls));
-	/* '!': calls were dropped, the count is a lower bound (see the footer). */
-	if (v->dropped && strlen(calls) + 1 < sizeof(calls))
-		strcat(calls, "!");
-	stats_format_count(v->calls_per_s, rate, sizeof(rate));
-	stats_format_duration(v->p50_ns, p50, sizeof(p50));
-	stats_format_duration(v->p99_ns, p99, sizeof(p99));
-	stats_format_duration(v->max_ns, max, sizeof(max));
-	if (f->estimated) {
-		/* '~': estimated from a sample (--budget). */
-		snapshot_mark(calls, sizeof(calls));
-		snapshot_mark(rate, sizeof(rate));
-	}
-	if (f->timed_calls < v->calls && !f->entry_only) {
-		/* '~': durations of a sample of the calls. */
-		snapshot_mark(p50, sizeof(p50));
-		snapshot_mark(p99, sizeof(p99));
-		snapshot_mark(max, sizeof(max));
-	}
+	/* Marked where not exact (figure.h): '~' a sample, '>=' a lower
+	 * bound, '!' calls dropped, '<' under the resolution. */
+	figure_calls(f, utf8, calls, sizeof(calls));
+	figure_rate(f, utf8, rate, sizeof(rate));
+	figure_duration(f, v->calls ? v->p50_ns : 0, p50, sizeof(p50));
+	figure_duration(f, v->calls ? v->p99_ns : 0, p99, sizeof(p99));
+	figure_duration(f, v->calls ? v->max_ns : 0, max, sizeof(max));
 	snapshot_func_status(f, status, sizeof(status));
+	fprintf(out, "%-24s", name);
+	snapshot_text_cell(out, calls, 8);
 	if (f->state != FUNC_TRACING && f->state != FUNC_TIMING && f->state != FUNC_SAMPLED &&
 	    !f->entry_only) {
-		fprintf(out, "%-24s %8s  ", name, calls);
+		fprintf(out, "  ");
 		snapshot_text_status(out, 35, status);
 		return;
 	}
+	snapshot_text_cell(out, rate, 7);
 	if (f->entry_only) {
 		/* The numbers on the row, why only entries on the next line.  No
 		 * RET, so nothing is in flight or orphaned: only entries. */
-		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n    ", name, calls, rate, "-",
-			"-", "-", "-", "-");
+		fprintf(out, " %7s %7s %7s %5s %5s\n    ", "-", "-", "-", "-", "-");
 		snapshot_text_status(out, 4, status);
 	} else
-		fprintf(out, "%-24s %8s %7s %7s %7s %7s %5llu %5llu\n", name, calls, rate,
-			v->calls ? p50 : "-", v->calls ? p99 : "-", v->calls ? max : "-",
+		fprintf(out, " %7s %7s %7s %5llu %5llu\n", p50, p99, max,
 			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
 	if (f->overdue) {
 		char oldest[16];
@@ -581,13 +619,13 @@ static void snapshot_text_calls(FILE *out, const struct snapshot *snap, const st
 	}
 }
 
-void snapshot_print_text(FILE *out, const struct snapshot *snap)
+void snapshot_print_text(FILE *out, const struct snapshot *snap, bool utf8)
 {
 	uint64_t dropped = 0, evicted = 0, callers_lost = 0, args_lost = 0;
 
 	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
-		snapshot_text_row(out, &snap->funcs[i]);
+		snapshot_text_row(out, &snap->funcs[i], utf8);
 		snapshot_text_inlined(out, &snap->funcs[i]);
 		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;

@@ -76,6 +76,14 @@ struct snapshot_func {
 	bool estimated;	 /* calls and rates estimated from random slices */
 	double calls_ci95[2]; /* when estimated: the 95% interval of calls (the
 			       * upper end INFINITY: unbounded, see trap_share) */
+	/* The interval is open above: v.calls (and its rate) is its lower
+	 * end, never a point estimate. */
+	bool calls_lower_bound;
+	/* How far a duration of it may still be off once retop's own traps
+	 * are taken out (8 calls in 10): its own two hits' by how its entry
+	 * runs, and its traced callees' (snapshot.resolution_ns).  A figure
+	 * at or under it is shown as under it (figure.h).  0: not timed. */
+	double resolution_ns;
 	double trap_share;    /* estimated: share of the targets' CPU in its traps
 			       * while its probes were in */
 	bool estimate_stopped; /* the estimate could not go on (estimate_why) */
@@ -129,7 +137,17 @@ struct snapshot {
 	 * plus the BPF program's own run time (prog_ns, measured). */
 	double hit_cost_ns[RETOP_HIT_KINDS];
 	double trap_ns[RETOP_HIT_KINDS]; /* of that, the kernel's, in CPU time */
-	double prog_ns[RETOP_HIT_KINDS]; /* and the program's */
+	double prog_ns[RETOP_HIT_KINDS]; /* and the program's (its mean: each hit
+					  * takes its own out) */
+	/* What a call's own entry and RET hits leave inside its timed window,
+	 * by how its entry runs (RETOP_OWN_*), taken out of each call; and
+	 * the resolution: how far a duration may still be off (8 calls in
+	 * 10).  A duration under it is shown as under it.  0: not timed. */
+	double own_window_ns[RETOP_OWN_KINDS];
+	double resolution_ns[RETOP_OWN_KINDS];
+	/* And for each hit inside a call (a traced callee's): how far its
+	 * kernel part may be over what is taken out (8 hits in 10). */
+	double hit_resolution_ns;
 	uint64_t slow_ns;	 /* --slow; 0: off */
 	bool exits_watched;	 /* runtime.goexit1 probed: exits prove calls dead */
 	struct snapshot_func *funcs;
@@ -142,7 +160,8 @@ void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *
 void snapshot_funcs_free(struct snapshot_func *funcs, size_t n);
 /* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */
 void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len);
-void snapshot_print_text(FILE *out, const struct snapshot *snap);
+/* utf8: a lower bound as "\u2265" rather than ">=" (figure.h). */
+void snapshot_print_text(FILE *out, const struct snapshot *snap, bool utf8);
 void snapshot_print_json(FILE *out, const struct snapshot *snap);
 
 #endif

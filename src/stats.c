@@ -158,11 +158,16 @@ static void since_start_percentiles(const struct retop_func_stats *cur, struct s
 		p[1] = c->p99_ns;
 		return;
 	}
-	percentiles_diff(cur->hist, NULL, RETOP_HIST_BUCKETS, p50_p99, 2, cur->min_ns, cur->max_ns, p);
+	percentiles_diff(cur->hist, NULL, RETOP_HIST_BUCKETS, p50_p99, 2, cur->min_ns, cur->max_ns,
+			 p);
 	if (c)
-		*c = (struct stats_cache){.valid = true, .calls = cur->calls, .sum_ns = cur->sum_ns,
-					  .min_ns = cur->min_ns, .max_ns = cur->max_ns,
-					  .p50_ns = p[0], .p99_ns = p[1]};
+		*c = (struct stats_cache){.valid = true,
+					  .calls = cur->calls,
+					  .sum_ns = cur->sum_ns,
+					  .min_ns = cur->min_ns,
+					  .max_ns = cur->max_ns,
+					  .p50_ns = p[0],
+					  .p99_ns = p[1]};
 }
 
 void stats_compute(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
@@ -196,6 +201,9 @@ void stats_compute_cached(const struct retop_func_stats *cur, const struct retop
 	out->hits_inside = known ? (double)cur->nested_hits / (double)known : 0;
 	out->trap_ns = cur->trap_ns;
 	out->trap_ns_per_call = known ? (double)cur->trap_ns / (double)known : 0;
+	out->own_ns = cur->own_ns;
+	out->own_ns_per_call = cur->calls ? (double)cur->own_ns / (double)cur->calls : 0;
+	out->prog_ns = cur->prog_ns;
 	out->slow_over = cur->slow_over;
 	out->slow_over_delta = cur->slow_over - (prev ? prev->slow_over : 0);
 	out->slow_lost = cur->slow_lost;
@@ -240,12 +248,8 @@ struct dur_unit {
 };
 
 static const struct dur_unit dur_units[] = {
-	{"us", 1000ull, 1000},
-	{"ms", 1000000ull, 1000},
-	{"s", 1000000000ull, 1000},
-	{"min", 60000000000ull, 60},
-	{"h", 3600000000000ull, 24},
-	{"d", 86400000000000ull, 0},
+    {"us", 1000ull, 1000},	 {"ms", 1000000ull, 1000},    {"s", 1000000000ull, 1000},
+    {"min", 60000000000ull, 60}, {"h", 3600000000000ull, 24}, {"d", 86400000000000ull, 0},
 };
 
 /* Three significant digits in the smallest unit where the *rounded* value

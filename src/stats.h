@@ -27,19 +27,24 @@ uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64
 /* What the UI and the batch printer show for one function over an interval
  * and since tracing began. */
 struct stats_view {
-	uint64_t calls;	     /* since tracing began */
+	uint64_t calls;	      /* since tracing began */
 	uint64_t calls_delta; /* in the last interval */
 	double calls_per_s;
-	uint64_t mean_ns, p50_ns, p99_ns, max_ns, min_ns;	/* since tracing began */
-	uint64_t p50_interval_ns, p99_interval_ns, mean_interval_ns; /* last interval; 0 if no call */
+	uint64_t mean_ns, p50_ns, p99_ns, max_ns, min_ns; /* since tracing began */
+	uint64_t p50_interval_ns, p99_interval_ns,
+	    mean_interval_ns; /* last interval; 0 if no call */
 	uint64_t unmatched, reentries, dropped;
-	double hits_inside; /* probe hits of traced callees inside a call, on average
-			     * over the calls not evicted */
-	uint64_t trap_ns;   /* their cost, taken out of the durations: in all */
+	double hits_inside;	 /* probe hits of traced callees inside a call, on average
+				  * over the calls not evicted */
+	uint64_t trap_ns;	 /* their cost, taken out of the durations: in all */
 	double trap_ns_per_call; /* and a call on average */
+	uint64_t own_ns;	 /* what each call's own two hits left in its window,
+				  * taken out too: in all */
+	double own_ns_per_call;
+	uint64_t prog_ns;		     /* its probe programs' run time, every hit */
 	uint64_t slow_over, slow_over_delta; /* calls at least --slow long */
-	uint64_t slow_lost; /* slow calls not reported: the ring buffer was full */
-	uint64_t evicted;   /* calls whose goroutine records the LRU maps evicted */
+	uint64_t slow_lost;		     /* slow calls not reported: the ring buffer was full */
+	uint64_t evicted;      /* calls whose goroutine records the LRU maps evicted */
 	uint64_t callers_lost; /* timed calls missing from callers: no room */
 	uint64_t args_lost;    /* calls whose arguments found no room */
 	uint64_t ret_hits[RETOP_MAX_RET_SITES];

@@ -106,8 +106,9 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		return err_set(err, ENOMEM, "out of memory");
 	t->opts = *opts;
 	t->fixed_map_bytes = UINT64_MAX;
-	if (t->opts.max_functions == 0 || t->opts.max_functions > RETOP_MAX_FUNCS)
-		t->opts.max_functions = RETOP_MAX_FUNCS;
+	/* The slot after the traced functions' is the calibration's (retop.h). */
+	if (t->opts.max_functions == 0 || t->opts.max_functions > RETOP_MAX_TRACED)
+		t->opts.max_functions = RETOP_MAX_TRACED;
 	if (t->opts.inflight_max == 0)
 		t->opts.inflight_max = TRACER_DEFAULT_IN_FLIGHT;
 	t->skel = retop__open();
@@ -117,6 +118,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	}
 	tracer_size_maps(t);
 	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
+	t->skel->rodata->cal_slot = (__u32)t->opts.max_functions;
 	t->skel->rodata->callers_enabled = !t->opts.latency_only;
 	t->skel->rodata->slow_enabled = !t->opts.latency_only;
 	t->skel->rodata->slow_threshold_ns = t->opts.latency_only ? 0 : t->opts.slow_ns;
@@ -133,6 +135,8 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 		ret = tracer_load_error(ret, err);
 		goto cleanup;
 	}
+	/* The calibration's calls are timed like any traced function's. */
+	t->skel->bss->slot_record[t->opts.max_functions] = 1;
 	/* Without it, the calls of a process that exec()s wait for the
 	 * timeout; everything else works. */
 	t->exec_link = bpf_program__attach(t->skel->progs.retop_exec);

@@ -132,16 +132,25 @@ void tracer_wake_drain(struct tracer *t);
 void tracer_wake_arm(struct tracer *t, uint64_t hits);
 /* Hits of the watchers so far. */
 uint64_t tracer_watch_hits(const struct tracer *t);
-/* The cost of a probe hit of each kind (RETOP_HIT_*) that the RET takes out
- * of a call's duration for each hit inside it: cost[k] ns. */
-void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS]);
+/* What the RET takes out of a call's duration: the kernel's part of each
+ * probe hit inside it, by kind (RETOP_HIT_*): cost[k] ns (each program
+ * adds its own run time); and of the call's own two hits, by how its entry
+ * runs (RETOP_OWN_*): own[w] ns. */
+void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS],
+		      const double own[RETOP_OWN_KINDS]);
 /* A probe of kind k (RETOP_HIT_*) with the tracer's own programs and link
  * type on retop's own code (file offset off of path), to time what a hit
- * costs: its hits count in tracer_cal_hits() and do nothing else. */
+ * costs: the calibration's slot (retop.h), called with a g of retop's own
+ * (hitcost.c); an entry-only one keeps no call in flight. */
 struct probe_set;
-int tracer_cal_attach(struct tracer *t, int kind, const char *path, uint64_t off,
+int tracer_cal_attach(struct tracer *t, int kind, bool entry_only, const char *path, uint64_t off,
 		      struct probe_set **out);
 uint64_t tracer_cal_hits(const struct tracer *t);
+/* Before a calibration call: forget the last one.  After it: its last hit's
+ * program run time, and the window between its entry's program and its
+ * RET's (0: no such pair). */
+void tracer_cal_clear(struct tracer *t);
+void tracer_cal_last(const struct tracer *t, uint64_t *prog_ns, uint64_t *window_ns);
 /* The programs' own run time so far, per kind: ns[k] over n[k] hits. */
 void tracer_prog_time(const struct tracer *t, uint64_t ns[RETOP_HIT_KINDS],
 		      uint64_t n[RETOP_HIT_KINDS]);

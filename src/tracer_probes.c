@@ -344,14 +344,13 @@ bool tracer_watchers_in(const struct tracer *t)
 	return false;
 }
 
-int tracer_cal_attach(struct tracer *t, int kind, const char *path, uint64_t off,
+int tracer_cal_attach(struct tracer *t, int kind, bool entry_only, const char *path, uint64_t off,
 		      struct probe_set **out)
 {
-	uint32_t site =
-	    kind == RETOP_HIT_RET
-		? RETOP_RET_SITE(0, 0)
-		: RETOP_ENTRY_SITE(kind == RETOP_HIT_ENTRY_STEPPED ? RETOP_ENTRY_STEPPED : 0, 0);
-	uint64_t cookie = RETOP_COOKIE(RETOP_CAL_FUNC, site);
+	uint32_t flags = (kind == RETOP_HIT_ENTRY_STEPPED ? RETOP_ENTRY_STEPPED : 0) |
+			 (entry_only ? RETOP_ENTRY_ONLY : 0);
+	uint32_t site = kind == RETOP_HIT_RET ? RETOP_RET_SITE(0, 0) : RETOP_ENTRY_SITE(flags, 0);
+	uint64_t cookie = RETOP_COOKIE(t->opts.max_functions, site);
 	struct bpf_program *prog =
 	    kind == RETOP_HIT_RET ? t->skel->progs.retop_return : t->skel->progs.retop_entry;
 	size_t failed;

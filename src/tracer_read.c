@@ -73,16 +73,32 @@ uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k)
 				   __ATOMIC_ACQ_REL);
 }
 
-void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS])
+void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS],
+		      const double own[RETOP_OWN_KINDS])
 {
 	for (int k = 0; k < RETOP_HIT_KINDS; k++)
 		__atomic_store_n(&t->skel->bss->hit_cost_ns[k],
 				 cost[k] > 0 ? (uint64_t)(cost[k] + 0.5) : 0, __ATOMIC_RELAXED);
+	for (int k = 0; k < RETOP_OWN_KINDS; k++)
+		__atomic_store_n(&t->skel->bss->own_window_ns[k],
+				 own[k] > 0 ? (uint64_t)(own[k] + 0.5) : 0, __ATOMIC_RELAXED);
 }
 
 uint64_t tracer_cal_hits(const struct tracer *t)
 {
 	return __atomic_load_n(&t->skel->bss->cal_hits, __ATOMIC_RELAXED);
+}
+
+void tracer_cal_clear(struct tracer *t)
+{
+	__atomic_store_n(&t->skel->bss->cal_prog_ns, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->skel->bss->cal_window_ns, 0, __ATOMIC_RELAXED);
+}
+
+void tracer_cal_last(const struct tracer *t, uint64_t *prog_ns, uint64_t *window_ns)
+{
+	*prog_ns = __atomic_load_n(&t->skel->bss->cal_prog_ns, __ATOMIC_RELAXED);
+	*window_ns = __atomic_load_n(&t->skel->bss->cal_window_ns, __ATOMIC_RELAXED);
 }
 
 void tracer_prog_time(const struct tracer *t, uint64_t ns[RETOP_HIT_KINDS],

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../src/elf_image.h"
+#include "../src/figure.h"
 #include "../src/retsites.h"
 #include "../src/stats.h"
 #include "../src/text_escape.h"
@@ -105,10 +106,10 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 	char rate[16], mean[16], mn[16], mx[16], old[16], status[SNAPSHOT_STATUS_LEN + 16];
 	int y;
 
-	fmt_count(sf->v.calls_per_s, rate, sizeof(rate));
-	fmt_duration(sf->v.mean_ns, mean, sizeof(mean));
-	fmt_duration(sf->v.min_ns, mn, sizeof(mn));
-	fmt_duration(sf->v.max_ns, mx, sizeof(mx));
+	figure_rate(sf, draw_utf8(), rate, sizeof(rate));
+	figure_duration(sf, sf->v.mean_ns, mean, sizeof(mean));
+	figure_duration(sf, sf->v.min_ns, mn, sizeof(mn));
+	figure_duration(sf, sf->v.max_ns, mx, sizeof(mx));
 	fmt_duration(sf->oldest_in_flight_ns, old, sizeof(old));
 	snapshot_func_status(sf, status, sizeof(status));
 	if (ui->detail->f->inline_only && (y = detail_row(pg)) >= 0)
@@ -119,9 +120,21 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   ui->detail->f->entry_probe_off);
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, DR_NORMAL,
-			   "Calls %llu (%s/s)  mean %s  min %s  max %s  entries %llu",
+			   "Calls %s%llu (%s/s)  mean %s  min %s  max %s  entries %llu",
+			   sf->calls_lower_bound ? (draw_utf8() ? "\u2265" : ">=") : "",
 			   (unsigned long long)sf->v.calls, rate, mean, mn, mx,
 			   (unsigned long long)sf->entries);
+	/* How far its durations may still be off, once retop's own traps are
+	 * taken out: a figure under it says so. */
+	if (sf->resolution_ns > 0 && (y = detail_row(pg)) >= 0) {
+		char res[16], own[16];
+		fmt_duration((uint64_t)(sf->resolution_ns + 0.5), res, sizeof(res));
+		fmt_duration((uint64_t)(sf->v.own_ns_per_call + 0.5), own, sizeof(own));
+		draw_textf(y, 0, COLS, DR_NORMAL,
+			   "Resolution %s: durations less its own probes' %s a call (entry %s)%s", res,
+			   own, ui->detail->f->entry_emulated ? "at a jump" : "single-stepped",
+			   sf->v.hits_inside >= 0.005 ? " and its traced callees' traps" : "");
+	}
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, sf->oldest_in_flight_ns >= 1000000000ull ? DR_STUCK : DR_NORMAL,
 			   "In flight %llu (%llu overdue, oldest %s)  orphans %llu  "
@@ -309,9 +322,9 @@ static void detail_callers(const struct snapshot_func *sf, struct detail_page *p
 		if ((y = detail_row(pg)) < 0)
 			continue;
 		fmt_count((double)r->calls, calls, sizeof(calls));
-		fmt_duration(r->mean_ns, mean, sizeof(mean));
-		fmt_duration(r->p50_ns, p50, sizeof(p50));
-		fmt_duration(r->p99_ns, p99, sizeof(p99));
+		figure_duration(sf, r->mean_ns, mean, sizeof(mean));
+		figure_duration(sf, r->p50_ns, p50, sizeof(p50));
+		figure_duration(sf, r->p99_ns, p99, sizeof(p99));
 		draw_textf(y, 0, COLS, DR_NORMAL, "  %-36.36s %7s %5.1f%% %7s %7s %7s", r->name, calls,
 			   total ? 100.0 * (double)r->calls / (double)total : 0, mean, p50, p99);
 	}
@@ -440,8 +453,8 @@ static void detail_draw(struct ui *ui)
 			  "not in the last sample: traced just now, or no longer traced");
 		return;
 	}
-	fmt_duration(sf->v.p50_ns, p50, sizeof(p50));
-	fmt_duration(sf->v.p99_ns, p99, sizeof(p99));
+	figure_duration(sf, sf->v.p50_ns, p50, sizeof(p50));
+	figure_duration(sf, sf->v.p99_ns, p99, sizeof(p99));
 	draw_textf(1, 0, COLS, DR_HEADER, "%s  p50 %s  p99 %s  (+-%.1f%%)", sf->name, p50, p99,
 		   STATS_PERCENTILE_ERROR_PCT);
 	/* RET sites first: a few lines that fit even at 24 rows. */

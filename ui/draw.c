@@ -12,6 +12,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../src/figure.h"
 #include "../src/stats.h"
 
 static bool draw_has_utf8;
@@ -132,10 +133,13 @@ void draw_name(int y, int x, int width, enum draw_role role, const char *name)
 
 void draw_rtext(int y, int x, int width, enum draw_role role, const char *s)
 {
-	int len = (int)strlen(s);
+	/* Columns, not bytes: a figure may hold a "\u2265" (figure.h). */
+	int len = (int)figure_width(s);
 
 	if (len > width) {
-		draw_text(y, x, width, role, false, s + (len - width));
+		while (len > width)
+			len -= ((unsigned char)*++s & 0xC0) != 0x80;
+		draw_text(y, x, width, role, false, s);
 		return;
 	}
 	attrset(draw_attrs[role]);

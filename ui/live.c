@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../src/figure.h"
 #include "../src/guard.h"
 #include "screens.h"
 
@@ -199,11 +200,8 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 			live_mark(!f->inlined_calls_exact, buf, len);
 			break;
 		}
-		fmt_count((double)f->v.calls, buf, len);
-		/* Calls were lost to a full in-flight map: a lower bound. */
-		if (f->v.dropped && strlen(buf) + 1 < len)
-			strcat(buf, "!");
-		live_mark(f->estimated, buf, len);
+		/* '~' estimated, '\u2265' a lower bound, '!' calls dropped. */
+		figure_calls(f, draw_utf8(), buf, len);
 		break;
 	case LC_RATE:
 		if (live_inline_only(f)) {
@@ -211,21 +209,12 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 			fmt_count(f->inlined_calls_per_s, buf + 1, len - 1);
 			break;
 		}
-		fmt_count(f->v.calls_per_s, buf, len);
-		live_mark(f->estimated, buf, len);
+		figure_rate(f, draw_utf8(), buf, len);
 		break;
-	case LC_P50:
-		fmt_duration(f->entry_only ? 0 : live_p50(ui, f), buf, len);
-		live_mark(live_durations_sampled(f), buf, len);
-		break;
-	case LC_P99:
-		fmt_duration(f->entry_only ? 0 : live_p99(ui, f), buf, len);
-		live_mark(live_durations_sampled(f), buf, len);
-		break;
-	case LC_MAX:
-		fmt_duration(f->entry_only ? 0 : f->v.max_ns, buf, len);
-		live_mark(live_durations_sampled(f), buf, len);
-		break;
+	/* '<' under the resolution, '~' of a sample of the calls. */
+	case LC_P50: figure_duration(f, f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
+	case LC_P99: figure_duration(f, f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
+	case LC_MAX: figure_duration(f, f->entry_only ? 0 : f->v.max_ns, buf, len); break;
 	case LC_INFL:
 		fmt_count((double)f->in_flight, buf, len);
 		/* '!': some are overdue (past --orphan-timeout), still awaited. */
@@ -334,6 +323,17 @@ static void live_draw_header(struct ui *ui)
 		 ui->interval_pct ? "last interval" : "since start", STATS_PERCENTILE_ERROR_PCT,
 		 ui->delay, ui->have_snap && ui->snap.target_exited ? ", TARGET EXITED" : "", maps,
 		 user);
+	if (ui->have_snap && ui->snap.resolution_ns[RETOP_OWN_STEPPED] > 0) {
+		/* How far durations may be off once retop's traps are out: by
+		 * how the entry runs (at a jump / single-stepped). */
+		char emu[16], step[16];
+		size_t n = strlen(line);
+		fmt_duration((uint64_t)(ui->snap.resolution_ns[RETOP_OWN_EMULATED] + 0.5), emu,
+			     sizeof(emu));
+		fmt_duration((uint64_t)(ui->snap.resolution_ns[RETOP_OWN_STEPPED] + 0.5), step,
+			     sizeof(step));
+		snprintf(line + n, sizeof(line) - n, ", resolution %s/%s", emu, step);
+	}
 	if (ui->have_snap && ui->snap.unseen_after_exec_s > 0) {
 		size_t n = strlen(line);
 		snprintf(line + n, sizeof(line) - n, ", calls unseen %.3fs (exec)",

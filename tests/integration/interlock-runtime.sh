@@ -9,7 +9,7 @@
 #   - churn built with Go 1.27 (allocation, GC every 100 ms, goroutines,
 #     channels, timers, JSON, recovered panics); alive = its heartbeat file,
 #     written with its own clock every 50 ms, keeps moving.
-# Groups are runtime.* name prefixes packed up to --max-functions 256; each
+# Groups are runtime.* name prefixes packed up to --max-functions 255; each
 # group is traced for 1 s, two snapshots 0.5 s apart (RETOP_RUNTIME_SECONDS
 # sets the interval; set
 # RETOP_RUNTIME_LONG=1 for three rounds of 20 s per group, RETOP_RUNTIME_ALL=1
@@ -126,7 +126,7 @@ trace_groups() {
         i=$((i + 1))
         snap=$T/$label.$i.snap
         eval "set -- $pats"
-        "$RETOP" -b -p "$pid" --max-functions 256 "$@" -d "$secs" -n 2 -o json \
+        "$RETOP" -b -p "$pid" --max-functions 255 "$@" -d "$secs" -n 2 -o json \
             >"$snap" 2>"$T/$label.$i.err"
         rc=$?
         kill -0 "$pid" 2>/dev/null || fail "$label: the target died while tracing group $i ($pats)"

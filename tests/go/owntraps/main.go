@@ -1,0 +1,135 @@
+// owntraps: functions of a few nanoseconds, ~5 us and ~50 us, each as a
+// frameless leaf (no stack check: its entry probe sits on its first
+// instruction, which the kernel single-steps) and as a framed function (a
+// stack-check prologue: the probe sits on the prologue's jump, which the
+// kernel emulates).  The ground truth is the program's untraced clock:
+// before it announces readiness (before retop attaches), it calls each
+// function -untraced times, timing each call with the Go clock around it.
+// After SIGUSR1 (retop attached) it makes -calls rounds, each calling every
+// function once, paced by -pause so that the probe hits stay far inside the
+// default budget, then writes the untraced timings (per_func) and idles.
+package main
+
+import (
+	"flag"
+	"time"
+
+	"fixture"
+)
+
+var (
+	untraced = flag.Int("untraced", 1000, "untraced calls of each function, timed")
+	pause    = flag.Duration("pause", 2*time.Millisecond, "sleep between rounds")
+	// Loop counts for ~5 us and ~50 us, set at start from the machine's
+	// speed; variables, so the compiler cannot fold the loops.
+	n5, n50 int
+	sink    int
+)
+
+// spin is ~n iterations of dependent arithmetic: no calls, no stack.
+//
+//go:noinline
+func spin(n int) int {
+	x := 1
+	for i := 0; i < n; i++ {
+		x = x*31 + i
+	}
+	return x
+}
+
+//go:noinline
+func LeafTiny(x int) int {
+	return x ^ 0x5a
+}
+
+//go:noinline
+func Leaf5us(x int) int {
+	y := x
+	for i := 0; i < n5; i++ {
+		y = y*31 + i
+	}
+	return y
+}
+
+//go:noinline
+func Leaf50us(x int) int {
+	y := x
+	for i := 0; i < n50; i++ {
+		y = y*31 + i
+	}
+	return y
+}
+
+//go:noinline
+func FramedTiny(x int) int {
+	return tinyHelper(x) + 1
+}
+
+//go:noinline
+func tinyHelper(x int) int {
+	return x ^ 0x33
+}
+
+//go:noinline
+func Framed5us(x int) int {
+	return spin(n5) + x
+}
+
+//go:noinline
+func Framed50us(x int) int {
+	return spin(n50) + x
+}
+
+var funcs = []struct {
+	name string
+	f    func(int) int
+}{
+	{"main.LeafTiny", LeafTiny}, {"main.Leaf5us", Leaf5us}, {"main.Leaf50us", Leaf50us},
+	{"main.FramedTiny", FramedTiny}, {"main.Framed5us", Framed5us},
+	{"main.Framed50us", Framed50us},
+}
+
+// loops returns the iterations of spin that take d: the fastest of a few
+// timed runs (a run the scheduler interrupted says nothing of the loop).
+func loops(d time.Duration) int {
+	const n = 1 << 20
+	best := time.Duration(1 << 62)
+	for r := 0; r < 9; r++ {
+		start := time.Now()
+		sink += spin(n)
+		if el := time.Since(start); el < best {
+			best = el
+		}
+	}
+	return int(float64(n) * float64(d) / float64(best))
+}
+
+// rounds calls every function once a round, n rounds, each round from the
+// next function on; timed: each call recorded under its function's name.
+func rounds(n int, timed bool) {
+	for i := 0; i < n; i++ {
+		for k := range funcs {
+			fn := funcs[(i+k)%len(funcs)]
+			start := time.Now()
+			sink += fn.f(i)
+			if timed {
+				fixture.Record(fn.name, time.Since(start))
+			}
+		}
+		time.Sleep(*pause)
+	}
+}
+
+func main() {
+	fixture.ParseFlags(1000, 1)
+	n5, n50 = loops(5*time.Microsecond), loops(50*time.Microsecond)
+	// The untraced clock, before any probe exists.
+	rounds(*untraced, true)
+	fixture.WaitStart()
+	rounds(fixture.Opts.Calls, false)
+	names := make([]string, len(funcs))
+	for i, fn := range funcs {
+		names[i] = fn.name
+	}
+	fixture.Finish(fixture.Result(names[0], names...))
+}
