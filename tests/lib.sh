@@ -109,7 +109,8 @@ cleanup_pids() {
 
 # running PID: not exited (a child that exited is a zombie until waited for).
 running() {
-    [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'
+    st_=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    ! printf '%s\n' "$st_" | sed 's/.*) //' | grep -q '^[ZX]'
 }
 
 # gone_within PID SECONDS: poll until PID has exited; 1 if it still runs.
