@@ -153,8 +153,10 @@ retop_batch() {
     "$RETOP" -b "$@" -o json >"$RETOP_SNAP" 2>"$RETOP_ERR" &
     RETOP_PID=$!
     track_pid "$RETOP_PID"
-    sc wait "$RETOP_SNAP" 1 "$RETOP_ATTACH_S" "$RETOP_PID" ||
+    if ! sc wait "$RETOP_SNAP" 1 "$RETOP_ATTACH_S" "$RETOP_PID"; then
+        retop_running_ "before its first snapshot"
         fail "$RETOP_CMD: no snapshot in $RETOP_ATTACH_S s (not attached): $(retop_err)"
+    fi
 }
 
 # retop_err: the first lines of retop's stderr, for a failure.
@@ -162,11 +164,20 @@ retop_err() {
     if [ -s "$RETOP_ERR" ]; then head -n 3 "$RETOP_ERR"; else echo "nothing on stderr"; fi
 }
 
+# retop_running_ WHEN: a failure with retop's exit status if it has exited.
+retop_running_() {
+    running "$RETOP_PID" && return 0
+    if wait "$RETOP_PID"; then rc_=0; else rc_=$?; fi
+    fail "$RETOP_CMD: exited $rc_ $1: $(retop_err)"
+}
+
 # retop_snapshots N: until retop has printed N more snapshots than it has
 # now; the last one then holds everything that happened before the call.
 retop_snapshots() {
-    sc wait "$RETOP_SNAP" $(($(sc lines "$RETOP_SNAP") + $1)) "$SNAPSHOTS_S" "$RETOP_PID" ||
+    if ! sc wait "$RETOP_SNAP" $(($(sc lines "$RETOP_SNAP") + $1)) "$SNAPSHOTS_S" "$RETOP_PID"; then
+        retop_running_ "before $1 new snapshots"
         fail "$RETOP_CMD: fewer than $1 new snapshots in $SNAPSHOTS_S s: $(retop_err)"
+    fi
 }
 
 # fixture_result OUT: until the fixture's result is in OUT.
@@ -186,7 +197,7 @@ fixture_go() {
 # retop_stop [PID]: SIGINT to retop, which must exit 0 within RETOP_EXIT_S;
 # then the traced fixture PID, if given, must still run.
 retop_stop() {
-    kill -INT "$RETOP_PID"
+    kill -INT "$RETOP_PID" 2>/dev/null
     gone_within "$RETOP_PID" "$RETOP_EXIT_S" || fail "$RETOP_CMD: still runs $RETOP_EXIT_S s after SIGINT"
     if wait "$RETOP_PID"; then rc_=0; else rc_=$?; fi
     [ "$rc_" -eq 0 ] || fail "$RETOP_CMD: exited $rc_ after SIGINT: $(retop_err)"
