@@ -109,7 +109,18 @@ cleanup_pids() {
 
 # running PID: not exited (a child that exited is a zombie until waited for).
 running() {
-    [ -r "/proc/$1/stat" ] && ! sed 's/.*) //' "/proc/$1/stat" | grep -q '^[ZX]'
+    st_=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    ! printf '%s\n' "$st_" | sed 's/.*) //' | grep -q '^[ZX]'
+}
+
+# gone_within PID SECONDS: poll until PID has exited; 1 if it still runs.
+gone_within() {
+    n_=$(($2 * 10))
+    while running "$1"; do
+        [ $n_ -gt 0 ] || return 1
+        n_=$((n_ - 1))
+        sleep 0.1
+    done
 }
 
 # term_exits_0 PID SECONDS WHAT: SIGTERM to PID (a child of the test), which
@@ -117,14 +128,118 @@ running() {
 # with the first lines of $T/serve.err.
 term_exits_0() {
     kill -TERM "$1"
-    n_=$(($2 * 10))
-    while [ $n_ -gt 0 ] && running "$1"; do
-        n_=$((n_ - 1))
-        sleep 0.1
-    done
-    running "$1" && fail "$3 still runs $2 s after SIGTERM"
+    gone_within "$1" "$2" || fail "$3 still runs $2 s after SIGTERM"
     if wait "$1"; then rc_=0; else rc_=$?; fi
     [ "$rc_" -eq 0 ] || fail "$3 exited $rc_ after SIGTERM: $(head -n 3 "$T/serve.err" 2>/dev/null)"
+}
+
+# A traced run, in steps: retop_batch starts retop -b and returns once it
+# traces; fixture_go has the fixture do its work; retop_snapshots waits for
+# snapshots taken after it; retop_stop ends retop with SIGINT.  trace_fixture
+# chains them for one fixture.  Their timeouts, in seconds:
+RETOP_ATTACH_S=20   # the first snapshot: indexed, every probe in (esbuild's index takes the longest)
+FIXTURE_RESULT_S=60 # a fixture's result once signalled (trace-stress holds 100,100 calls)
+SNAPSHOTS_S=5       # the next snapshots (-d 0.2 to 1 s)
+RETOP_EXIT_S=10     # retop's exit after SIGINT: its probes out
+
+# retop_batch SNAP ARGS...: retop -b ARGS -o json in the background, its
+# snapshots in SNAP and its stderr in SNAP.err ($RETOP_ERR); returns once
+# the first snapshot is out (every probe in).  Its PID is in $RETOP_PID;
+# failures name the command and SNAP, with the first lines of its stderr.
+retop_batch() {
+    RETOP_SNAP=$1 RETOP_ERR=$1.err
+    shift
+    RETOP_CMD="retop -b $* -o json >${RETOP_SNAP#"$T"/}"
+    "$RETOP" -b "$@" -o json >"$RETOP_SNAP" 2>"$RETOP_ERR" &
+    RETOP_PID=$!
+    track_pid "$RETOP_PID"
+    if ! sc wait "$RETOP_SNAP" 1 "$RETOP_ATTACH_S" "$RETOP_PID"; then
+        retop_running_ "before its first snapshot"
+        fail "$RETOP_CMD: no snapshot in $RETOP_ATTACH_S s (not attached): $(retop_err)"
+    fi
+}
+
+# retop_err: the first lines of retop's stderr, for a failure.
+retop_err() {
+    if [ -s "$RETOP_ERR" ]; then head -n 3 "$RETOP_ERR"; else echo "nothing on stderr"; fi
+}
+
+# retop_running_ WHEN: a failure with retop's exit status if it has exited.
+retop_running_() {
+    running "$RETOP_PID" && return 0
+    if wait "$RETOP_PID"; then rc_=0; else rc_=$?; fi
+    fail "$RETOP_CMD: exited $rc_ $1: $(retop_err)"
+}
+
+# retop_snapshots N: until retop has printed N more snapshots than it has
+# now; the last one then holds everything that happened before the call.
+retop_snapshots() {
+    if ! sc wait "$RETOP_SNAP" $(($(sc lines "$RETOP_SNAP") + $1)) "$SNAPSHOTS_S" "$RETOP_PID"; then
+        retop_running_ "before $1 new snapshots"
+        fail "$RETOP_CMD: fewer than $1 new snapshots in $SNAPSHOTS_S s: $(retop_err)"
+    fi
+}
+
+# fixture_result OUT: until the fixture's result is in OUT.
+fixture_result() {
+    wait_file "$1" "$FIXTURE_RESULT_S" ||
+        fail "no result from the fixture in ${1#"$T"/} after $FIXTURE_RESULT_S s (did it crash?)"
+}
+
+# fixture_go OUT [PID]: SIGUSR1 to the fixture PID (the last one started by
+# start_fixture if none), which then does its work, and wait for its result
+# in OUT.
+fixture_go() {
+    kill -USR1 "${2:-$FIXTURE_PID}"
+    fixture_result "$1"
+}
+
+# retop_stop [PID]: SIGINT to retop, which must exit 0 within RETOP_EXIT_S;
+# then the traced fixture PID, if given, must still run.
+retop_stop() {
+    kill -INT "$RETOP_PID" 2>/dev/null
+    gone_within "$RETOP_PID" "$RETOP_EXIT_S" || fail "$RETOP_CMD: still runs $RETOP_EXIT_S s after SIGINT"
+    if wait "$RETOP_PID"; then rc_=0; else rc_=$?; fi
+    [ "$rc_" -eq 0 ] || fail "$RETOP_CMD: exited $rc_ after SIGINT: $(retop_err)"
+    [ -z "${1-}" ] || running "$1" || fail "the fixture (PID $1) died while traced by $RETOP_CMD"
+}
+
+# trace_fixture NAME ARGS... -- RETOP-ARGS...: the fixture NAME (waiting for
+# SIGUSR1) traced by retop -b -p PID RETOP-ARGS while it does its work, with
+# its result in $OUT ($T/NAME.out) and retop's snapshots in $SNAP
+# ($T/NAME.snap), the last one taken after the work; retop exited 0 after
+# SIGINT and the fixture still runs ($FIXTURE_PID).
+trace_fixture() {
+    SNAP=$T/$1.snap OUT=$T/$1.out
+    rm -f "$OUT"
+    trace_fixture_start_ "$@"
+    while [ "$1" != -- ]; do shift; done
+    shift
+    retop_batch "$SNAP" -p "$FIXTURE_PID" "$@"
+    fixture_go "$OUT"
+    retop_snapshots 1
+    retop_stop "$FIXTURE_PID"
+}
+
+# trace_fixture_start_ NAME ARGS... -- ...: start_fixture NAME ARGS -out $OUT.
+# Its arguments before -- are rotated to the end, and the rest shifted away.
+trace_fixture_start_() {
+    name_=$1 k_=0
+    shift
+    for a_ in "$@"; do
+        [ "$a_" = -- ] && break
+        k_=$((k_ + 1))
+    done
+    [ $k_ -lt $# ] || fail "trace_fixture $name_: no -- before retop's arguments"
+    i_=0
+    while [ $i_ -lt $k_ ]; do
+        a_=$1
+        shift
+        set -- "$@" "$a_"
+        i_=$((i_ + 1))
+    done
+    shift $(($# - k_))
+    start_fixture "$name_" "$@" -out "$OUT"
 }
 
 # start_serve LO HI ARGS...: retop --serve ARGS on a free port of

@@ -31,17 +31,10 @@ traced() {
             fail "$fn of the stripped sdkapp: not confirmed by the SDK and fully traceable: $(cat "$T/out")"
     fi
     # shellcheck disable=SC2086 # $sdk is a list
-    "$RETOP" -b -p "$app" $sdk -t "$fn" --args "$fn" -d 0.2 -o json >"$T/$1.snap" 2>"$T/$1.err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$T/$1.snap" 1 15 "$rp" || fail "retop did not attach ($1): $(head -n 3 "$T/$1.err")"
-    kill -USR1 "$app"
-    wait_file "$T/$1.json" 30 || fail "sdkapp did not finish its work ($1)"
-    sc wait "$T/$1.snap" $(($(sc lines "$T/$1.snap") + 2)) 5 "$rp" ||
-        fail "retop stopped ($1): $(head -n 3 "$T/$1.err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "retop exited $rc ($1): $(head -n 3 "$T/$1.err")"
+    retop_batch "$T/$1.snap" -p "$app" $sdk -t "$fn" --args "$fn" -d 0.2
+    fixture_go "$T/$1.json"
+    retop_snapshots 2
+    retop_stop
 }
 
 # outlier NAME: the top of main.Lookup's slowest list, as JSON; checks the
@@ -61,7 +54,7 @@ PY
 }
 
 traced sdk
-grep -q "disagree with Go's ABI" "$T/sdk.err" && fail "retop rejected the SDK's arguments: $(cat "$T/sdk.err")"
+grep -q "disagree with Go's ABI" "$T/sdk.snap.err" && fail "retop rejected the SDK's arguments: $(cat "$T/sdk.snap.err")"
 got=$(outlier sdk) || fail "$got"
 want='{"id": 4242, "key": "planted-key", "ms": 60} | {"r0": 4253}'
 [ "$got" = "$want" ] || fail "the outlier's arguments through the SDK: $got, the program passed $want"

@@ -76,15 +76,12 @@ watch=$!
 track_pid "$watch"
 
 snap=$T/snap
-"$RETOP" -b -x "$d/app" -t main.Work -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+retop_batch "$snap" -x "$d/app" -t main.Work -d 0.2
 kill -USR1 "$good"
 wait "$watch" || fail "$(cat "$T/watch.out")"
-sc wait "$snap" "$(($(sc lines "$snap") + 2))" 5 "$rp" || fail "retop stopped sampling"
+retop_snapshots 2
 running "$decoy" || fail "the decoy died"
-running "$rp" || fail "retop died: $(tail -n 3 "$T/err")"
+running "$RETOP_PID" || fail "retop died: $(tail -n 3 "$snap.err")"
 python3 - "$snap" "$decoy" <<'PY' || fail "the decoy was taken for a target"
 import json, sys
 decoy = int(sys.argv[2])
@@ -92,8 +89,8 @@ for line in open(sys.argv[1]):
     if line.strip() and any(t["pid"] == decoy for t in json.loads(line)["targets"]):
         sys.exit("FAIL: the decoy (PID %d) is among the targets: %s" % (decoy, line[:200]))
 PY
-[ "$(grep -c 'replaced by a binary without any of the traced functions: not followed' "$T/err")" -eq 1 ] ||
-    fail "expected one line saying the decoy is not followed: $(cat "$T/err")"
+[ "$(grep -c 'replaced by a binary without any of the traced functions: not followed' "$snap.err")" -eq 1 ] ||
+    fail "expected one line saying the decoy is not followed: $(cat "$snap.err")"
 moves=$(python3 -c '
 import json, sys
 modes = [json.loads(l)["functions"][0]["mode"] for l in open(sys.argv[1]) if l.strip()]

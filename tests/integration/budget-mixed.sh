@@ -14,23 +14,10 @@ need_cmd python3
 need_retop
 need_fixture mixed-default
 
-snap=$T/snap out=$T/result
-start_fixture mixed-default -out "$out"
-fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Hot -t main.Slow -t main.Burst -d 0.5 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$fixture"
-wait_file "$out" 30 || fail "no result from the fixture in 30 s"
-sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
-kill -0 "$fixture" || fail "the fixture died while traced"
+trace_fixture mixed-default -- -t main.Hot -t main.Slow -t main.Burst -d 0.5
 
 # Every broken expectation is listed, in one line.
-res=$(python3 - "$snap" "$out" <<'PY' 2>&1
+res=$(python3 - "$SNAP" "$OUT" <<'PY' 2>&1
 import json, sys
 lines = [l for l in open(sys.argv[1]).read().split("\n")[:-1] if l.strip()]
 snap, fx = json.loads(lines[-1]), json.load(open(sys.argv[2]))["per_func"]

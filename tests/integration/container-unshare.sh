@@ -90,20 +90,13 @@ trace() {
     ctr=$1
     shift
     snap=$T/snap$ctr
-    "$RETOP" -b "$@" -t main.ProcessPayment -t main.ValidateCard -t main.CalculateTotal \
-        -d 0.2 -o json >"$snap" 2>"$T/err$ctr" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$snap" 1 15 "$rp" || fail "retop -b $*: no snapshot: $(head -n 3 "$T/err$ctr")"
-    sc wait-targets "$snap" 10 "$rp" "$CPID" ||
-        fail "retop -b $*: PID $CPID is not its target: $(head -n 3 "$T/err$ctr")"
-    sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err$ctr")"
-    kill -USR1 "$CPID"
-    wait_file "$T/io$ctr/out" 20 || fail "container $ctr: no result from the fixture in 20 s"
-    sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err$ctr")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "retop -b $* exited $rc after SIGINT: $(head -n 3 "$T/err$ctr")"
+    retop_batch "$snap" "$@" -t main.ProcessPayment -t main.ValidateCard -t main.CalculateTotal -d 0.2
+    sc wait-targets "$snap" 10 "$RETOP_PID" "$CPID" ||
+        fail "retop -b $*: PID $CPID is not its target: $(retop_err)"
+    retop_snapshots 1
+    fixture_go "$T/io$ctr/out" "$CPID"
+    retop_snapshots 1
+    retop_stop
     # shellcheck disable=SC2086 # $funcs is a list
     {
         sc targets "$snap" "$CPID" && sc exact "$snap" "$T/io$ctr/out" $funcs &&

@@ -44,17 +44,13 @@ PY
 
 # Tracing: one line for each refused function, the others attached.
 start_fixture panics-default -calls 100 -workers 4
-"$RETOP" -b -p "$FIXTURE_PID" -t runtime.park_m -t runtime.mcall -t runtime.memequal \
-    -t main.MayPanic -d 0.2 -o json >"$T/snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-python3 "$abs_top_srcdir/tests/integration/snapcheck.py" wait "$T/snap" 2 15 "$rp" ||
-    fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-wait "$rp" || fail "retop exited $? after SIGINT: $(head -n 3 "$T/err")"
+retop_batch "$T/snap" -p "$FIXTURE_PID" -t runtime.park_m -t runtime.mcall -t runtime.memequal \
+    -t main.MayPanic -d 0.2
+retop_snapshots 1
+retop_stop
 # One line for the two refused (the snapshot carries each one's reason).
-[ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "2 of 4 functions refused by the interlock" "$T/err" ||
-    fail "expected one line on stderr saying 2 of 4 functions were refused: $(cat "$T/err")"
+[ "$(wc -l <"$T/snap.err")" -eq 1 ] && grep -q "2 of 4 functions refused by the interlock" "$T/snap.err" ||
+    fail "expected one line on stderr saying 2 of 4 functions were refused: $(cat "$T/snap.err")"
 sc status "$T/snap" "error: runtime.park_m: not traceable: runs on g0 through mcall" runtime.park_m ||
     fail "park_m's status"
 sc status "$T/snap" "error: runtime.mcall: not traceable: switches to the g0 stack" runtime.mcall ||

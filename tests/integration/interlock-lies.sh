@@ -52,25 +52,17 @@ EOF
     fixture=$!
     track_pid "$fixture"
     wait_file "$T/$label.ready" 10 || fail "$label: the patched fixture did not start"
-    "$RETOP" -b -p "$fixture" -t main.ProcessPayment -t main.ValidateCard -t "$bad" \
-        -d 0.2 -o json >"$snap" 2>"$T/$label.err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$snap" 1 15 "$rp" || fail "$label: retop did not attach: $(head -n 3 "$T/$label.err")"
-    kill -USR1 "$fixture"
-    wait_file "$out" 20 || fail "$label: no result from the patched fixture in 20 s"
-    sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "$label: retop stopped: $(head -n 3 "$T/$label.err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "$label: retop exited $rc: $(head -n 3 "$T/$label.err")"
-    kill -0 "$fixture" || fail "$label: the fixture died while traced"
+    retop_batch "$snap" -p "$fixture" -t main.ProcessPayment -t main.ValidateCard -t "$bad" -d 0.2
+    fixture_go "$out" "$fixture"
+    retop_snapshots 1
+    retop_stop "$fixture"
     # shellcheck disable=SC2086 # $good is a list
     {
         sc status "$snap" "error: $bad: not traceable: " "$bad" &&
             sc exact "$snap" "$out" $good &&
             sc timing "$snap" "$out" 0.05 $good
     } || fail "$label: retop -b -p PID -t ... on the patched fixture: $bad not refused, or the others not exact"
-    grep -q "$reason" "$T/$label.err" || fail "$label: the refusal is not on stderr: $(head -n 3 "$T/$label.err")"
+    grep -q "$reason" "$snap.err" || fail "$label: the refusal is not on stderr: $(head -n 3 "$snap.err")"
     kill -TERM "$fixture"
     if wait "$fixture"; then rc=0; else rc=$?; fi
     [ "$rc" -eq 0 ] || fail "$label: the fixture exited $rc after SIGTERM"

@@ -35,21 +35,16 @@ run() {
     realbin_esbuild_serve "$d" app.js
     ep=$ESBUILD_PID url=$ESBUILD_URL
 
-    "$RETOP" -b -p "$ep" -t "$(glob "$serve")" -t "$(glob "$rebuild")" -t "$scan" \
-        -t "$(glob "$compile")" -d 0.2 -o json >"$d/snap" 2>"$d/err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$d/snap" 1 20 "$rp" || fail "esbuild $v: retop did not attach: $(head -n 3 "$d/err")"
+    retop_batch "$d/snap" -p "$ep" -t "$(glob "$serve")" -t "$(glob "$rebuild")" -t "$scan" \
+        -t "$(glob "$compile")" -d 0.2
     sc status "$d/snap" tracing "$serve" "$rebuild" "$scan" "$compile" ||
-        fail "esbuild $v: not every function is traced: $(head -n 3 "$d/err")"
+        fail "esbuild $v: not every function is traced: $(retop_err)"
 
     python3 "$REALBIN/esbuild-builds.py" "$url" "$d/lib.js" "$N" "$d/builds.json" \
         "$serve" "$rebuild" "$scan" "$compile" || fail "esbuild $v answered a build wrong"
     # A snapshot taken after the last answer holds every call.
-    sc wait "$d/snap" $(($(sc lines "$d/snap") + 2)) 5 "$rp" || fail "esbuild $v: retop stopped: $(head -n 3 "$d/err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "esbuild $v: retop exited $rc after SIGINT: $(head -n 3 "$d/err")"
+    retop_snapshots 2
+    retop_stop
 
     sc exact "$d/snap" "$d/builds.json" "$serve" "$rebuild" "$scan" "$compile" ||
         fail "esbuild $v: $N builds, retop's counts differ (above)"

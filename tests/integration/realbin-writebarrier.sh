@@ -35,11 +35,8 @@ PY
     realbin_esbuild_serve "$d" app.js
     ep=$ESBUILD_PID
 
-    "$RETOP" -b -p "$ep" -t 'runtime.gcWriteBarrier*' -t "$(printf '%s\n' "$serve" | sed 's/\*/[*]/g')" \
-        -d 0.2 -o json >"$d/snap" 2>"$d/err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$d/snap" 1 20 "$rp" || fail "esbuild $v: retop did not start tracing: $(head -n 3 "$d/err")"
+    retop_batch "$d/snap" -p "$ep" -t 'runtime.gcWriteBarrier*' -t "$(printf '%s\n' "$serve" | sed 's/\*/[*]/g')" \
+        -d 0.2
 
     python3 "$REALBIN/esbuild-builds.py" "$ESBUILD_URL" "$d/lib.js" "$N" "$d/builds.json" "$serve" \
         2>"$d/builds.err" || true
@@ -48,10 +45,8 @@ PY
 $(grep -m 2 -E '^panic:|fatal error|signal SIG|unexpected' "$d/serve.log" | tr '\n' ' ')"
     fi
     [ ! -s "$d/builds.err" ] || fail "esbuild $v answered a build wrong: $(head -n 3 "$d/builds.err")"
-    sc wait "$d/snap" $(($(sc lines "$d/snap") + 2)) 5 "$rp" || fail "esbuild $v: retop stopped: $(head -n 3 "$d/err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "esbuild $v: retop exited $rc after SIGINT: $(head -n 3 "$d/err")"
+    retop_snapshots 2
+    retop_stop
 
     python3 - "$d/snap" "$d/builds.json" "$serve" <<'PY' || fail "esbuild $v: retop's last snapshot is wrong (above)"
 import json, sys

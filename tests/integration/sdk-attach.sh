@@ -33,21 +33,11 @@ traced() {
     targs=""
     for f in "$@"; do targs="$targs -t $f"; done
     # shellcheck disable=SC2086 # a list of options
-    "$RETOP" -b -p "$app_" -s "$sdk_" $targs -d 0.2 -o json >"$snap_" 2>"$snap_.err" &
-    rpid=$!
-    track_pid $rpid
-    n=100
-    while [ ! -s "$snap_" ]; do
-        [ "$n" -gt 0 ] || fail "retop did not start tracing: $(cat "$snap_.err")"
-        n=$((n - 1))
-        sleep 0.1
-    done
-    kill -USR1 "$app_"
-    wait_file "$res_" 30 || fail "sdkapp $app_ did not finish its work"
-    sleep 0.5
-    kill -INT "$rpid"
-    wait "$rpid" || fail "retop exited with $?"
-    python3 "$(dirname "$0")/snapcheck.py" exact "$snap_" "$res_" "$@" ||
+    retop_batch "$snap_" -p "$app_" -s "$sdk_" $targs -d 0.2
+    fixture_go "$res_" "$app_"
+    retop_snapshots 1
+    retop_stop
+    sc exact "$snap_" "$res_" "$@" ||
         fail "counts differ with the SDK at $sdk_ in the loop"
 }
 

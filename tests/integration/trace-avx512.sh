@@ -37,17 +37,10 @@ rm -f "$T/ready"
 prog=$!
 track_pid "$prog"
 wait_file "$T/ready" 10 || fail "the Go $rel program did not become ready in 10 s"
-"$RETOP" -b -p "$prog" -t "$fn" -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$prog"
-wait_file "$out" 30 || fail "no result from the program in 30 s"
-sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
-kill -0 "$prog" || fail "the program died while traced"
+retop_batch "$snap" -p "$prog" -t "$fn" -d 0.2
+fixture_go "$out" "$prog"
+retop_snapshots 1
+retop_stop "$prog"
 {
     sc exact "$snap" "$out" "$fn" && sc timing "$snap" "$out" 0.05 "$fn"
 } || fail "retop's last snapshot disagrees with the program (retop -b -p PID -t $fn -d 0.2 -o json)"

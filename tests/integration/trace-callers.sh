@@ -21,10 +21,7 @@ for v in default pie; do
 snap=$T/$v.snap out=$T/$v.out calls=90
 start_fixture callers-$v -calls $calls -workers 2 -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' --slow 10ms -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+retop_batch "$snap" -p "$fixture" -t main.Work --args 'main.Work' --slow 10ms -d 0.2
 # A second retop on the same function, text for a person: both count alike.
 "$RETOP" -b -p "$fixture" -t main.Work --args 'main.Work' --slow 10ms -d 0.2 >"$T/$v.txt" 2>"$T/err.txt" &
 rt=$!
@@ -36,12 +33,10 @@ until [ -s "$T/$v.txt" ]; do
     n=$((n - 1))
     sleep 0.1
 done
-kill -USR1 "$fixture"
-wait_file "$out" 30 || fail "no result from the fixture in 30 s (did it crash?)"
-sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp" "$rt"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+fixture_go "$out"
+retop_snapshots 1
+kill -INT "$rt"
+retop_stop
 if wait "$rt"; then rc=0; else rc=$?; fi
 [ "$rc" -eq 0 ] || fail "the text retop exited $rc after SIGINT: $(head -n 3 "$T/err.txt")"
 # Text: the count over 10 ms in the last snapshot, and the planted call

@@ -24,26 +24,23 @@ start_fixture lifecycle-pie -calls 300 -workers 4 -out "$T/o1" \
     -exec "$bin -ready $T/r2 -calls 200 -workers 4 -out $T/o2 -exec $other+30"
 pid=$FIXTURE_PID
 snap=$T/snap
-"$RETOP" -b -p "$pid" -t main.Work -t main.Hold -d 0.3 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+retop_batch "$snap" -p "$pid" -t main.Work -t main.Hold -d 0.3
 
 kill -USR1 "$pid"
 wait_file "$T/o1" 10 || fail "no result from the first program"
-sc waitfor "$snap" main.Work calls 300 5 "$rp" || fail "the first 300 calls were not counted"
+sc waitfor "$snap" main.Work calls 300 5 "$RETOP_PID" || fail "the first 300 calls were not counted"
 kill -USR2 "$pid"
 wait_file "$T/r2" 10 || fail "the program did not exec() itself"
 # Its calls count once the probes are back: the warning says when.
 n=0
-until grep -q 'ran exec() of its binary again: probes attached anew' "$T/err"; do
-    [ "$n" -lt 50 ] || fail "retop did not notice the exec(): $(tail -n 3 "$T/err")"
+until grep -q 'ran exec() of its binary again: probes attached anew' "$snap.err"; do
+    [ "$n" -lt 50 ] || fail "retop did not notice the exec(): $(tail -n 3 "$snap.err")"
     n=$((n + 1))
     sleep 0.1
 done
 kill -USR1 "$pid"
 wait_file "$T/o2" 10 || fail "no result from the program after its exec()"
-sc waitfor "$snap" main.Work calls 500 5 "$rp" ||
+sc waitfor "$snap" main.Work calls 500 5 "$RETOP_PID" ||
     fail "after the exec(): $(sc get "$snap" main.Work calls) calls; expected 300 + 200"
 python3 - "$snap" "$T/o1" "$T/o2" <<'PY' || fail "after the exec() of the same binary"
 import json, sys
@@ -72,10 +69,10 @@ PY
 
 # Another program: tracing ends, with one line that says why.
 kill -USR2 "$pid"
-sc gone "$rp" 5 || fail "retop still runs 5 s after its target ran exec() of $other"
-wait "$rp" || fail "retop exited $? after its target ran another program"
-grep -q "^retop: PID $pid ran exec() of another program ($other); tracing stopped$" "$T/err" ||
-    fail "no clear line for the exec() of another program: $(tail -n 2 "$T/err")"
+sc gone "$RETOP_PID" 5 || fail "retop still runs 5 s after its target ran exec() of $other"
+wait "$RETOP_PID" || fail "retop exited $? after its target ran another program"
+grep -q "^retop: PID $pid ran exec() of another program ($other); tracing stopped$" "$snap.err" ||
+    fail "no clear line for the exec() of another program: $(tail -n 2 "$snap.err")"
 sc status "$snap" "detached: process ran exec() of another program" main.Work main.Hold ||
     fail "the last snapshot does not say why the functions were detached"
 running "$pid" || fail "the target did not survive: it should now be $other"

@@ -13,17 +13,12 @@ funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"
 snap=$T/snap out=$T/out
 start_fixture payments-default -calls 40 -workers 4 -exit -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.ProcessPayment -t main.ValidateCard \
-    -t main.CalculateTotal -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$fixture"
-wait_file "$out" 20 || fail "no result from the fixture in 20 s"
+retop_batch "$snap" -p "$fixture" -t main.ProcessPayment -t main.ValidateCard -t main.CalculateTotal -d 0.2
+fixture_go "$out"
 wait "$fixture"
-sc gone "$rp" 5 || fail "retop -b -p PID still runs 5 s after its target exited"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after its target exited, expected 0: $(head -n 3 "$T/err")"
+sc gone "$RETOP_PID" 5 || fail "retop -b -p PID still runs 5 s after its target exited"
+if wait "$RETOP_PID"; then rc=0; else rc=$?; fi
+[ "$rc" -eq 0 ] || fail "retop exited $rc after its target exited, expected 0: $(retop_err)"
 
 # shellcheck disable=SC2086 # $funcs is a list
 sc status "$snap" "detached: process exited" $funcs ||

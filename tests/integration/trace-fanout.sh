@@ -26,22 +26,15 @@ start_fixture fanout-default -wide 100000 -calls 3000 -churn 10000 -out "$T/out"
 fixture=$FIXTURE_PID
 for r in 1 2; do
     snap=$T/snap.$r
-    "$RETOP" -b -p "$fixture" -t main.A -t main.B -o json >"$snap" 2>"$T/err.$r" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$snap" 1 15 "$rp" || fail "round $r: retop did not attach: $(head -n 3 "$T/err.$r")"
-    kill -USR1 "$fixture"
-    wait_file "$T/out.$r" 40 || fail "round $r: no result from the fixture in 40 s"
+    retop_batch "$snap" -p "$fixture" -t main.A -t main.B
+    fixture_go "$T/out.$r"
     # The calls left in flight drain (the budget gives timed calls 1 s),
     # then two more snapshots.
     for f in main.A main.B; do
-        sc waitfor "$snap" "$f" in_flight 0 10 "$rp" || fail "round $r: $f still in flight"
+        sc waitfor "$snap" "$f" in_flight 0 10 "$RETOP_PID" || fail "round $r: $f still in flight"
     done
-    sc wait "$snap" $(($(sc lines "$snap") + 2)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err.$r")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "round $r: retop exited $rc: $(head -n 3 "$T/err.$r")"
-    kill -0 "$fixture" || fail "the fixture died while traced"
+    retop_snapshots 2
+    retop_stop "$fixture"
     python3 - "$snap" "$T/out.$r" "$r" <<'EOF2'
 import json, sys
 snap = [json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]

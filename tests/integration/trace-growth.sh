@@ -15,37 +15,25 @@ fx() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 for k in sys.argv[2:]: d=d[k]
 print(d)' "$@"; }
 
-calls=60 snap=$T/growth.snap out=$T/growth.out
-start_fixture growth-default -calls $calls -workers 2 -out "$out"
-fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Grow -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$fixture"
-wait_file "$out" 20 || fail "no result from the fixture in 20 s (did it crash?)"
-sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
-kill -0 "$fixture" || fail "the fixture died while traced"
+calls=60
+trace_fixture growth-default -calls $calls -workers 2 -- -t main.Grow -d 0.2
 
 # The fixture's own check: the stack moved during every call of Grow (and
 # never during Steady, the same body called with room to spare).
-grown=$(fx "$out" grown) steady_grown=$(fx "$out" steady_grown)
+grown=$(fx "$OUT" grown) steady_grown=$(fx "$OUT" steady_grown)
 if [ "$grown" -ne "$calls" ] || [ "$steady_grown" -ne 0 ]; then
     fail "the fixture's stack moved in $grown of $calls calls of Grow (and $steady_grown of Steady): \
-it did not grow its stack in Grow's prologue every time (chain depth $(fx "$out" chain_depth), fill $(fx "$out" fill_bytes) bytes)"
+it did not grow its stack in Grow's prologue every time (chain depth $(fx "$OUT" chain_depth), fill $(fx "$OUT" fill_bytes) bytes)"
 fi
 
-sc exact "$snap" "$out" main.Grow ||
+sc exact "$SNAP" "$OUT" main.Grow ||
     fail "growth -calls $calls traced by retop -b -p PID -t main.Grow: counts differ"
-reentries=$(sc get "$snap" main.Grow reentries)
+reentries=$(sc get "$SNAP" main.Grow reentries)
 [ "$reentries" -gt 0 ] ||
     fail "retop counted no re-entries of main.Grow: the fixture did not grow its stack in the prologue (no morestack restart), so this test proves nothing"
-rmean=$(sc get "$snap" main.Grow mean_ns)
-pmean=$(fx "$out" per_func main.Grow mean_ns)
-smean=$(fx "$out" per_func main.Steady mean_ns)
+rmean=$(sc get "$SNAP" main.Grow mean_ns)
+pmean=$(fx "$OUT" per_func main.Grow mean_ns)
+smean=$(fx "$OUT" per_func main.Steady mean_ns)
 msg="growth-default, $calls calls of main.Grow: retop mean $rmean ns, program mean $pmean ns, \
 $reentries re-entries (morestack restarts), the same call without growth $smean ns"
 # The mean within 10% of the program's clock: with the restart's start kept,

@@ -18,26 +18,18 @@ need_root
 need_cmd python3
 need_retop
 need_fixture inlined-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 start_fixture inlined-default -out "$T/out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Scale -t main.NoSuchFunction -t 'main.(*Acc).Add' \
-    -t main.ScaleLoop -d 0.2 \
-    -o json >"$T/snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$T/snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$fixture"
-wait_file "$T/out" 20 || fail "no result from the fixture in 20 s (did it crash?)"
-sc wait "$T/snap" $(($(sc lines "$T/snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+retop_batch "$T/snap" -p "$fixture" -t main.Scale -t main.NoSuchFunction -t 'main.(*Acc).Add' \
+    -t main.ScaleLoop -d 0.2
+fixture_go "$T/out"
+retop_snapshots 1
+retop_stop
 
-[ "$(grep -c "no function matches 'main.NoSuchFunction'" "$T/err")" -eq 1 ] ||
-    fail "expected one warning for main.NoSuchFunction: $(cat "$T/err")"
-[ "$(wc -l <"$T/err")" -eq 1 ] || fail "expected one line on stderr: $(cat "$T/err")"
+[ "$(grep -c "no function matches 'main.NoSuchFunction'" "$T/snap.err")" -eq 1 ] ||
+    fail "expected one warning for main.NoSuchFunction: $(cat "$T/snap.err")"
+[ "$(wc -l <"$T/snap.err")" -eq 1 ] || fail "expected one line on stderr: $(cat "$T/snap.err")"
 sc exact "$T/snap" "$T/out" main.Scale || fail "main.Scale's calls through a func value"
 [ "$(sc get "$T/snap" main.Scale inlined_sites)" = 3 ] ||
     fail "main.Scale's snapshot says inlined_sites $(sc get "$T/snap" main.Scale inlined_sites), expected 3"

@@ -18,20 +18,13 @@ need_fixture stress-default
 snap=$T/snap out=$T/out
 start_fixture stress-default -mode long -calls 3 -workers 3 -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Long -d 0.5 --orphan-timeout 1 --slow 2s -o json \
-    >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$fixture"
-wait_file "$out" 20 || fail "no result from the fixture in 20 s"
+retop_batch "$snap" -p "$fixture" -t main.Long -d 0.5 --orphan-timeout 1 --slow 2s
+fixture_go "$out"
 done_at=$(date +%s.%N)
 # A full interval after: that snapshot's sweep began after the returns.
-sc after "$snap" "$(awk -v t="$done_at" 'BEGIN { printf "%.3f", t + 0.5 }')" 10 "$rp" ||
+sc after "$snap" "$(awk -v t="$done_at" 'BEGIN { printf "%.3f", t + 0.5 }')" 10 "$RETOP_PID" ||
     fail "no snapshot one interval after the calls returned"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+retop_stop "$fixture"
 
 python3 - "$snap" "$out" <<'EOF' || fail "retop -p PID -t main.Long -d 0.5 --orphan-timeout 1 --slow 2s: see above"
 import json, sys
@@ -72,4 +65,3 @@ if not bad:
           last["mean_ns"] / 1e9, last["max_ns"] / 1e9, len(over)))
 sys.exit(1 if bad else 0)
 EOF
-kill -0 "$fixture" || fail "the fixture died while traced"

@@ -23,7 +23,6 @@ need_root
 need_cmd python3
 need_retop
 need_fixture nested-default
-sc() { python3 "$abs_top_srcdir/tests/integration/snapcheck.py" "$@"; }
 
 # cpu_stall: microseconds that runnable tasks waited for a CPU so far
 # (/proc/pressure/cpu, "some" total): how loaded the machine was meanwhile.
@@ -34,23 +33,13 @@ stall0=$(cpu_stall) t0=$(date +%s.%N)
 r=1
 while [ "$r" -le 3 ]; do
     start_fixture nested-default -calls "$N" -out "$T/out.$r"
-    fixture=$FIXTURE_PID
-    "$RETOP" -b -p "$fixture" -t main.Outer -t 'main.Inner*' -d 0.5 -o json \
-        >"$T/snap.$r" 2>"$T/err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$T/snap.$r" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-    kill -USR1 "$fixture"
-    wait_file "$T/out.$r" 30 || fail "no result from the fixture in 30 s"
+    retop_batch "$T/snap.$r" -p "$FIXTURE_PID" -t main.Outer -t 'main.Inner*' -d 0.5
+    fixture_go "$T/out.$r"
     # The fixture idles after its result: two intervals later, the last
     # snapshot has every call.
-    sc wait "$T/snap.$r" $(($(sc lines "$T/snap.$r") + 2)) 5 "$rp" ||
-        fail "retop stopped: $(head -n 3 "$T/err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "retop exited $rc: $(head -n 3 "$T/err")"
-    kill -0 "$fixture" || fail "the fixture died while traced"
-    kill -TERM "$fixture"
+    retop_snapshots 2
+    retop_stop "$FIXTURE_PID"
+    kill -TERM "$FIXTURE_PID"
     r=$((r + 1))
 done
 

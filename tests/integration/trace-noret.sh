@@ -12,15 +12,10 @@ need_fixture noret-default
 snap=$T/snap
 start_fixture noret-default
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Forever -t main.Tick -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
+retop_batch "$snap" -p "$fixture" -t main.Forever -t main.Tick -d 0.2
 # The first snapshot is at attach; two more are 0.4 s of 10 ms ticks.
-sc wait "$snap" 3 15 "$rp" || fail "retop did not print 3 snapshots: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
-kill -0 "$fixture" || fail "the fixture died while traced"
+retop_snapshots 2
+retop_stop "$fixture"
 
 sc status "$snap" "entry-only: no RET" main.Forever ||
     fail "noret: retop -b -p PID -t main.Forever -t main.Tick: main.Forever is not entry-only"

@@ -16,12 +16,8 @@ fx() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[
 snap=$T/snap out=$T/out
 start_fixture panics-default -calls 100 -workers 4 -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.MayPanic -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$fixture"
-wait_file "$out" 20 || fail "no result from the fixture in 20 s"
+retop_batch "$snap" -p "$fixture" -t main.MayPanic -d 0.2
+fixture_go "$out"
 done_at=$(date +%s.%N)
 panics=$(fx panics) returns=$(fx returns)
 [ "$panics" -gt 0 ] || fail "the fixture reports no panic: nothing to test"
@@ -29,7 +25,7 @@ panics=$(fx panics) returns=$(fx returns)
 # After the work the workers have exited: the first snapshot taken a full
 # interval after it (its sweep saw the exits) has nothing in flight.
 after=$(awk -v t="$done_at" 'BEGIN { printf "%.3f", t + 0.2 }')
-sc after "$snap" "$after" 10 "$rp" || fail "no snapshot one interval after the work"
+sc after "$snap" "$after" 10 "$RETOP_PID" || fail "no snapshot one interval after the work"
 line=$(python3 -c '
 import json, sys
 for i, l in enumerate(open(sys.argv[1]), 1):
@@ -43,15 +39,12 @@ first=$(sc get "$snap" main.MayPanic orphans "$n")
     fail "retop counted $first orphans (and $(sc get "$snap" main.MayPanic reentries) re-entries), the fixture had $panics panics: panics -calls 100 -workers 4, retop -b -p PID -t main.MayPanic -o json"
 
 # Counted once: five more snapshots, the same count.
-sc wait "$snap" $((n + 5)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+sc wait "$snap" $((n + 5)) "$SNAPSHOTS_S" "$RETOP_PID" || fail "retop stopped: $(retop_err)"
+retop_stop "$fixture"
 for i in $(seq "$n" "$(sc lines "$snap")"); do
     o=$(sc get "$snap" main.MayPanic orphans "$i")
     [ "$o" -eq "$panics" ] || fail "snapshot $i: $o orphans, expected $panics every time (counted once)"
 done
-kill -0 "$fixture" || fail "the fixture died while traced"
 
 calls=$(sc get "$snap" main.MayPanic calls)
 [ "$calls" -eq "$returns" ] || fail "retop counted $calls calls, the fixture saw $returns returns"

@@ -16,34 +16,22 @@ for v in $variants; do need_fixture "payments-$v"; done
 
 summary=""
 for v in $variants; do
-    f=payments-$v snap=$T/$v.snap out=$T/$v.out
-    start_fixture "$f" -calls 40 -workers 4 -out "$out"
-    fixture=$FIXTURE_PID
-    "$RETOP" -b -p "$fixture" -t main.ProcessPayment -t main.ValidateCard \
-        -t main.CalculateTotal -d 0.2 -o json >"$snap" 2>"$T/$v.err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$snap" 1 15 "$rp" || fail "$f: retop did not attach: $(head -n 3 "$T/$v.err")"
-    kill -USR1 "$fixture"
-    wait_file "$out" 20 || fail "$f: no result from the fixture in 20 s"
-    sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "$f: retop stopped: $(head -n 3 "$T/$v.err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "$f: retop exited $rc after SIGINT: $(head -n 3 "$T/$v.err")"
-    kill -0 "$fixture" || fail "$f: the fixture died while traced"
+    f=payments-$v
+    trace_fixture "$f" -calls 40 -workers 4 -- -t main.ProcessPayment -t main.ValidateCard \
+        -t main.CalculateTotal -d 0.2
 
     # shellcheck disable=SC2086 # $funcs is a list
     {
-        sc exact "$snap" "$out" $funcs &&
-            sc status "$snap" tracing $funcs &&
-            sc paths "$snap" "$out" main.ValidateCard &&
-            sc timing "$snap" "$out" 0.02 $funcs
+        sc exact "$SNAP" "$OUT" $funcs &&
+            sc status "$SNAP" tracing $funcs &&
+            sc paths "$SNAP" "$OUT" main.ValidateCard &&
+            sc timing "$SNAP" "$OUT" 0.02 $funcs
     } || fail "$f: retop's last snapshot disagrees with the fixture (retop -b -p PID -t ... -d 0.2 -o json; payments -calls 40 -workers 4)"
 
     # The traps of traced callees inside each call, counted per goroutine in
     # BPF: ValidateCard's entry and RET in every ProcessPayment, and
     # CalculateTotal's on the valid path; none inside the leaves.
-    python3 - "$snap" "$out" <<'PY' || fail "$f: probe hits inside the calls differ from the paths taken"
+    python3 - "$SNAP" "$OUT" <<'PY' || fail "$f: probe hits inside the calls differ from the paths taken"
 import json, sys
 snap = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 fx = json.load(open(sys.argv[2]))
@@ -55,8 +43,8 @@ if any(abs(got[k] - w) > 0.0005 for k, w in want.items()):
     print("probe hits inside a call: retop %s, the paths taken give %s" % (got, want))
     sys.exit(1)
 PY
-    summary="$summary$(sc summary "$snap" "$out" main.ProcessPayment "$f"); "
-    kill "$fixture"
-    wait "$fixture"
+    summary="$summary$(sc summary "$SNAP" "$OUT" main.ProcessPayment "$f"); "
+    kill "$FIXTURE_PID"
+    wait "$FIXTURE_PID"
 done
 echo "${summary%; }"

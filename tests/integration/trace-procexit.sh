@@ -12,37 +12,29 @@ bin=$FIXTURES/stress-default
 
 # -x: retop runs before the process starts and goes on after it exits.
 snap=$T/x.snap
-"$RETOP" -b -x "$bin" -t main.Hold -d 0.3 -o json >"$snap" 2>"$T/x.err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/x.err")"
+retop_batch "$snap" -x "$bin" -t main.Hold -d 0.3
 start_fixture stress-default -mode exit -workers 7 -exit-after 3s -out "$T/x.out"
 fixture=$FIXTURE_PID
-kill -USR1 "$fixture"
-wait_file "$T/x.out" 10 || fail "no result from the fixture"
-sc waitfor "$snap" main.Hold in_flight 7 5 "$rp" || fail "the 7 held calls are not in flight"
+fixture_go "$T/x.out"
+sc waitfor "$snap" main.Hold in_flight 7 5 "$RETOP_PID" || fail "the 7 held calls are not in flight"
 wait "$fixture" || true
 gone=$(date +%s.%N)
 after=$(awk -v t="$gone" 'BEGIN { printf "%.3f", t + 0.3 }')
-sc after "$snap" "$after" 5 "$rp" || fail "no snapshot after the exit"
+sc after "$snap" "$after" 5 "$RETOP_PID" || fail "no snapshot after the exit"
 o=$(sc get "$snap" main.Hold orphans) i=$(sc get "$snap" main.Hold in_flight)
 [ "$o" -eq 7 ] && [ "$i" -eq 0 ] ||
     fail "-x: one refresh after the process exited: $o orphans, $i in flight; expected 7 and 0"
-kill -INT "$rp"
-wait "$rp" || fail "retop -x exited $?"
+retop_stop
 
 # -p: the last snapshot (process exited) has the calls closed.
 snap=$T/p.snap
 start_fixture stress-default -mode exit -workers 7 -exit-after 3s -out "$T/p.out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.Hold -d 0.3 -o json >"$snap" 2>"$T/p.err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/p.err")"
+retop_batch "$snap" -p "$fixture" -t main.Hold -d 0.3
 kill -USR1 "$fixture"
 wait "$fixture" || true
-sc gone "$rp" 5 || fail "retop -p still runs 5 s after its target exited"
-wait "$rp" || fail "retop -p exited $? after its target exited"
+sc gone "$RETOP_PID" 5 || fail "retop -p still runs 5 s after its target exited"
+wait "$RETOP_PID" || fail "retop -p exited $? after its target exited"
 sc status "$snap" "detached: process exited" main.Hold || fail "status"
 o=$(sc get "$snap" main.Hold orphans) i=$(sc get "$snap" main.Hold in_flight)
 [ "$o" -eq 7 ] && [ "$i" -eq 0 ] ||

@@ -56,10 +56,7 @@ while [ "$r" -le 6 ]; do
     # timer stopped (InstrumentHandlerDuration.func3, the default exemplar
     # function): two probe hits inside each call, taken out of its duration.
     if [ "$r" -le 3 ]; then set -- -t "$fn"; else set -- -t "$fn" -t "$inner"; fi
-    "$RETOP" -b -p "$prom" "$@" -d 0.5 -o json >"$T/snap.$r" 2>"$T/err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$T/snap.$r" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
+    retop_batch "$T/snap.$r" -p "$prom" "$@" -d 0.5
     own "$T/own0.$r"
     # The other 203, one after the other from one client.
     python3 -c '
@@ -67,10 +64,8 @@ import sys, urllib.request
 for _ in range(int(sys.argv[2]) - 1):
     urllib.request.urlopen(sys.argv[1], timeout=5).read()' "$url/metrics" "$N" ||
         fail "GET /metrics failed"
-    sc wait "$T/snap.$r" $(($(sc lines "$T/snap.$r") + 2)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "retop exited $rc: $(head -n 3 "$T/err")"
+    retop_snapshots 2
+    retop_stop
     # Untraced: the read that tells the last of ours.
     own "$T/own1.$r"
     r=$((r + 1))

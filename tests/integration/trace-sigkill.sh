@@ -50,24 +50,20 @@ snap=$T/snap
 # --budget 0: A's tight loop is far over the default budget, which would
 # take the probes out between its slices; here they must be firing when
 # retop is killed.
-"$RETOP" -b -x "$bin" -t main.Tiny -d 0.2 -o json --budget 0 >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
+retop_batch "$snap" -x "$bin" -t main.Tiny -d 0.2 --budget 0
 # Attached to both, and the probes fire in A.
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-sc waitfor "$snap" main.Tiny status tracing 10 "$rp" || fail "main.Tiny is not traced"
-n=$(sc lines "$snap")
-sc wait "$snap" $((n + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+sc waitfor "$snap" main.Tiny status tracing 10 "$RETOP_PID" || fail "main.Tiny is not traced"
+retop_snapshots 1
 # shellcheck disable=SC2086 # $bs is a list
 sc targets "$snap" "$a" $bs || fail "retop -x $bin does not trace both running processes"
 hits=$(sc get "$snap" main.Tiny calls)
 [ "$hits" -gt 0 ] || fail "no call of main.Tiny counted in process A: the probes do not fire"
 
 # What retop holds, as the kernel sees it (ids are never reused).
-sc holds "$rp" >"$T/held"
+sc holds "$RETOP_PID" >"$T/held"
 grep -q '^link ' "$T/held" || fail "retop holds no BPF link while tracing: $(tr '\n' ' ' <"$T/held")"
-kill -9 "$rp"
-wait "$rp"
+kill -9 "$RETOP_PID"
+wait "$RETOP_PID"
 
 kill -0 "$a" || fail "process A died when retop was killed"
 for b in $bs; do kill -0 "$b" || fail "process B ($b) died when retop was killed"; done

@@ -28,8 +28,9 @@ memlock() {
 }
 
 # run NAME WORKERS ROUNDS RETOP-ARGS...: one fixture, one retop; snapshots
-# in $T/NAME.snap; the in-flight map's memlock once attached in $idle, and
-# with every call of the first round held in $held.
+# in $T/NAME.snap, retop's stderr in $T/NAME.snap.err; the in-flight map's
+# memlock once attached in $idle, and with every call of the first round
+# held in $held.
 run() {
     name=$1 workers=$2 rounds=$3
     shift 3
@@ -40,21 +41,15 @@ run() {
     # --budget 0: 300,300 calls in a few seconds are over the default
     # budget, which would estimate them; this test is about holding
     # 100,100 calls in flight, every one timed.
-    "$RETOP" -b -p "$fixture" -t main.Recurse -d 0.5 -o json --budget 0 "$@" >"$snap" 2>"$T/$name.err" &
-    rp=$!
-    track_pid "$rp"
-    sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/$name.err")"
-    idle=$(memlock "$rp")
+    retop_batch "$snap" -p "$fixture" -t main.Recurse -d 0.5 --budget 0 "$@"
+    idle=$(memlock "$RETOP_PID")
     kill -USR1 "$fixture"
     wait_file "$T/$name.held" 60 || fail "the fixture never held its calls (did it crash?)"
-    held=$(memlock "$rp")
+    held=$(memlock "$RETOP_PID")
     rm -f "$T/$name.held"
-    wait_file "$out" 60 || fail "no result from the fixture in 60 s (did it crash?)"
-    sc wait "$snap" $(($(sc lines "$snap") + 2)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/$name.err")"
-    kill -INT "$rp"
-    if wait "$rp"; then rc=0; else rc=$?; fi
-    [ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/$name.err")"
-    kill -0 "$fixture" || fail "the fixture died while traced"
+    fixture_result "$out"
+    retop_snapshots 2
+    retop_stop "$fixture"
     kill -TERM "$fixture"
     wait "$fixture" || true
     [ "$(fx "$out" calls)" -eq $((300300 / 3 * rounds * workers / 100)) ] ||
@@ -84,7 +79,7 @@ for k in dropped returns_before_attach; do
     v=$(sc get "$snap" main.Recurse $k)
     [ "$v" -eq 0 ] || fail "default --max-in-flight: $k is $v, expected 0"
 done
-! grep -q 'dropped' "$T/default.err" || fail "retop warned of dropped calls with the default capacity: $(grep dropped "$T/default.err")"
+! grep -q 'dropped' "$T/default.snap.err" || fail "retop warned of dropped calls with the default capacity: $(grep dropped "$T/default.snap.err")"
 echo "100 x Recurse(1000) held, 3 rounds, default --max-in-flight (in-flight map: $2 bytes, $4 with 100100 calls held): $(sc get "$snap" main.Recurse calls) calls of 300300, 0 dropped"
 
 # 300,300 calls in flight at once: more than the default capacity, so a
@@ -114,6 +109,6 @@ for k in in_flight orphans; do
     v=$(sc get "$snap" main.Recurse $k)
     [ "$v" -eq 0 ] || fail "--max-in-flight 50000: $k is $v, expected 0"
 done
-[ "$(grep -c 'dropped' "$T/small.err")" -eq 1 ] && grep -q 'calls dropped.*raise --max-in-flight' "$T/small.err" ||
-    fail "expected one warning saying what to raise, got: $(grep dropped "$T/small.err" | head -n 3)"
+[ "$(grep -c 'dropped' "$T/small.snap.err")" -eq 1 ] && grep -q 'calls dropped.*raise --max-in-flight' "$T/small.snap.err" ||
+    fail "expected one warning saying what to raise, got: $(grep dropped "$T/small.snap.err" | head -n 3)"
 echo "--max-in-flight 50000: $calls calls + $dropped dropped = 300300; $unmatched unmatched returns; one warning"

@@ -16,24 +16,18 @@ funcs="main.PanicExit main.PanicLive main.GoexitDive"
 snap=$T/snap out=$T/out delay=0.5
 start_fixture stress-default -mode unwind -workers 10 -depth 50 -out "$out"
 fixture=$FIXTURE_PID
-"$RETOP" -b -p "$fixture" -t main.PanicExit -t main.PanicLive -t main.GoexitDive -d $delay \
-    -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-kill -USR1 "$fixture"
-wait_file "$out" 20 || fail "no result from the fixture in 20 s"
+retop_batch "$snap" -p "$fixture" -t main.PanicExit -t main.PanicLive -t main.GoexitDive -d $delay
+fixture_go "$out"
 done_at=$(date +%s.%N)
 after=$(awk -v t="$done_at" -v d=$delay 'BEGIN { printf "%.3f", t + d }')
-sc after "$snap" "$after" 10 "$rp" || fail "no snapshot one interval after the work"
+sc after "$snap" "$after" 10 "$RETOP_PID" || fail "no snapshot one interval after the work"
 # The first snapshot taken a full interval after the work.
 line=$(python3 -c '
 import json, sys
 for i, l in enumerate(open(sys.argv[1]), 1):
     if json.loads(l)["time"] >= float(sys.argv[2]):
         print(i); break' "$snap" "$after")
-kill -INT "$rp"
-wait "$rp" || fail "retop exited $? after SIGINT: $(head -n 3 "$T/err")"
+retop_stop "$fixture"
 want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["unwound"])' "$out")
 [ "$want" -eq 510 ] || fail "the fixture unwound $want frames per function, expected 510"
 for f in $funcs; do
@@ -45,5 +39,4 @@ for f in $funcs; do
     [ "$(sc get "$snap" "$f" orphans)" -eq "$want" ] || fail "$f: orphans changed after: $(sc get "$snap" "$f" orphans)"
     [ "$(sc get "$snap" "$f" unmatched_returns)" -eq 0 ] || fail "$f: unmatched returns"
 done
-kill -0 "$fixture" || fail "the fixture died while traced"
 echo "unwind: panic+exit, panic+live, Goexit: $want orphans each, 0 in flight, one $delay s refresh after the work (--orphan-timeout 60)"

@@ -14,11 +14,7 @@ funcs="main.ProcessPayment main.ValidateCard main.CalculateTotal"
 # runs this copy.
 snap=$T/snap bin=$T/payments-x
 cp "$FIXTURES/payments-default" "$bin" || fail "cannot copy payments-default to $T"
-"$RETOP" -b -x "$bin" -t main.ProcessPayment -t main.ValidateCard \
-    -t main.CalculateTotal -d 0.2 -o json >"$snap" 2>"$T/err" &
-rp=$!
-track_pid "$rp"
-sc wait "$snap" 1 15 "$rp" || fail "retop -x did not start: $(head -n 3 "$T/err")"
+retop_batch "$snap" -x "$bin" -t main.ProcessPayment -t main.ValidateCard -t main.CalculateTotal -d 0.2
 
 # Each fixture has its own ready file (start_fixture names it by fixture).
 pids=""
@@ -31,20 +27,17 @@ for i in 1 2; do
 done
 # retop notices new processes on its own: both become targets.
 # shellcheck disable=SC2086 # $pids is a list
-sc wait-targets "$snap" 10 "$rp" $pids ||
-    fail "retop -x $bin: the processes started after it are not its targets: $(head -n 3 "$T/err")"
+sc wait-targets "$snap" 10 "$RETOP_PID" $pids ||
+    fail "retop -x $bin: the processes started after it are not its targets: $(retop_err)"
 # A snapshot after both were found: the probes are in place for both.
-sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
+retop_snapshots 1
 
 # shellcheck disable=SC2086 # $pids is a list
 kill -USR1 $pids
-for i in 1 2; do
-    wait_file "$T/out$i" 20 || fail "no result from payments $i in 20 s"
-done
-sc wait "$snap" $(($(sc lines "$snap") + 1)) 5 "$rp" || fail "retop stopped: $(head -n 3 "$T/err")"
-kill -INT "$rp"
-if wait "$rp"; then rc=0; else rc=$?; fi
-[ "$rc" -eq 0 ] || fail "retop exited $rc after SIGINT: $(head -n 3 "$T/err")"
+fixture_result "$T/out1"
+fixture_result "$T/out2"
+retop_snapshots 1
+retop_stop
 
 # The fixtures' counts, summed, as one fixture result.
 python3 - "$T/out1" "$T/out2" >"$T/sum" <<'PY'
