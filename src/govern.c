@@ -1,6 +1,6 @@
 /* The overhead governor (govern.h): measures, asks the budget's policy for
  * a plan, and carries it out. */
-#include "govern.h"
+#include "govern_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -30,9 +30,6 @@
 #define GOVERN_QUIET_NS 1000000000ull
 #define GOVERN_QUIET_SHARE 0.10
 #define GOVERN_WAKE_SHARE 0.20
-/* How early the probes go in before a sampled slice (an attach takes about
- * a millisecond). */
-#define GOVERN_LEAD_NS 5000000ull
 
 void govern_func_start(struct govern *b, struct govern_func *gf, const struct interlock_verdict *v,
 		       uint64_t now_ns)
@@ -92,7 +89,7 @@ static void govern_marks(struct session *s, struct session_func *sf, bool want)
 	}
 }
 
-static double govern_rand(struct govern *b)
+double govern_rand(struct govern *b)
 {
 	if (!b->rng)
 		b->rng = tracer_now_ns() * 0x9E3779B97F4A7C15ull | 1;
@@ -102,9 +99,7 @@ static double govern_rand(struct govern *b)
 	return (double)(b->rng >> 11) / 9007199254740992.0;
 }
 
-/* Calls counted exactly so far: timed at their RET, counted at their entry
- * (not timing), and those whose timing was given up. */
-static uint64_t govern_counted(const struct govern_func *gf, const struct retop_func_stats *st)
+uint64_t govern_counted(const struct govern_func *gf, const struct retop_func_stats *st)
 {
 	if (gf->entry_only)
 		return st->begun;
@@ -114,7 +109,7 @@ static uint64_t govern_counted(const struct govern_func *gf, const struct retop_
 /* The RET probes stay while timed calls are in flight, up to the drain's
  * deadline; then the calls left lose their duration (counted all the
  * same) and the probes go. */
-static void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
+void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
 {
 	struct govern_func *gf = &sf->gf;
 	int slot = sf->slot;
@@ -138,160 +133,9 @@ static void govern_drain(struct session *s, struct session_func *sf, uint64_t no
 	gf->drain_until_ns = 0;
 }
 
-/* The slice under way at now (the gate may have been set after now was
- * read). */
-static uint64_t govern_slice_of(const struct govern_func *gf, uint64_t now)
-{
-	return now > gf->gate_base ? (now - gf->gate_base) / BUDGET_SLICE_NS : 0;
-}
-
-static void govern_stop_estimate(struct session_func *sf, const char *why)
-{
-	if (estimate_stop(&sf->gf.ledger.est, why))
-		log_warn("budget", "%s: the estimate of its calls stopped: %s", sf->f->name, why);
-}
-
-/* Slices [k_read, c) are over: add what the sampled ones counted. */
-static void govern_read_slices(struct session *s, struct session_func *sf, uint64_t c)
-{
-	struct govern_func *gf = &sf->gf;
-
-	for (; gf->k_read < c; gf->k_read++) {
-		uint64_t k = gf->k_read, n = tracer_gate_take(s->tracer, sf->slot, k);
-		size_t i = k % RETOP_GATE_RING;
-		if (k >= gf->k_plan) {
-			/* retop fell behind: a slice went unplanned, and its
-			 * chance of being sampled was not the one stated. */
-			govern_stop_estimate(sf, "retop fell behind its sampling slices");
-			continue;
-		}
-		estimate_slice(&gf->ledger.est, gf->slice_p[i], gf->slice_on[i], n);
-		if (!gf->slice_on[i] || gf->ledger.est.stopped)
-			continue;
-		double rate = (double)n * 1e9 / BUDGET_SLICE_NS;
-		gf->calls_per_s = gf->calls_per_s > 0 ? 0.7 * gf->calls_per_s + 0.3 * rate : rate;
-		gf->rate_per_s = gf->calls_per_s;
-	}
-}
-
-/* Decide slices up to c + 2 at random, each sampled with the share: a
- * tick up to a slice late still finds the slice under way planned. */
-static void govern_plan_slices(struct session *s, struct session_func *sf, uint64_t c)
-{
-	struct govern_func *gf = &sf->gf;
-
-	for (; gf->k_plan <= c + 2; gf->k_plan++) {
-		uint64_t k = gf->k_plan;
-		size_t i = k % RETOP_GATE_RING;
-		bool on = govern_rand(&s->gov) < gf->share;
-		if (k <= c) {
-			/* Its time began unplanned: never sampled. */
-			on = false;
-			govern_stop_estimate(sf, "retop fell behind its sampling slices");
-		}
-		gf->slice_on[i] = on;
-		gf->slice_p[i] = gf->share;
-		tracer_gate_plan(s->tracer, sf->slot, k, on);
-	}
-}
-
-/* Probes in for the sampled slices (the entry one slice early at most),
- * out between them. */
-static void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t now)
-{
-	struct govern_func *gf = &sf->gf;
-	uint64_t c = govern_slice_of(gf, now);
-	uint64_t next_start = gf->gate_base + (c + 1) * BUDGET_SLICE_NS;
-	char err[ERR_LEN];
-
-	govern_read_slices(s, sf, c);
-	govern_plan_slices(s, sf, c);
-	/* The probes go in just before a sampled slice: the governor wakes
-	 * for it. */
-	bool next_on = gf->slice_on[(c + 1) % RETOP_GATE_RING];
-	bool want =
-	    gf->slice_on[c % RETOP_GATE_RING] || (next_on && now + GOVERN_LEAD_NS >= next_start);
-	uint64_t wake = next_on && !want   ? next_start - GOVERN_LEAD_NS
-			: want && !next_on ? next_start + GOVERN_LEAD_NS / 5 /* out as it ends */
-					   : UINT64_MAX;
-	if (s->gov.next_ns > wake)
-		s->gov.next_ns = wake;
-	bool in = tracer_entry_is_in(s->tracer, sf->slot) &&
-		  (gf->entry_only || tracer_rets_are_in(s->tracer, sf->slot));
-	if (want && !gf->ledger.est.stopped && !in) {
-		if (session_probes_in(s, sf, true, !gf->entry_only, err) != 0) {
-			/* Slices planned in are not sampled: the estimate ends. */
-			tracer_gate_plan(s->tracer, sf->slot, c, false);
-			tracer_gate_plan(s->tracer, sf->slot, c + 1, false);
-			govern_stop_estimate(sf, err);
-		}
-		gf->drain_until_ns = 0;
-	} else if ((!want || gf->ledger.est.stopped) && tracer_entry_is_in(s->tracer, sf->slot)) {
-		tracer_entry_out(s->tracer, sf->slot);
-	}
-	if (!tracer_entry_is_in(s->tracer, sf->slot))
-		govern_drain(s, sf, now);
-}
-
-static void govern_enter_estimate(struct session *s, struct session_func *sf, uint64_t now,
-				  const struct retop_func_stats *st)
-{
-	struct govern_func *gf = &sf->gf;
-
-	struct retop_func_stats *now_st = malloc(sizeof(*now_st));
-
-	/* Slices from now, the first one sampled at random like the others:
-	 * from the moment the gate is set, a call counts in a sampled slice
-	 * or not at all. */
-	for (size_t i = 0; i < RETOP_GATE_RING; i++)
-		gf->slice_on[i] = false;
-	gf->gate_base = tracer_now_ns();
-	gf->k_read = 0;
-	gf->k_plan = 1;
-	gf->slice_on[0] = govern_rand(&s->gov) < gf->share;
-	gf->slice_p[0] = gf->share;
-	tracer_gate(s->tracer, sf->slot, gf->gate_base, BUDGET_SLICE_NS, gf->slice_on[0]);
-	/* The exact period ends: the counters as the gate closed it, and the
-	 * calls still in flight, counted at their entry as the estimate
-	 * counts every call. */
-	if (now_st && tracer_read_counters(s->tracer, sf->slot, now_st) == 0)
-		st = now_st;
-	uint64_t begun =
-	    govern_counted(gf, st) + (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
-	free(now_st);
-	ledger_enter_estimate(&gf->ledger, begun);
-	/* The calls of sampled slices are timed: their RETs go in first (the
-	 * timing mode may have taken them out). */
-	char err[ERR_LEN];
-	if (!gf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot) &&
-	    session_probes_in(s, sf, false, true, err) != 0) {
-		govern_stop_estimate(sf, err);
-		tracer_gate_plan(s->tracer, sf->slot, 0, false);
-		return;
-	}
-	tracer_record(s->tracer, sf->slot, true);
-}
-
-static void govern_leave_estimate(struct session *s, struct session_func *sf, uint64_t now,
-				  const struct retop_func_stats *st)
-{
-	struct govern_func *gf = &sf->gf;
-	uint64_t c = govern_slice_of(gf, now);
-
-	govern_read_slices(s, sf, c);
-	/* The slice under way was sampled with chance 1 (see govern_tick):
-	 * what it counted so far is exact. */
-	uint64_t part = tracer_gate_take(s->tracer, sf->slot, c);
-	tracer_gate(s->tracer, sf->slot, 0, 0, false);
-	/* Calls timed in flight were counted in their slice. */
-	ledger_leave_estimate(&gf->ledger, part,
-			      govern_counted(gf, st) +
-				  (uint64_t)tracer_slot_inflight(s->tracer, sf->slot));
-}
-
 /* Move a function to the mode the plan gave it. */
 static void govern_apply(struct session *s, struct session_func *sf, enum budget_mode to,
-			 uint64_t now, const struct retop_func_stats *st)
+			 uint64_t now)
 {
 	struct govern_func *gf = &sf->gf;
 	char err[ERR_LEN];
@@ -307,17 +151,16 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 			/* Leave on a sampled slice only, so no call goes unseen:
 			 * the next one is sampled for sure. */
 			uint64_t c = govern_slice_of(gf, now);
-			if (!gf->slice_on[c % RETOP_GATE_RING] || gf->ledger.est.stopped ||
+			if (!gf->slice_on[c % RETOP_GATE_RING] ||
 			    !tracer_entry_is_in(s->tracer, sf->slot)) {
 				gf->share = 1.0;
 				govern_run_estimate(s, sf, now);
-				if (!gf->ledger.est.stopped)
-					return;
+				return;
 			}
-			govern_leave_estimate(s, sf, now, st);
+			govern_leave_estimate(s, sf, now);
 		}
 		if (to == BUDGET_ESTIMATED)
-			govern_enter_estimate(s, sf, now, st);
+			govern_enter_estimate(s, sf);
 		log_debug("budget", "%s: %s -> %s", sf->f->name,
 			  gf->mode == BUDGET_FULL     ? "full"
 			  : gf->mode == BUDGET_TIMING ? "timing"
@@ -331,8 +174,7 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 	}
 	switch (gf->mode) {
 	case BUDGET_FULL:
-		if (!gf->ledger.est.stopped &&
-		    (!tracer_entry_is_in(s->tracer, sf->slot) ||
+		if ((!tracer_entry_is_in(s->tracer, sf->slot) ||
 		     (!gf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot))) &&
 		    session_probes_in(s, sf, true, !gf->entry_only, err) != 0)
 			log_warn("budget", "%s", err);
@@ -647,8 +489,7 @@ uint64_t govern_tick(struct session *s, uint64_t now_ns)
 		struct session_func *sf = b->tick_sf[j];
 		if (b->hits_per_s > 0)
 			sf->gf.share = b->tick_plan[j].share;
-		govern_apply(s, sf, b->hits_per_s > 0 ? b->tick_plan[j].to : BUDGET_FULL, now_ns,
-			     &st[sf - s->funcs]);
+		govern_apply(s, sf, b->hits_per_s > 0 ? b->tick_plan[j].to : BUDGET_FULL, now_ns);
 		sf->gf.probes_were_in = tracer_entry_is_in(s->tracer, sf->slot);
 	}
 	govern_watchers(s, allowed, now_ns);
@@ -671,6 +512,13 @@ void govern_close(struct govern *b)
 	b->tick_cap = 0;
 }
 
+void govern_sample(struct session *s, uint64_t now_ns)
+{
+	for (size_t i = 0; i < s->nfuncs; i++)
+		if (s->funcs[i].slot >= 0 && s->funcs[i].gf.mode == BUDGET_ESTIMATED)
+			govern_read_slices(s, &s->funcs[i], now_ns, true);
+}
+
 void govern_fill(struct session_func *sf, struct snapshot_func *out)
 {
 	struct govern_func *gf = &sf->gf;
@@ -679,8 +527,6 @@ void govern_fill(struct session_func *sf, struct snapshot_func *out)
 	out->mode = gf->mode;
 	out->sampled = gf->mode == BUDGET_FULL ? 1.0 : gf->share;
 	out->timed_calls = sf->cur.calls;
-	out->estimate_stopped = gf->ledger.est.stopped;
-	memcpy(out->estimate_why, gf->ledger.est.why, sizeof(out->estimate_why));
 	ledger_view(&gf->ledger, govern_counted(gf, &sf->cur), gf->mode == BUDGET_ESTIMATED, &lv);
 	out->v.calls = lv.calls;
 	out->estimated = lv.estimated;
@@ -689,6 +535,7 @@ void govern_fill(struct session_func *sf, struct snapshot_func *out)
 	out->calls_ci95[0] = lv.lo;
 	out->calls_ci95[1] = lv.hi;
 	out->trap_share = lv.trap_share;
+	out->estimate_gap_s = lv.gap_s;
 	/* No upper end: no point estimate either.  The calls are at least the
 	 * lower end, and at least any lower end shown before (they only grow). */
 	if (isinf(lv.hi)) {

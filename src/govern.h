@@ -16,7 +16,8 @@
 #include "budget.h"
 #include "estimate.h"
 
-#define GOVERN_RING 10 /* slices of history: rates over the last second */
+#define GOVERN_RING 10	/* slices of history: rates over the last second */
+#define GOVERN_IN_LOG 8 /* the entry probe's last times in, per function */
 
 struct session;
 struct session_func;
@@ -77,10 +78,14 @@ struct govern_func {
 	/* Left full mode since its counters began: its probes were out for a
 	 * time, so its hits inside its callers' calls are a sample. */
 	bool ever_shed;
-	/* Estimated: the slices' plan (k % RETOP_GATE_RING) and read cursor. */
-	uint64_t gate_base, k_read, k_plan;
+	/* Estimated: the slices' plan (k % RETOP_GATE_RING; p 0: never
+	 * planned) and read cursor (slice k_read read up to read_from, its
+	 * calls so far slice_n); when the entry probe went in and out. */
+	uint64_t gate_base, k_read, k_plan, read_from, slice_n;
 	double slice_p[RETOP_GATE_RING];
 	bool slice_on[RETOP_GATE_RING];
+	uint64_t in_since, in_log[GOVERN_IN_LOG][2];
+	unsigned in_n;
 	bool probes_were_in; /* its entry probe was in at the last slice's end */
 	/* Inline marks (tracer_marks_in): their hits count in the budget; they
 	 * are out while the function is estimated, and its inlined calls
@@ -106,6 +111,10 @@ void govern_wakeable(struct govern *b, bool on);
 void govern_wake(struct govern *b);
 /* Probe hits a second the budget lets all functions make together. */
 double govern_allowed_hits(const struct govern *b);
+/* Before a sample: the estimated functions' slices read up to now, the one
+ * under way included, so that the snapshot (the last one, at exit, too)
+ * has every call counted so far. */
+void govern_sample(struct session *s, uint64_t now_ns);
 /* A function's counts as the governor knows them: calls (exact, or the
  * estimate with its interval), its mode and share. */
 void govern_fill(struct session_func *sf, struct snapshot_func *out);

@@ -234,6 +234,9 @@ const struct snapshot *session_sample(struct session *s)
 	const char *ended = session_check_target(s);
 
 	if (s->tracer) {
+		/* Every estimated call so far, up to now (the last sample, at
+		 * exit, too). */
+		govern_sample(s, tracer_now_ns());
 		tracer_sweep(s->tracer, s->inflight);
 		/* One read of the caller map for every function. */
 		if (!s->opts.latency_only)

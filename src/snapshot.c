@@ -257,10 +257,11 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 		json_object_object_add(o, "calls_ci95", ci);
 		/* The traps slow what they count: how much, while sampled. */
 		json_object_object_add(o, "trap_share", json_fixed(f->trap_share, 4));
+		/* Time no slice accounted for (retop behind its clock, probes
+		 * late), imputed at the rate of the rest. */
+		json_object_object_add(o, "estimate_gap_s", json_fixed(f->estimate_gap_s, 3));
 	}
-	if (f->estimate_stopped)
-		json_object_object_add(o, "estimate_stopped",
-				       json_object_new_string(f->estimate_why));
+
 	/* Probe hits of traced callees inside a call, on average, and what
 	 * their traps cost, taken out of its durations (at probe_hit_cost_ns
 	 * of each hit's kind): in all, and a call on average. */
@@ -546,8 +547,10 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf
 	else if (f->timed_calls < v->calls && !f->entry_only)
 		fprintf(out, "    every call counted, %llu timed (%s): durations from a sample\n",
 			(unsigned long long)f->timed_calls, status);
-	if (f->estimate_stopped)
-		fprintf(out, "    estimate stopped: %s\n", f->estimate_why);
+	if (f->estimated && f->estimate_gap_s >= 0.05)
+		fprintf(out, "    %.1f s not sampled (retop fell behind, or its probes were late): "
+			     "imputed at the rate of the rest\n",
+			f->estimate_gap_s);
 	if (v->hits_inside >= 0.005 && !f->entry_only) {
 		/* Traced callees: their traps are taken out of its durations. */
 		char each[16];

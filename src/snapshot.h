@@ -86,13 +86,15 @@ struct snapshot_func {
 	double resolution_ns;
 	double trap_share;    /* estimated: share of the targets' CPU in its traps
 			       * while its probes were in */
-	bool estimate_stopped; /* the estimate could not go on (estimate_why) */
+	/* Estimated: time none of its slices accounted for (retop fell behind
+	 * its clock, or its probes were not in), imputed at the rate of the
+	 * rest. */
+	double estimate_gap_s;
 	/* A traced function of the session left full mode (--budget): its
 	 * probes, and so the hits they put inside this function's calls,
 	 * were in only part of the time; v.hits_inside is then a sample. */
 	bool hits_inside_sampled;
 	bool probes_shed; /* it left full mode since its counters began */
-	char estimate_why[160];
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 	struct callers_view callers; /* since tracing began */

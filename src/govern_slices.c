@@ -1,0 +1,220 @@
+/* The estimated mode's slices (estimate.h): which slices are sampled,
+ * their probes in and out, BPF's gate, and reading what each slice counted
+ * for the time its entry probe was really in. */
+#include "govern_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "session_internal.h"
+#include "tracer.h"
+
+/* The slice under way at now (the gate may have been set after now was
+ * read). */
+uint64_t govern_slice_of(const struct govern_func *gf, uint64_t now)
+{
+	return now > gf->gate_base ? (now - gf->gate_base) / BUDGET_SLICE_NS : 0;
+}
+
+/* The entry probe went in (at), or out: its times in, which say how much
+ * of each slice its calls were counted in. */
+static void govern_entry_in(struct govern_func *gf, uint64_t at)
+{
+	if (!gf->in_since)
+		gf->in_since = at ? at : 1;
+}
+
+static void govern_entry_out(struct govern_func *gf, uint64_t at)
+{
+	if (!gf->in_since)
+		return;
+	unsigned i = gf->in_n++ % GOVERN_IN_LOG;
+	gf->in_log[i][0] = gf->in_since;
+	gf->in_log[i][1] = at;
+	gf->in_since = 0;
+}
+
+/* ns of [t0, t1) with the entry probe in (as far as the log reaches: a
+ * slice is read within a few of its probes' comings and goings). */
+static uint64_t govern_covered(const struct govern_func *gf, uint64_t t0, uint64_t t1)
+{
+	uint64_t ns = 0;
+	unsigned n = gf->in_n < GOVERN_IN_LOG ? gf->in_n : GOVERN_IN_LOG;
+
+	for (unsigned k = 0; k <= n; k++) {
+		uint64_t a = k < n ? gf->in_log[k][0] : gf->in_since;
+		uint64_t b = k < n ? gf->in_log[k][1] : UINT64_MAX;
+		if (!a)
+			continue;
+		a = a > t0 ? a : t0;
+		b = b < t1 ? b : t1;
+		ns += b > a ? b - a : 0;
+	}
+	return ns < t1 - t0 ? ns : t1 - t0;
+}
+
+/* The part of slice k up to t (its end when over) not read yet: what it
+ * counted, for the share of it its entry probe was in. */
+static void govern_read_part(struct session *s, struct session_func *sf, uint64_t k, uint64_t t,
+			     bool last)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t start = gf->gate_base + k * BUDGET_SLICE_NS;
+	uint64_t t0 = gf->read_from > start ? gf->read_from : start;
+	uint64_t n = tracer_gate_take(s->tracer, sf->slot, k);
+	size_t i = k % RETOP_GATE_RING;
+
+	gf->read_from = t;
+	if (t <= t0)
+		return;
+	/* A slice never planned (retop fell behind its clock) is a gap, and
+	 * so is a sampled one whose probe never went in: the estimate goes
+	 * on, imputing their time at the rate of the rest. */
+	bool planned = k < gf->k_plan && gf->slice_p[i] > 0;
+	double in = (double)govern_covered(gf, t0, t) / (double)(t - t0);
+	estimate_slice(&gf->ledger.est, planned ? gf->slice_p[i] : 0, planned && gf->slice_on[i],
+		       in, (double)(t - t0) / 1e9, n, last);
+	gf->slice_n += n;
+	if (!last)
+		return;
+	if (planned && gf->slice_on[i] && in > 0) {
+		double rate = (double)gf->slice_n / in * 1e9 / BUDGET_SLICE_NS;
+		gf->calls_per_s = gf->calls_per_s > 0 ? 0.7 * gf->calls_per_s + 0.3 * rate : rate;
+		gf->rate_per_s = gf->calls_per_s;
+	}
+	gf->slice_n = 0;
+}
+
+void govern_read_slices(struct session *s, struct session_func *sf, uint64_t now, bool partial)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t c = govern_slice_of(gf, now);
+
+	for (; gf->k_read < c; gf->k_read++)
+		govern_read_part(s, sf, gf->k_read,
+				 gf->gate_base + (gf->k_read + 1) * BUDGET_SLICE_NS, true);
+	if (partial)
+		govern_read_part(s, sf, c, now, false);
+}
+
+/* Decide slices up to c + 2 at random, each sampled with the share: a
+ * tick up to a slice late still finds the slice under way planned.  A
+ * slice whose time began before it was planned is never sampled (its
+ * chance was not the one stated): a gap. */
+static void govern_plan_slices(struct session *s, struct session_func *sf, uint64_t c)
+{
+	struct govern_func *gf = &sf->gf;
+
+	for (; gf->k_plan <= c + 2; gf->k_plan++) {
+		uint64_t k = gf->k_plan;
+		size_t i = k % RETOP_GATE_RING;
+		bool late = k <= c;
+		gf->slice_on[i] = !late && govern_rand(&s->gov) < gf->share;
+		gf->slice_p[i] = late ? 0 : gf->share;
+		tracer_gate_plan(s->tracer, sf->slot, k, gf->slice_on[i]);
+	}
+}
+
+/* Probes in for the sampled slices (the entry one slice early at most),
+ * out between them. */
+void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t now)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t c = govern_slice_of(gf, now);
+	uint64_t next_start = gf->gate_base + (c + 1) * BUDGET_SLICE_NS;
+	char err[ERR_LEN];
+
+	govern_read_slices(s, sf, now, false);
+	govern_plan_slices(s, sf, c);
+	/* The probes go in just before a sampled slice: the governor wakes
+	 * for it. */
+	bool next_on = gf->slice_on[(c + 1) % RETOP_GATE_RING];
+	bool want =
+	    gf->slice_on[c % RETOP_GATE_RING] || (next_on && now + GOVERN_LEAD_NS >= next_start);
+	uint64_t wake = next_on && !want   ? next_start - GOVERN_LEAD_NS
+			: want && !next_on ? next_start + GOVERN_LEAD_NS / 5 /* out as it ends */
+					   : UINT64_MAX;
+	if (s->gov.next_ns > wake)
+		s->gov.next_ns = wake;
+	bool in = tracer_entry_is_in(s->tracer, sf->slot) &&
+		  (gf->entry_only || tracer_rets_are_in(s->tracer, sf->slot));
+	if (want && !in) {
+		uint64_t t0 = tracer_now_ns();
+		/* Failed, the slices it was for are gaps (nothing counted). */
+		if (session_probes_in(s, sf, true, !gf->entry_only, err) != 0)
+			log_warn("budget", "%s: probes not in for a sampled slice: %s", sf->f->name,
+				 err);
+		else
+			govern_entry_in(gf, t0 + (tracer_now_ns() - t0) / 2);
+		gf->drain_until_ns = 0;
+	} else if (!want && tracer_entry_is_in(s->tracer, sf->slot)) {
+		govern_entry_out(gf, tracer_now_ns());
+		tracer_entry_out(s->tracer, sf->slot);
+	}
+	if (!tracer_entry_is_in(s->tracer, sf->slot))
+		govern_drain(s, sf, now);
+}
+
+void govern_enter_estimate(struct session *s, struct session_func *sf)
+{
+	struct govern_func *gf = &sf->gf;
+	struct retop_func_stats st;
+
+	/* Slices from now, the first one sampled at random like the others:
+	 * from the moment the gate is set, a call counts in a sampled slice
+	 * or not at all.  The entry probe is in (full or timing). */
+	for (size_t i = 0; i < RETOP_GATE_RING; i++)
+		gf->slice_on[i] = false;
+	gf->gate_base = tracer_now_ns();
+	gf->k_read = 0;
+	gf->k_plan = 1;
+	gf->read_from = 0;
+	gf->slice_n = 0;
+	gf->in_since = gf->in_n = 0;
+	govern_entry_in(gf, gf->gate_base);
+	gf->slice_on[0] = govern_rand(&s->gov) < gf->share;
+	gf->slice_p[0] = gf->share;
+	tracer_gate(s->tracer, sf->slot, gf->gate_base, BUDGET_SLICE_NS, gf->slice_on[0]);
+	/* The exact period ends: the counters as the gate closed it, and the
+	 * calls still in flight, counted at their entry as the estimate
+	 * counts every call. */
+	if (tracer_read_counters(s->tracer, sf->slot, &st) == 0)
+		ledger_enter_estimate(&gf->ledger,
+				      govern_counted(gf, &st) +
+					  (uint64_t)tracer_slot_inflight(s->tracer, sf->slot));
+	/* The calls of sampled slices are timed: their RETs go in first (the
+	 * timing mode may have taken them out).  Without them the sampled
+	 * calls are counted all the same, at their entry. */
+	char err[ERR_LEN];
+	if (!gf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot) &&
+	    session_probes_in(s, sf, false, true, err) != 0)
+		log_warn("budget", "%s: sampled calls not timed: %s", sf->f->name, err);
+	tracer_record(s->tracer, sf->slot, true);
+}
+
+void govern_leave_estimate(struct session *s, struct session_func *sf, uint64_t now)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t c = govern_slice_of(gf, now), start = gf->gate_base + c * BUDGET_SLICE_NS;
+	struct retop_func_stats st;
+
+	govern_read_slices(s, sf, now, false);
+	/* The exact period begins with the counters as they are now (read at
+	 * the tick's start, the calls that returned since would count twice),
+	 * the gate closed right after: a call in neither is one that began
+	 * or returned within the microseconds in between. */
+	uint64_t counted = tracer_read_counters(s->tracer, sf->slot, &st) == 0
+			       ? govern_counted(gf, &st)
+			       : govern_counted(gf, &sf->cur);
+	counted += (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
+	uint64_t t0 = gf->read_from > start ? gf->read_from : start;
+	tracer_gate(s->tracer, sf->slot, 0, 0, false);
+	/* The slice under way is sampled (govern_apply waits for one): what
+	 * it counted so far, counted for sure. */
+	uint64_t part = tracer_gate_take(s->tracer, sf->slot, c);
+	double in = now > t0 ? (double)govern_covered(gf, t0, now) / (double)(now - t0) : 1;
+	ledger_leave_estimate(&gf->ledger, part, in, (double)(now > t0 ? now - t0 : 0) / 1e9,
+			      counted);
+	gf->in_since = gf->in_n = 0;
+}
