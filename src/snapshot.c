@@ -512,11 +512,18 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f)
 		fprintf(out, "    estimate stopped: %s\n", f->estimate_why);
 	if (v->hits_inside >= 0.005 && !f->entry_only) {
 		/* Traced callees: their traps are taken out of its durations. */
-		char each[16];
+		char each[16], line[200];
 		stats_format_duration((uint64_t)(v->trap_ns_per_call + 0.5), each, sizeof(each));
-		fprintf(out, "    durations less %s a call: the traps of %.2f probe hits inside "
-			     "(traced callees)%s\n", each, v->hits_inside,
-			f->hits_inside_sampled ? ", a sample: probes were out for a time (--budget)" : "");
+		snprintf(line, sizeof(line),
+			 "durations less %s a call: the traps of %.2f probe hits inside (traced "
+			 "callees)%s",
+			 each, v->hits_inside,
+			 f->hits_inside_sampled
+			     ? ", a sample: probes were out for a time (--budget)"
+			     : "");
+		/* Wrapped as statuses are: a package traced whole has many. */
+		fprintf(out, "    ");
+		snapshot_text_status(out, 4, line);
 	}
 	if (v->evicted && !f->entry_only)
 		fprintf(out, "    probe hits inside not exact: %llu calls lost their goroutine's "
