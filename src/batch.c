@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "func_order.h"
 #include "log.h"
 #include "session.h"
 #include "tracer.h"
@@ -25,13 +26,18 @@ static void batch_install_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Sleep until deadline_ns on the monotonic clock, or until a signal. */
+/* In the live table's order (--sort, the dashboard's default), as top -b
+ * sorts by its screen's key: the function to look at first comes first. */
 static void batch_print(const struct cli_options *o, const struct snapshot *snap)
 {
+	size_t order[RETOP_MAX_FUNCS];
+	struct snapshot_rows rows = {.order = order, .top = (size_t)o->top, .idle = o->idle};
+
+	func_order_sort(snap->funcs, snap->nfuncs, &o->sort, order);
 	if (o->output == CLI_OUT_JSON)
-		snapshot_print_json(stdout, snap);
+		snapshot_print_json(stdout, snap, order);
 	else
-		snapshot_print_text(stdout, snap);
+		snapshot_print_text(stdout, snap, &rows);
 }
 
 int batch_run(const struct cli_options *o)

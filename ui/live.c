@@ -46,8 +46,8 @@ int live_open(struct ui *ui)
 	if (!lv)
 		return -1;
 	ui->live = lv;
-	/* The default every face shares. */
-	lv->order_by = func_order_default();
+	/* --sort, else the default every face shares. */
+	lv->order_by = ui->opts ? ui->opts->sort : func_order_default();
 	for (int c = 0; c < LC_COUNT; c++)
 		if (live_cols[c].key == (int)lv->order_by.key)
 			lv->sort = (enum live_col)c;

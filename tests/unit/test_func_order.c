@@ -1,7 +1,8 @@
 /* Unit tests for src/func_order.c, the one order of the dashboard's live
  * table and of batch mode, on fixed arrays: each key, its direction and
  * --sort's signs, ties in name order, the figures of functions that exist
- * only inlined, entry-only and estimated ones. */
+ * only inlined, entry-only and estimated ones; and the batch text built on
+ * it (snapshot_print_text): idle functions folded into one line, --top. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,8 @@
 /* cmocka needs the four headers above first. */
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "func_order.h"
@@ -205,6 +208,70 @@ static void test_same_names(void **state)
 	assert_int_equal(order[2], 2);
 }
 
+/* snapshot_print_text of funcs in the default order, into a string. */
+static char *text(size_t top, bool idle, size_t n)
+{
+	struct snapshot snap = {.funcs = funcs, .nfuncs = n, .npids = 1, .remaining_s = -1};
+	struct func_order o = func_order_default();
+	size_t order[NF];
+	struct snapshot_rows rows = {.order = order, .top = top, .idle = idle};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	func_order_sort(funcs, n, &o, order);
+	snapshot_print_text(f, &snap, &rows);
+	fclose(f);
+	return buf;
+}
+
+static void test_text_rows(void **state)
+{
+	char *t;
+
+	(void)state;
+	/* Idle: probes in, no call in the interval, none in flight. */
+	assert_false(snapshot_func_idle(&funcs[0]));
+	assert_false(snapshot_func_idle(&funcs[3])); /* in flight */
+	assert_false(snapshot_func_idle(&funcs[4])); /* inlined calls count */
+	funcs[4].inlined_calls_per_s = 0;
+	assert_true(snapshot_func_idle(&funcs[4]));
+	assert_true(snapshot_func_idle(&funcs[5]));
+	/* Detached or refused: calls unknown, not none. */
+	funcs[5].state = FUNC_ERROR;
+	assert_false(snapshot_func_idle(&funcs[5]));
+	funcs[5].state = FUNC_ENTRY_ONLY;
+
+	t = text(0, false, NF);
+	assert_non_null(strstr(t, "\nmain.Stuck "));
+	assert_null(strstr(t, "\nmain.Loop "));
+	assert_null(strstr(t, "\nmain.add "));
+	assert_non_null(strstr(t, "\n2 functions with no calls (--idle lists them)\n"));
+	assert_null(strstr(t, "more function"));
+	free(t);
+
+	t = text(2, false, NF);
+	assert_non_null(strstr(t, "\nmain.Slow "));
+	assert_non_null(strstr(t, "\nmain.Fast "));
+	assert_null(strstr(t, "\nmain.Sampled "));
+	assert_non_null(strstr(t, "\n2 more functions not listed (--top 2)\n2 functions with no "
+				  "calls (--idle lists them)\n"));
+	free(t);
+
+	t = text(0, true, NF);
+	assert_non_null(strstr(t, "\nmain.Loop "));
+	assert_non_null(strstr(t, "\nmain.add "));
+	assert_null(strstr(t, "with no calls"));
+	free(t);
+
+	/* One idle function keeps its row: the line would say less. */
+	t = text(0, false, 5);
+	assert_non_null(strstr(t, "\nmain.add "));
+	assert_null(strstr(t, "with no calls"));
+	free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +280,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_directions, setup),
 	    cmocka_unit_test_setup(test_parse, setup),
 	    cmocka_unit_test_setup(test_same_names, setup),
+	    cmocka_unit_test_setup(test_text_rows, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
