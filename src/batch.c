@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "func_order.h"
 #include "log.h"
 #include "session.h"
 #include "tracer.h"
@@ -29,13 +30,19 @@ static void batch_install_signals(void)
 
 static bool batch_utf8;
 
-/* One snapshot on stdout, as -o asked. */
+/* In the live table's order (--sort, the dashboard's default), as top -b
+ * sorts by its screen's key: the function to look at first comes first. */
 static void batch_print(const struct cli_options *o, const struct snapshot *snap)
 {
+	size_t order[RETOP_MAX_FUNCS];
+	struct snapshot_rows rows = {
+	    .order = order, .top = (size_t)o->top, .idle = o->idle, .utf8 = batch_utf8};
+
+	func_order_sort(snap->funcs, snap->nfuncs, &o->sort, order);
 	if (o->output == CLI_OUT_JSON)
-		snapshot_print_json(stdout, snap);
+		snapshot_print_json(stdout, snap, order);
 	else
-		snapshot_print_text(stdout, snap, batch_utf8);
+		snapshot_print_text(stdout, snap, &rows);
 }
 
 int batch_run(const struct cli_options *o)

@@ -28,7 +28,10 @@ enum {
 	OPT_BUDGET,
 	OPT_LATENCY_ONLY,
 	OPT_ARGS,
-	OPT_SLOW
+	OPT_SLOW,
+	OPT_SORT,
+	OPT_TOP,
+	OPT_IDLE
 };
 
 static const struct option long_options[] = {
@@ -53,6 +56,9 @@ static const struct option long_options[] = {
 	{"latency-only", no_argument, NULL, OPT_LATENCY_ONLY},
 	{"args", required_argument, NULL, OPT_ARGS},
 	{"slow", required_argument, NULL, OPT_SLOW},
+	{"sort", required_argument, NULL, OPT_SORT},
+	{"top", required_argument, NULL, OPT_TOP},
+	{"idle", no_argument, NULL, OPT_IDLE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -76,6 +82,14 @@ void cli_usage(FILE *out)
 		"  -d, --delay SECONDS        refresh interval, default 1 (fractions allowed)\n"
 		"  -o, --output text|json     batch and list format; json is one object per line\n"
 		"  -l, --list[=PATTERN]       list functions of -p/-x and exit\n"
+		"      --sort KEY             order of the batch rows (text and JSON) and of the\n"
+		"                             live table: p99 (default), p50, max, calls,\n"
+		"                             calls/s, inflight, oldest, orphans, unmatched,\n"
+		"                             dropped (highest first), name (A to Z); -KEY\n"
+		"                             lowest first, +KEY highest first\n"
+		"      --top N                batch text: only the first N rows\n"
+		"      --idle                 batch text: a row for each function with no calls\n"
+		"                             in the interval (default: one line counts them)\n"
 		"      --serve ADDR           headless: Prometheus /metrics on ADDR (PORT alone:\n"
 		"                             127.0.0.1:PORT)\n"
 		"      --no-pid-label         --serve: no pid label (a restarted target keeps\n"
@@ -326,12 +340,47 @@ static int cli_parse_one(int c, struct cli_options *o)
 			return usage_error("--slow takes a duration from 1ns to 1h such as 10ms, 500us "
 					   "or 2s, got '%s'", optarg);
 		return 0;
+	case OPT_SORT:
+		if (func_order_parse(optarg, &o->sort) != 0) {
+			char keys[200];
+			func_order_list(keys, sizeof(keys));
+			return usage_error("--sort takes one of %s (-KEY: lowest first), got '%s'",
+					   keys, optarg);
+		}
+		o->sort_given = true;
+		return 0;
+	case OPT_TOP:
+		if (!parse_long(optarg, 1, LONG_MAX, &o->top))
+			return usage_error("--top needs a positive count of rows, got '%s'",
+					   optarg);
+		return 0;
+	case OPT_IDLE:
+		o->idle = true;
+		return 0;
 	case 'v':
 		o->verbose++;
 		return 0;
 	default:
 		return -1; /* getopt printed the error */
 	}
+}
+
+/* --sort orders what a person reads (batch and the live table); --top and
+ * --idle shape the batch text only: JSON keeps every function, as scripts
+ * rely on it. */
+static int cli_check_rows(const struct cli_options *o)
+{
+	const char *text_only = o->top ? "--top" : o->idle ? "--idle" : NULL;
+
+	if (o->sort_given && (o->mode == CLI_LIST || o->mode == CLI_SERVE))
+		return usage_error("--sort orders batch snapshots and the live table, not %s",
+				   o->mode == CLI_LIST ? "-l" : "--serve");
+	if (text_only && o->mode != CLI_BATCH)
+		return usage_error("%s is an option of batch mode (-b)", text_only);
+	if (text_only && o->output == CLI_OUT_JSON)
+		return usage_error("%s shapes the batch text; JSON keeps every function",
+				   text_only);
+	return 0;
 }
 
 int cli_parse(int argc, char **argv, struct cli_options *o)
@@ -345,6 +394,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	o->max_in_flight = TRACER_DEFAULT_IN_FLIGHT;
 	o->max_duration_s = GUARD_DEFAULT_MAX_DURATION_S;
 	o->budget_hits = BUDGET_DEFAULT_HITS_PER_S;
+	o->sort = func_order_default();
 	/* The site's default: the same forms as --budget. */
 	const char *env = getenv("RETOP_BUDGET");
 	if (env && !parse_budget(env, &o->budget_pct, &o->budget_hits))
@@ -396,5 +446,5 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	if ((o->mode == CLI_BATCH || o->mode == CLI_SERVE) && o->npatterns == 0)
 		return usage_error("%s mode needs at least one -t PATTERN",
 				   o->mode == CLI_BATCH ? "batch" : "--serve");
-	return 0;
+	return cli_check_rows(o);
 }

@@ -74,6 +74,12 @@ bool session_is_traced(const struct session *s, const struct func_info *f);
 /* Every function matching each glob; all patterns are checked before any
  * probe is attached, so a bad pattern leaves nothing attached. */
 int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
+/* Attach each of fs[0..n) (the dashboard's package key), after one SDK
+ * round for all of them; the ones the interlock refuses are listed with
+ * their reasons and warned about in one line.  How many attached in
+ * *attached; an error only when the -p target exited meanwhile. */
+int session_trace_list(struct session *s, struct func_info **fs, size_t n, size_t *attached,
+		       char *err);
 /* The same checks as session_trace_patterns(), attaching nothing. */
 int session_check_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
 

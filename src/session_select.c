@@ -1,4 +1,5 @@
-/* Turning the -t patterns into functions, then attaching them. */
+/* Turning the -t patterns into functions, then attaching them (or a list
+ * of functions: the browser's package key). */
 #include "session_internal.h"
 
 #include <errno.h>
@@ -85,21 +86,19 @@ int session_check_patterns(struct session *s, const char *const *patterns, size_
 	return session_select(s, patterns, n, chosen, &nchosen, err);
 }
 
-int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
+int session_trace_list(struct session *s, struct func_info **fs, size_t n, size_t *attached,
+		       char *err)
 {
-	struct func_info *chosen[RETOP_MAX_FUNCS];
-	size_t nchosen, attached = 0, refused = 0;
+	size_t refused = 0;
 	char first_refused[ERR_LEN] = "";
-	int ret = session_select(s, patterns, n, chosen, &nchosen, err);
 
-	if (ret)
-		return ret;
+	*attached = 0;
 	/* One SDK round for all of them, within one time budget. */
-	sdk_facts_validate_all(s->sdk, chosen, nchosen);
-	for (size_t i = 0; i < nchosen; i++) {
+	sdk_facts_validate_all(s->sdk, fs, n);
+	for (size_t i = 0; i < n; i++) {
 		char why[ERR_LEN];
-		if (session_attach(s, chosen[i], why) == 0) {
-			attached++;
+		if (session_attach(s, fs[i], why) == 0) {
+			(*attached)++;
 			continue;
 		}
 		/* The target is gone: one line, not one per function. */
@@ -107,11 +106,11 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 			return err_set(err, ESRCH,
 				       "PID %d exited while its functions were being "
 				       "attached (%zu of %zu attached): nothing to trace",
-				       s->attach_pid, attached, nchosen);
+				       s->attach_pid, *attached, n);
 		/* A pattern over a package meets a few refused functions: one
 		 * line for all of them; each one's status says why. */
-		if ((chosen[i]->rets_resolved && chosen[i]->rets.traceable == TRACEABLE_NO) ||
-		    chosen[i]->inline_only) {
+		if ((fs[i]->rets_resolved && fs[i]->rets.traceable == TRACEABLE_NO) ||
+		    fs[i]->inline_only) {
 			if (refused++ == 0)
 				snprintf(first_refused, sizeof(first_refused), "%s", why);
 			continue;
@@ -124,7 +123,18 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 		log_warn("session",
 			 "%zu of %zu functions refused by the interlock (retop -l says why), "
 			 "e.g. %s",
-			 refused, nchosen, first_refused);
+			 refused, n, first_refused);
+	return 0;
+}
+
+int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
+{
+	struct func_info *chosen[RETOP_MAX_FUNCS];
+	size_t nchosen, attached;
+	int ret = session_select(s, patterns, n, chosen, &nchosen, err);
+
+	if (ret || (ret = session_trace_list(s, chosen, nchosen, &attached, err)))
+		return ret;
 	/* The first interval starts when the probes are in, not before; so
 	 * does the first measure of retop's own CPU use. */
 	s->last_ns = s->cpu_ns = tracer_now_ns();

@@ -355,7 +355,7 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
 }
 
-void snapshot_print_json(FILE *out, const struct snapshot *snap)
+void snapshot_print_json(FILE *out, const struct snapshot *snap, const size_t *order)
 {
 	struct json_object *o = json_object_new_object(), *targets = json_object_new_array(),
 			   *funcs = json_object_new_array();
@@ -371,7 +371,8 @@ void snapshot_print_json(FILE *out, const struct snapshot *snap)
 	json_object_object_add(o, "targets", targets);
 	snapshot_guard_json(o, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++)
-		json_object_array_add(funcs, snapshot_func_json(&snap->funcs[i]));
+		json_object_array_add(funcs,
+				      snapshot_func_json(&snap->funcs[order ? order[i] : i]));
 	json_object_object_add(o, "functions", funcs);
 	fprintf(out, "%s\n",
 		json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
@@ -553,11 +554,18 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf
 			f->estimate_gap_s);
 	if (v->hits_inside >= 0.005 && !f->entry_only) {
 		/* Traced callees: their traps are taken out of its durations. */
-		char each[16];
+		char each[16], line[200];
 		stats_format_duration((uint64_t)(v->trap_ns_per_call + 0.5), each, sizeof(each));
-		fprintf(out, "    durations less %s a call: the traps of %.2f probe hits inside "
-			     "(traced callees)%s\n", each, v->hits_inside,
-			f->hits_inside_sampled ? ", a sample: probes were out for a time (--budget)" : "");
+		snprintf(line, sizeof(line),
+			 "durations less %s a call: the traps of %.2f probe hits inside (traced "
+			 "callees)%s",
+			 each, v->hits_inside,
+			 f->hits_inside_sampled
+			     ? ", a sample: probes were out for a time (--budget)"
+			     : "");
+		/* Wrapped as statuses are: a package traced whole has many. */
+		fprintf(out, "    ");
+		snapshot_text_status(out, 4, line);
 	}
 	if (v->evicted && !f->entry_only)
 		fprintf(out, "    probe hits inside not exact: %llu calls lost their goroutine's "
@@ -622,15 +630,19 @@ static void snapshot_text_calls(FILE *out, const struct snapshot *snap, const st
 	}
 }
 
-void snapshot_print_text(FILE *out, const struct snapshot *snap, bool utf8)
+bool snapshot_func_idle(const struct snapshot_func *f)
+{
+	if (f->state == FUNC_DETACHED || f->state == FUNC_ERROR)
+		return false;
+	return f->v.calls_delta == 0 && f->inlined_calls_per_s == 0 && f->in_flight == 0;
+}
+
+/* The lines under the rows: what the counts over every function miss. */
+static void snapshot_text_totals(FILE *out, const struct snapshot *snap)
 {
 	uint64_t dropped = 0, evicted = 0, callers_lost = 0, args_lost = 0;
 
-	snapshot_text_header(out, snap);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
-		snapshot_text_row(out, &snap->funcs[i], utf8);
-		snapshot_text_inlined(out, &snap->funcs[i]);
-		snapshot_text_calls(out, snap, &snap->funcs[i]);
 		dropped += snap->funcs[i].v.dropped;
 		evicted += snap->funcs[i].v.evicted;
 		callers_lost += snap->funcs[i].v.callers_lost;
@@ -653,6 +665,50 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap, bool utf8)
 		fprintf(out, "! %llu goroutine records found no room: their calls wait for "
 			     "--orphan-timeout\n",
 			(unsigned long long)snap->evidence_lost);
+}
+
+/* The idle functions that fold into one line: none when rows lists them,
+ * and none when only one is idle (its line would take as much room as
+ * its row, and say less). */
+static size_t snapshot_text_folded(const struct snapshot *snap, const struct snapshot_rows *rows)
+{
+	size_t idle = 0;
+
+	if (!rows || rows->idle)
+		return 0;
+	for (size_t i = 0; i < snap->nfuncs; i++)
+		idle += snapshot_func_idle(&snap->funcs[i]);
+	return idle >= 2 ? idle : 0;
+}
+
+void snapshot_print_text(FILE *out, const struct snapshot *snap, const struct snapshot_rows *rows)
+{
+	size_t folded = snapshot_text_folded(snap, rows), listed = 0, cut = 0;
+	size_t top = rows ? rows->top : 0;
+
+	snapshot_text_header(out, snap);
+	for (size_t k = 0; k < snap->nfuncs; k++) {
+		const struct snapshot_func *f =
+		    &snap->funcs[rows && rows->order ? rows->order[k] : k];
+		if (folded && snapshot_func_idle(f))
+			continue;
+		if (top && listed == top) {
+			cut++;
+			continue;
+		}
+		listed++;
+		snapshot_text_row(out, f, rows && rows->utf8);
+		snapshot_text_inlined(out, f);
+		snapshot_text_calls(out, snap, f);
+	}
+	/* At column 0, and starting with a digit as no name does: a parser
+	 * of the rows tells these lines from a row and from a row's notes. */
+	if (cut)
+		fprintf(out, "%zu more function%s not listed (--top %zu)\n", cut,
+			cut == 1 ? "" : "s", top);
+	if (folded)
+		fprintf(out, "%zu functions with no calls (--idle lists them)\n", folded);
+	snapshot_text_totals(out, snap);
 	fputc('\n', out);
 	fflush(out);
 }

@@ -162,8 +162,25 @@ void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *
 void snapshot_funcs_free(struct snapshot_func *funcs, size_t n);
 /* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */
 void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len);
-/* utf8: a lower bound as "\u2265" rather than ">=" (figure.h). */
-void snapshot_print_text(FILE *out, const struct snapshot *snap, bool utf8);
-void snapshot_print_json(FILE *out, const struct snapshot *snap);
+/* Nothing happened to f in the interval: its probes are in (tracing,
+ * sampled or entry-only) and no call returned, none was counted inlined,
+ * none is in flight.  A function detached or refused is never idle: its
+ * calls are unknown, not none, and its status says why. */
+bool snapshot_func_idle(const struct snapshot_func *f);
+
+/* Which rows the text lists, as `top -b` would: functions in order (NULL:
+ * as the snapshot lists them), the idle ones folded into one line unless
+ * idle is set, and at most top rows (0: all); a line says what was left
+ * out. */
+struct snapshot_rows {
+	const size_t *order;
+	size_t top;
+	bool idle;
+	bool utf8; /* a lower bound as "\u2265" rather than ">=" (figure.h) */
+};
+/* rows NULL: every function, one row each, as listed. */
+void snapshot_print_text(FILE *out, const struct snapshot *snap, const struct snapshot_rows *rows);
+/* Every function, in order (NULL: as listed). */
+void snapshot_print_json(FILE *out, const struct snapshot *snap, const size_t *order);
 
 #endif

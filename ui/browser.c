@@ -34,6 +34,8 @@ struct browser {
 	char applied[128];  /* the filter the rows reflect */
 	int namew;	    /* the longest name among the rows: the NAME column's want */
 	struct ui_list list;
+	long pkg_pending;	  /* t: the package being decoded first; -1: none */
+	struct worker_list *held; /* t: what a yes to the question acts on */
 };
 
 /* The package path of a function (pkgpath.h): "net/http.(*conn).serve"
@@ -180,6 +182,7 @@ void browser_close(struct ui *ui)
 	free(br->pkglen);
 	free(br->by_pkg);
 	free(br->rows);
+	free(br->held);
 	free(br);
 	ui->browser = NULL;
 }
@@ -194,6 +197,7 @@ int browser_open(struct ui *ui)
 		return -1;
 	}
 	ui->browser = br;
+	br->pkg_pending = -1;
 	br->idx = ui->idx;
 	br->n = br->idx->count;
 	br->cap = 2 * br->n + 1; /* every package row and every function */
@@ -329,6 +333,203 @@ static void browser_want_visible(struct ui *ui, int h)
 	worker_unlock(&ui->w);
 }
 
+/* ---- t: every traceable function of a package at once ---- */
+
+/* The package's functions the rows show (those matching the filter), by
+ * what the worker knows of them. */
+struct browser_pkg_scan {
+	struct worker_list *todo;   /* traceable as far as known, not traced */
+	struct worker_list *traced; /* traced (or attaching) */
+	size_t unknown;		    /* of todo, not decoded yet */
+	size_t untraceable;	    /* decoded: no; or failed to attach (!) */
+	size_t slots;		    /* --max-functions less those traced or queued */
+};
+
+static void browser_pkg_label(const struct browser *br, uint32_t p, char *buf, size_t len)
+{
+	const char *name = br->pkgs[p].name[0] ? br->pkgs[p].name : "(no package)";
+
+	if (br->applied[0])
+		snprintf(buf, len, "%.80s matching '%.30s'", name, br->applied);
+	else
+		snprintf(buf, len, "%s", name);
+}
+
+/* The functions that can still be traced (worker mutex held): attached
+ * ones hold a slot, and so will those waiting to attach. */
+static size_t browser_slots_locked(struct ui *ui)
+{
+	const struct worker *w = &ui->w;
+	size_t busy = w->ntraced;
+
+	for (size_t i = 0; w->tstate && i < ui->browser->n; i++)
+		busy += w->tstate[i] == TS_QUEUED;
+	return busy < w->sopts.max_functions ? w->sopts.max_functions - busy : 0;
+}
+
+static int browser_pkg_scan(struct ui *ui, uint32_t p, struct browser_pkg_scan *sc)
+{
+	struct browser *br = ui->browser;
+	const struct browser_pkg *pk = &br->pkgs[p];
+	struct worker *w = &ui->w;
+	char label[128];
+
+	browser_pkg_label(br, p, label, sizeof(label));
+	memset(sc, 0, sizeof(*sc));
+	sc->todo = worker_list_new(pk->count, label);
+	sc->traced = worker_list_new(pk->count, label);
+	if (!sc->todo || !sc->traced) {
+		free(sc->todo);
+		free(sc->traced);
+		return -1;
+	}
+	worker_lock(w);
+	for (uint32_t k = pk->first; w->meta && k < pk->first + pk->count; k++) {
+		uint32_t fi = br->by_pkg[k];
+		const struct worker_meta *m = &w->meta[fi];
+		if (!browser_match(br, fi))
+			continue;
+		if (w->tstate[fi] == TS_TRACING || w->tstate[fi] == TS_ENTRY_ONLY ||
+		    w->tstate[fi] == TS_QUEUED)
+			sc->traced->f[sc->traced->n++] = &br->idx->funcs[fi];
+		else if (w->tstate[fi] == TS_ERROR ||
+			 (m->resolved != RES_NO && m->traceable == TRACEABLE_NO))
+			sc->untraceable++;
+		else {
+			sc->unknown += m->resolved == RES_NO;
+			sc->todo->f[sc->todo->n++] = &br->idx->funcs[fi];
+		}
+	}
+	sc->slots = browser_slots_locked(ui);
+	worker_unlock(w);
+	return 0;
+}
+
+static void browser_pkg_hold(struct browser *br, struct worker_list *l)
+{
+	free(br->held);
+	br->held = l;
+}
+
+static int browser_pkg_trace_held(struct ui *ui)
+{
+	struct browser *br = ui->browser;
+	struct worker_list *l = br->held;
+
+	br->held = NULL;
+	if (!l)
+		return UI_REDRAW;
+	/* Slots may have gone while the question was asked. */
+	worker_lock(&ui->w);
+	size_t slots = browser_slots_locked(ui);
+	worker_unlock(&ui->w);
+	if (l->n > slots)
+		l->n = slots;
+	if (l->n == 0 ||
+	    !worker_post(&ui->w, &(struct worker_job){.kind = JOB_TRACE_LIST, .list = l})) {
+		ui_status(ui, DR_ERROR, "%s: no slot free any more: nothing traced", l->label);
+		free(l);
+	}
+	return UI_REDRAW;
+}
+
+static int browser_pkg_untrace_held(struct ui *ui)
+{
+	struct browser *br = ui->browser;
+	struct worker_list *l = br->held;
+	size_t posted = 0;
+
+	br->held = NULL;
+	for (size_t i = 0; l && i < l->n; i++)
+		posted +=
+		    worker_post(&ui->w, &(struct worker_job){.kind = JOB_UNTRACE, .f = l->f[i]});
+	if (l && posted < l->n)
+		ui_status(ui, DR_ERROR, "too many requests queued: %zu of %zu untraced", posted,
+			  l->n);
+	free(l);
+	return UI_REDRAW;
+}
+
+/* Everything the rows show of package p is decoded: trace what is left,
+ * asking first when it would pass --max-functions; when all of it is
+ * traced already, offer to untrace it. */
+static void browser_pkg_decide(struct ui *ui, struct browser_pkg_scan *sc)
+{
+	struct browser *br = ui->browser;
+	const char *label = sc->todo->label;
+	size_t max = ui->w.sopts.max_functions, n = sc->todo->n;
+
+	if (n == 0 && sc->traced->n) {
+		browser_pkg_hold(br, sc->traced);
+		ui_confirm(ui, browser_pkg_untrace_held,
+			   "Untrace the package's %zu traced functions?", sc->traced->n);
+		free(sc->todo);
+		return;
+	}
+	free(sc->traced);
+	if (n == 0) {
+		ui_status(ui, DR_INFO, "%s: nothing to trace: %zu functions not traceable", label,
+			  sc->untraceable);
+		free(sc->todo);
+	} else if (n <= sc->slots) {
+		if (!worker_post(&ui->w,
+				 &(struct worker_job){.kind = JOB_TRACE_LIST, .list = sc->todo})) {
+			ui_status(ui, DR_ERROR, "too many requests queued: wait a moment");
+			free(sc->todo);
+		}
+	} else if (sc->slots == 0) {
+		ui_status(ui, DR_ERROR,
+			  "%s: %zu functions to trace, no slot free of --max-functions %zu", label,
+			  n, max);
+		free(sc->todo);
+	} else {
+		/* Past the limit: say so, and trace only what the operator
+		 * agrees to, the first ones by name.  The package is the row
+		 * under the cursor: a long path would push [y/N] off. */
+		browser_pkg_hold(br, sc->todo);
+		ui_confirm(
+		    ui, browser_pkg_trace_held,
+		    "%zu functions, %zu slots left (--max-functions %zu): trace the first %zu?", n,
+		    sc->slots, max, sc->slots);
+		ui->confirm_no = "cancelled: nothing traced";
+	}
+}
+
+/* t on package p: decode its functions first when some are not (the
+ * worker does, off the draw loop), then decide.  Called again by
+ * browser_draw while p is pending (again set), until all are decoded;
+ * asks the worker again if it is idle and some are not (the filter
+ * changed meanwhile). */
+static void browser_pkg_go(struct ui *ui, uint32_t p, bool again)
+{
+	struct browser *br = ui->browser;
+	struct browser_pkg_scan sc;
+
+	br->pkg_pending = -1;
+	if (browser_pkg_scan(ui, p, &sc) != 0) {
+		ui_status(ui, DR_ERROR, "out of memory");
+		return;
+	}
+	if (!sc.unknown) {
+		browser_pkg_decide(ui, &sc);
+		return;
+	}
+	free(sc.traced);
+	worker_lock(&ui->w);
+	bool busy = worker_busy_locked(&ui->w);
+	worker_unlock(&ui->w);
+	if (again && busy) {
+		br->pkg_pending = (long)p; /* the worker is at it */
+		free(sc.todo);
+	} else if (worker_post(&ui->w,
+			       &(struct worker_job){.kind = JOB_RESOLVE, .list = sc.todo})) {
+		br->pkg_pending = (long)p;
+	} else {
+		ui_status(ui, DR_ERROR, "too many requests queued: wait a moment");
+		free(sc.todo);
+	}
+}
+
 static void browser_draw_header(struct ui *ui)
 {
 	struct browser *br = ui->browser;
@@ -371,6 +572,9 @@ static void browser_draw(struct ui *ui)
 	if (br->nrows == 0)
 		draw_text(y + 2, 2, COLS - 2, DR_DIM, false, "no function matches the search");
 	browser_want_visible(ui, h);
+	/* Not over a question already asked: its y must do what it said. */
+	if (br->pkg_pending >= 0 && !ui->confirm_fn)
+		browser_pkg_go(ui, (uint32_t)br->pkg_pending, true);
 	if (br->searching) {
 		ui->editing = true;
 		snprintf(ui->edit, sizeof(ui->edit), "/%s", br->search.buf);
@@ -397,7 +601,28 @@ static int browser_key_space(struct ui *ui, int key)
 	if (row >= 0)
 		ui_toggle_trace(ui, &br->idx->funcs[row]);
 	else if (br->nrows)
-		ui_status(ui, DR_INFO, "Enter unfolds a package; Space traces a function");
+		ui_status(ui, DR_INFO,
+			  "Enter unfolds a package, t traces it; Space traces a function");
+	return UI_REDRAW;
+}
+
+static int browser_key_package(struct ui *ui, int key)
+{
+	struct browser *br = ui->browser;
+	int32_t row = browser_cur_row(br);
+	(void)key;
+
+	if (!br->nrows)
+		return UI_HANDLED;
+	if (row >= 0)
+		ui_status(ui, DR_INFO, "t traces a package: on its row%s",
+			  br->folded ? "" : " (f folds by package)");
+	else if (ui->exited)
+		ui_status(ui, DR_ERROR, "the target exited: Esc goes back to the processes");
+	else if (!ui->can_trace)
+		ui_status(ui, DR_ERROR, "cannot trace: %s", ui->w.trace_err);
+	else
+		browser_pkg_go(ui, (uint32_t)(-row - 1), false);
 	return UI_REDRAW;
 }
 
@@ -509,6 +734,10 @@ static int browser_input(struct ui *ui, int key)
 
 static const struct ui_key browser_keys[] = {
 	{' ', "Space", "trace or untrace the function", browser_key_space, "trace"},
+	{'t', "t", "on a package row: trace every traceable function of it", browser_key_package,
+	 "trace pkg"},
+	{-4, "", "past --max-functions it asks first: y traces those that fit", NULL, NULL},
+	{-5, "", "when all are traced, t asks to untrace them", NULL, NULL},
 	{'/', "/", "search: Enter keeps the filter, Esc clears it", browser_key_search, "search"},
 	{'f', "f", "fold by package (Enter or Right unfolds one)", browser_key_fold, "fold"},
 	{'\t', "Tab/l", "live table", browser_key_live, "live"},

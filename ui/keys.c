@@ -157,6 +157,7 @@ void ui_confirm(struct ui *ui, ui_confirm_fn fn, const char *fmt, ...)
 	vsnprintf(ui->confirm_text, sizeof(ui->confirm_text), fmt, ap);
 	va_end(ap);
 	ui->confirm_fn = fn;
+	ui->confirm_no = NULL;
 }
 
 static int ui_confirm_key(struct ui *ui, int key)
@@ -166,7 +167,7 @@ static int ui_confirm_key(struct ui *ui, int key)
 	ui->confirm_fn = NULL;
 	if (key == 'y' || key == 'Y')
 		return fn(ui) | UI_HANDLED | UI_REDRAW;
-	ui_status(ui, DR_INFO, "cancelled: still tracing");
+	ui_status(ui, DR_INFO, "%s", ui->confirm_no ? ui->confirm_no : "cancelled: still tracing");
 	return UI_HANDLED | UI_REDRAW;
 }
 

@@ -9,28 +9,31 @@
 #include <string.h>
 
 #include "../src/figure.h"
+#include "../src/func_order.h"
 #include "../src/guard.h"
 #include "screens.h"
 
 enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_MAX, LC_INFL, LC_OLDEST,
 		LC_ORPH, LC_RETS, LC_UNM, LC_DROP, LC_COUNT };
 
+/* Each sortable column sorts by its key of func_order.h, the one order
+ * batch mode prints in too (--sort). */
 static const struct {
 	const char *title;
 	int width, prio; /* lower prio: dropped last */
-	bool sortable;
+	int key;	 /* enum func_order_key; -1: not sortable */
 } live_cols[LC_COUNT] = {
-	[LC_NAME] = {"FUNCTION", 20, 0, true},	[LC_CALLS] = {"CALLS", 6, 1, true},
-	[LC_RATE] = {"CALLS/S", 7, 1, true},	[LC_P50] = {"P50", 7, 1, true},
-	[LC_P99] = {"P99", 7, 1, true},		[LC_MAX] = {"MAX", 7, 2, true},
-	[LC_INFL] = {"INFL", 4, 2, true},	[LC_OLDEST] = {"OLDEST", 7, 4, true},
-	[LC_ORPH] = {"ORPH", 4, 3, true},	[LC_RETS] = {"RETS", 9, 3, NULL},
-	[LC_UNM] = {"UNMATCH", 7, 5, true},	[LC_DROP] = {"DROP", 4, 5, true},
+	[LC_NAME] = {"FUNCTION", 20, 0, ORDER_NAME},	[LC_CALLS] = {"CALLS", 6, 1, ORDER_CALLS},
+	[LC_RATE] = {"CALLS/S", 7, 1, ORDER_RATE},	[LC_P50] = {"P50", 7, 1, ORDER_P50},
+	[LC_P99] = {"P99", 7, 1, ORDER_P99},		[LC_MAX] = {"MAX", 7, 2, ORDER_MAX},
+	[LC_INFL] = {"INFL", 4, 2, ORDER_INFLIGHT},	[LC_OLDEST] = {"OLDEST", 7, 4, ORDER_OLDEST},
+	[LC_ORPH] = {"ORPH", 4, 3, ORDER_ORPHANS},	[LC_RETS] = {"RETS", 9, 3, -1},
+	[LC_UNM] = {"UNMATCH", 7, 5, ORDER_UNMATCHED},	[LC_DROP] = {"DROP", 4, 5, ORDER_DROPPED},
 };
 
 struct live {
 	enum live_col sort;
-	bool ascending;
+	struct func_order order_by; /* sort's key, the direction, interval */
 	size_t order[RETOP_MAX_FUNCS];
 	struct ui_list list;
 	const struct func_info *sel; /* the cursor follows the function */
@@ -39,10 +42,16 @@ struct live {
 
 int live_open(struct ui *ui)
 {
-	ui->live = calloc(1, sizeof(*ui->live));
-	if (!ui->live)
+	struct live *lv = calloc(1, sizeof(*lv));
+
+	if (!lv)
 		return -1;
-	ui->live->sort = LC_P99;
+	ui->live = lv;
+	/* --sort, else the default every face shares. */
+	lv->order_by = ui->opts ? ui->opts->sort : func_order_default();
+	for (int c = 0; c < LC_COUNT; c++)
+		if (live_cols[c].key == (int)lv->order_by.key)
+			lv->sort = (enum live_col)c;
 	return 0;
 }
 
@@ -95,52 +104,12 @@ static bool live_inline_only(const struct snapshot_func *f)
 	return f->f && f->f->inline_only;
 }
 
-static double live_key(const struct ui *ui, const struct snapshot_func *f, enum live_col c)
-{
-	switch (c) {
-	case LC_CALLS: return live_inline_only(f) ? (double)f->inlined_calls : (double)f->v.calls;
-	case LC_RATE: return live_inline_only(f) ? f->inlined_calls_per_s : f->v.calls_per_s;
-	case LC_P50: return (double)live_p50(ui, f);
-	case LC_P99: return (double)live_p99(ui, f);
-	case LC_MAX: return (double)f->v.max_ns;
-	case LC_INFL: return (double)f->in_flight;
-	case LC_OLDEST: return (double)f->oldest_in_flight_ns;
-	case LC_ORPH: return (double)f->orphans;
-	case LC_UNM: return (double)f->v.unmatched;
-	case LC_DROP: return (double)f->v.dropped;
-	default: return 0;
-	}
-}
-
-static const struct ui *live_sort_ui; /* qsort has no context argument */
-
-static int live_cmp(const void *a, const void *b)
-{
-	const struct ui *ui = live_sort_ui;
-	const struct snapshot_func *x = &ui->funcs[*(const size_t *)a];
-	const struct snapshot_func *y = &ui->funcs[*(const size_t *)b];
-	enum live_col c = ui->live->sort;
-	int r;
-
-	if (c == LC_NAME) {
-		r = strcmp(x->name, y->name);
-	} else {
-		double kx = live_key(ui, x, c), ky = live_key(ui, y, c);
-		r = (kx > ky) - (kx < ky);
-		if (r == 0) /* ties in name order, whatever the direction */
-			return strcmp(x->name, y->name);
-	}
-	return ui->live->ascending ? r : -r;
-}
-
 static void live_sort(struct ui *ui)
 {
 	struct live *lv = ui->live;
 
-	for (size_t i = 0; i < ui->nfuncs; i++)
-		lv->order[i] = i;
-	live_sort_ui = ui;
-	qsort(lv->order, ui->nfuncs, sizeof(lv->order[0]), live_cmp);
+	lv->order_by.interval = ui->interval_pct;
+	func_order_sort(ui->funcs, ui->nfuncs, &lv->order_by, lv->order);
 	for (size_t i = 0; i < ui->nfuncs; i++)
 		if (ui->fptr[lv->order[i]] == lv->sel)
 			lv->list.cur = (long)i;
@@ -291,12 +260,12 @@ static void live_draw_title(struct ui *ui, int y)
 			draw_text(y, x, w, r, false, t);
 			if (sorted)
 				draw_text(y, x + (int)strlen(t), 1, r, false,
-					  draw_sort_mark(!lv->ascending));
+					  draw_sort_mark(!lv->order_by.ascending));
 		} else {
 			draw_rtext(y, x, w, r, t);
 			if (sorted && w > (int)strlen(t))
 				draw_text(y, x + w - (int)strlen(t) - 1, 1, r, false,
-					  draw_sort_mark(!lv->ascending));
+					  draw_sort_mark(!lv->order_by.ascending));
 		}
 		x += w + 1;
 	}
@@ -384,16 +353,17 @@ static int live_key_sort(struct ui *ui, int key)
 	bool usable[LC_COUNT];
 
 	if (key == 'I') {
-		lv->ascending = !lv->ascending;
+		lv->order_by.ascending = !lv->order_by.ascending;
 	} else {
 		/* Only to columns that are on screen and sortable. */
 		for (int c = 0; c < LC_COUNT; c++)
-			usable[c] = live_cols[c].sortable && lv->width[c];
+			usable[c] = live_cols[c].key >= 0 && lv->width[c];
 		lv->sort = (enum live_col)ui_sort_next((int)lv->sort, key, LC_COUNT, usable);
-		lv->ascending = lv->sort == LC_NAME;
+		lv->order_by.key = (enum func_order_key)live_cols[lv->sort].key;
+		lv->order_by.ascending = func_order_ascending(lv->order_by.key);
 	}
 	ui_status(ui, DR_INFO, "sorted by %s, %s", live_cols[lv->sort].title,
-		  lv->ascending ? "ascending" : "descending");
+		  lv->order_by.ascending ? "ascending" : "descending");
 	return UI_REDRAW;
 }
 

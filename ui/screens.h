@@ -100,6 +100,7 @@ struct ui {
 	struct ui_input prompt;
 	ui_confirm_fn confirm_fn; /* a yes/no question owns the keyboard */
 	char confirm_text[160];
+	const char *confirm_no; /* what any other key did; NULL: "cancelled: still tracing" */
 	bool exited;	/* the -p target exited: the last snapshot stays */
 	uint64_t draws; /* frames drawn, for -v and the benchmark */
 
@@ -144,7 +145,8 @@ int ui_sort_next(int cur, int key, int n, const bool *usable);
 /* The keys every screen has (q, ?, Esc...), and the movement keys. */
 const struct ui_key *ui_global_key_table(size_t *n);
 const struct ui_key *ui_move_key_table(size_t *n);
-/* Ask on the status line; y runs fn, any other key cancels. */
+/* Ask on the status line; y runs fn, any other key cancels (and says so:
+ * ui->confirm_no, which each question may set after asking). */
 void ui_confirm(struct ui *ui, ui_confirm_fn fn, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

@@ -76,8 +76,20 @@ bool worker_post_locked(struct worker *w, const struct worker_job *job)
 	long k = worker_func_at(w, job->f);
 	if (k >= 0 && w->tstate)
 		w->tstate[k] = job->kind == JOB_TRACE ? TS_QUEUED : TS_NONE;
+	for (size_t i = 0; job->kind == JOB_TRACE_LIST && w->tstate && i < job->list->n; i++)
+		if ((k = worker_func_at(w, job->list->f[i])) >= 0)
+			w->tstate[k] = TS_QUEUED;
 	worker_signal_locked(w);
 	return true;
+}
+
+struct worker_list *worker_list_new(size_t n, const char *label)
+{
+	struct worker_list *l = calloc(1, sizeof(*l) + n * sizeof(l->f[0]));
+
+	if (l)
+		snprintf(l->label, sizeof(l->label), "%s", label);
+	return l;
 }
 
 bool worker_post(struct worker *w, const struct worker_job *job)
@@ -285,6 +297,67 @@ static void worker_job_untrace(struct worker *w, struct func_info *f)
 	worker_unlock(w);
 }
 
+/* f decoded, and its row of meta[] saying so: the interlock decodes the
+ * function before f too, and that one's row may still say not yet. */
+static void worker_resolve_once(struct worker *w, struct func_info *f)
+{
+	long k = worker_func_at(w, f);
+
+	if (!f->rets_resolved) {
+		worker_resolve(w, f);
+		return;
+	}
+	worker_lock(w);
+	if (k >= 0 && w->meta[k].resolved == RES_NO)
+		worker_meta_fill(w, (size_t)k, 0);
+	worker_unlock(w);
+}
+
+/* Decode what the browser's package key is about to count. */
+static void worker_job_resolve(struct worker *w, const struct worker_list *l)
+{
+	worker_lock(w);
+	worker_progress_locked(w, "%s: checking which of %zu functions can be traced...", l->label,
+			       l->n);
+	worker_unlock(w);
+	worker_wake(w);
+	for (size_t i = 0; i < l->n; i++)
+		worker_resolve_once(w, l->f[i]);
+}
+
+static void worker_job_trace_list(struct worker *w, const struct worker_list *l)
+{
+	char err[ERR_LEN];
+	size_t attached = 0;
+	int ret = -1;
+
+	worker_lock(w);
+	worker_progress_locked(w, "%s: attaching %zu functions...", l->label, l->n);
+	worker_unlock(w);
+	worker_wake(w);
+	for (size_t i = 0; i < l->n; i++)
+		if (!l->f[i]->inline_only)
+			worker_resolve_once(w, l->f[i]);
+	if (w->can_trace)
+		ret = session_trace_list(w->s, (struct func_info **)l->f, l->n, &attached, err);
+	worker_lock(w);
+	for (size_t i = 0; i < l->n; i++) {
+		long k = worker_func_at(w, l->f[i]);
+		if (k >= 0)
+			w->tstate[k] = TS_NONE;
+	}
+	worker_sync_tstate_locked(w);
+	if (ret == 0)
+		worker_progress_locked(w, "%s: tracing %zu of %zu functions%s", l->label, attached,
+				       l->n, attached < l->n ? " (! marks the others)" : "");
+	w->detail_dirty = true;
+	worker_unlock(w);
+	if (!w->can_trace)
+		log_warn("ui", "%s: cannot trace: %s", l->label, w->trace_err);
+	else if (ret != 0)
+		log_warn("ui", "%s", err);
+}
+
 static void worker_job_args(struct worker *w, struct func_info *f)
 {
 	bool on = false;
@@ -426,7 +499,16 @@ static void worker_run_job(struct worker *w, const struct worker_job *job)
 		if (w->s)
 			worker_job_args(w, job->f);
 		break;
+	case JOB_RESOLVE:
+		if (w->s)
+			worker_job_resolve(w, job->list);
+		break;
+	case JOB_TRACE_LIST:
+		if (w->s)
+			worker_job_trace_list(w, job->list);
+		break;
 	}
+	free(job->list);
 }
 
 /* Copy the histogram of the function the detail view shows from a fresh
@@ -587,6 +669,9 @@ static int worker_alloc(struct worker *w)
 
 static void worker_free(struct worker *w)
 {
+	/* Jobs never run (q while attaching): their lists. */
+	for (; w->qlen; w->qlen--, w->qhead = (w->qhead + 1) % WORKER_QUEUE)
+		free(w->queue[w->qhead].list);
 	snapshot_funcs_free(w->snap_funcs, RETOP_MAX_FUNCS);
 	free(w->snap_fptr);
 	free(w->hist);

@@ -34,12 +34,23 @@ enum worker_job_kind {
 	JOB_EXTEND,  /* another --max-duration before auto-detach */
 	JOB_SCAN,    /* procs_scan_go for the picker */
 	JOB_ARGS,    /* f: capture its arguments, or stop */
+	JOB_RESOLVE, /* list: decode them (the browser's package key counts them) */
+	JOB_TRACE_LIST, /* list: attach them, one SDK round for all */
+};
+
+/* The functions of one job, with what the operator picked them by ("net/
+ * http"); the job owns it, the worker frees it once the job ran. */
+struct worker_list {
+	char label[128];
+	size_t n;
+	struct func_info *f[];
 };
 
 struct worker_job {
 	enum worker_job_kind kind;
 	struct func_info *f;
 	int pid;
+	struct worker_list *list;
 };
 
 /* Per function of the index, by position in idx->funcs. */
@@ -146,5 +157,8 @@ void worker_detail_locked(struct worker *w, const struct func_info *f);
 void worker_disasm_locked(struct worker *w, const struct func_info *f);
 
 bool worker_post(struct worker *w, const struct worker_job *job);
+/* A list for JOB_RESOLVE or JOB_TRACE_LIST of room for n functions, n
+ * set to 0; NULL when out of memory. */
+struct worker_list *worker_list_new(size_t n, const char *label);
 
 #endif

@@ -36,4 +36,14 @@ done
 usage_case "--slow needs an argument" -b -p 1 -t x --slow
 usage_case "--latency-only keeps no slowest calls: leave out --slow" -b -p 1 -t x --latency-only --slow 10ms
 usage_case "--latency-only keeps no slowest calls: leave out --args" -b -p 1 -t x --latency-only --args 'main.*'
-echo "cli-errors: 20 usage errors, one line each, exit 2"
+# --sort names a column; --top and --idle shape the batch text alone (JSON
+# keeps every function).
+usage_case "--sort takes one of name, calls, calls/s, p50, p99, max, inflight, oldest, orphans, unmatched, dropped \(-KEY: lowest first\), got 'errs'" \
+    -b -p 1 -t x --sort errs
+usage_case "--sort needs an argument" -b -p 1 -t x --sort
+usage_case "--sort orders batch snapshots and the live table, not --serve" --serve 9100 -p 1 -t x --sort p99
+usage_case "--top needs a positive count of rows, got '0'" -b -p 1 -t x --top 0
+usage_case "--top shapes the batch text; JSON keeps every function" -b -p 1 -t x -o json --top 5
+usage_case "--idle shapes the batch text; JSON keeps every function" -b -p 1 -t x --idle -o json
+usage_case "--idle is an option of batch mode \(-b\)" -p 1 --idle
+echo "cli-errors: 27 usage errors, one line each, exit 2"
