@@ -198,6 +198,20 @@ static void serve_render_self(struct render *r)
 	fprintf(r->f, "retop_bpf_map_bytes %" PRIu64 "\n", r->snap->bpf_map_bytes);
 	serve_family(r, "retop_resident_bytes", "gauge", "retop's own resident memory (VmRSS).");
 	fprintf(r->f, "retop_resident_bytes %" PRIu64 "\n", r->snap->user_bytes);
+	/* What retop's probes cost the targets. */
+	serve_family(r, "retop_probe_cpu_seconds_total", "counter",
+		     "CPU time retop's probes took from the targets (every traced function's and the "
+		     "runtime watchers' traps).");
+	fputs("retop_probe_cpu_seconds_total{", r->f);
+	serve_target_labels(r);
+	fputs("} ", r->f);
+	prom_text_put_seconds(r->f, (uint64_t)(r->snap->cost_ns + 0.5));
+	fputc('\n', r->f);
+	serve_family(r, "retop_probe_cpu_ratio", "gauge",
+		     "Share of the targets' CPU time retop's probes took over the last interval.");
+	fputs("retop_probe_cpu_ratio{", r->f);
+	serve_target_labels(r);
+	fprintf(r->f, "} %.6f\n", r->snap->cost_share);
 	serve_family(r, "retop_unseen_after_exec_seconds_total", "counter",
 		     "-p: time the target's calls were not seen, between its exec() of its "
 		     "binary again and its probes back (0: every call seen).");
@@ -322,6 +336,10 @@ static uint64_t get_lower_bound(const struct snapshot_func *sn)
 {
 	return sn->calls_lower_bound;
 }
+static uint64_t get_cost(const struct snapshot_func *sn)
+{
+	return (uint64_t)(sn->cost_ns + 0.5);
+}
 static uint64_t get_slow(const struct snapshot_func *sn)
 {
 	return sn->raw->slow_over;
@@ -407,6 +425,11 @@ static const struct serve_fam serve_fams[] = {
      "What each call's own entry and RET probe hits left inside its timed window, taken out of "
      "its durations too (as timed on retop's own code, by how the entry runs).",
      true, get_own},
+    {"retop_function_probe_cpu_seconds_total", "counter",
+     "CPU time its probes took from the target: each hit's program, measured, and the kernel's "
+     "part of its trap, at the timed cost of its kind. rate() of it over rate() of "
+     "retop_target_cpu_seconds_total is retop's share.",
+     true, get_cost},
     {"retop_function_duration_resolution_seconds", "gauge",
      "How far a duration may still be off once retop's traps are taken out (8 calls in 10): a "
      "duration at or under it cannot be told from retop's own traps.",

@@ -33,6 +33,7 @@ struct session_func {
 	size_t inl_sites, inl_counted;
 	char inl_why[200];
 	uint64_t inlined_shown; /* inlined calls in the last snapshot */
+	double cost_ns;		/* what its probes cost the target so far */
 	/* The verdict that proved its marks in each binary (NULL: not yet),
 	 * so that the budget puts them back in without proving them again. */
 	struct interlock_verdict *marks_v[RETOP_MAX_IMAGES];
@@ -76,6 +77,8 @@ struct session {
 	uint64_t exec_ns;	/* the -p target's last exec() seen (BPF's execs) */
 	bool exec_ended;	/* it ran exec() more times than images allow */
 	uint64_t samples;	/* snapshots taken: the hit cost is timed anew every tenth */
+	uint64_t target_cpu_ns; /* the targets' CPU time at the last sample */
+	uint64_t watch_hits;	/* the runtime watchers' hits at the last sample */
 	struct guard guard;	/* --max-duration */
 	struct govern gov;	/* --budget: the governor */
 	struct hitcost hitcost; /* what a probe hit costs */

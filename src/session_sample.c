@@ -43,6 +43,67 @@ void session_hit_costs(struct session *s)
 	tracer_hit_costs(s->tracer, s->hitcost.trap_ns, s->hitcost.own_ns);
 }
 
+/* What sf's probes cost the target: each hit's program, measured, and the
+ * kernel's part, at the timed cost of its kind; added up from each
+ * interval's hits at that interval's costs, so the total only grows. */
+static void session_fill_cost(struct session *s, struct session_func *sf, double interval,
+			      struct snapshot_func *out)
+{
+	const struct retop_func_stats *c = &sf->cur, *p = &sf->prev;
+	const double *k = s->hitcost.trap_ns;
+	int entry = sf->f->entry_emulated ? RETOP_HIT_ENTRY_EMULATED : RETOP_HIT_ENTRY_STEPPED;
+
+	if (sf->slot >= 0 && sf->have_prev && c->prog_ns >= p->prog_ns && c->entries >= p->entries &&
+	    c->rets >= p->rets && c->inlined >= p->inlined) {
+		double d = (double)(c->prog_ns - p->prog_ns) +
+			   (double)(c->entries - p->entries) * k[entry] +
+			   (double)(c->rets - p->rets) * k[RETOP_HIT_RET] +
+			   (double)(c->inlined - p->inlined) * k[RETOP_HIT_ENTRY_EMULATED];
+		sf->cost_ns += d;
+		out->cost_per_s = interval > 0 ? d / interval : 0;
+		s->snap.cost_per_s += out->cost_per_s;
+		s->snap.cost_ns += d;
+	}
+	out->cost_ns = sf->cost_ns;
+	/* A call's own two hits, as its callers see them: the kernel's part of
+	 * each and the programs' mean run time a hit. */
+	uint64_t hits = c->entries + c->rets + c->inlined;
+	double prog = hits ? (double)c->prog_ns / (double)hits : 0;
+	out->cost_per_call_ns = k[entry] + prog + (out->entry_only ? 0 : k[RETOP_HIT_RET] + prog);
+}
+
+/* The runtime watchers' traps (goexit1, recovery: on their first
+ * instruction, single-stepped, with a short program). */
+static void session_watch_cost(struct session *s, double interval)
+{
+	uint64_t n = s->tracer ? tracer_watch_hits(s->tracer) : s->watch_hits;
+	double d = n > s->watch_hits ? (double)(n - s->watch_hits) *
+					   (s->hitcost.trap_ns[RETOP_HIT_ENTRY_STEPPED] +
+					    s->snap.prog_ns[RETOP_HIT_ENTRY_EMULATED])
+				     : 0;
+
+	s->watch_hits = n;
+	s->snap.cost_ns += d;
+	s->snap.cost_per_s += interval > 0 ? d / interval : 0;
+}
+
+/* The targets' CPU time, and the share retop's probes took of it over the
+ * interval. */
+static void session_target_cpu(struct session *s, double interval)
+{
+	uint64_t cpu = 0;
+
+	for (size_t i = 0; i < s->snap.npids; i++)
+		cpu += procs_cpu_ns(s->snap.pids[i]);
+	/* A process that exited took its time with it: no figure then. */
+	double d = s->target_cpu_ns && cpu >= s->target_cpu_ns ? (double)(cpu - s->target_cpu_ns) : 0;
+	s->target_cpu_ns = cpu;
+	s->snap.target_cpu_per_s = interval > 0 ? d / interval : 0;
+	s->snap.cost_share = d > 0 ? s->snap.cost_per_s * interval / d : 0;
+	if (s->snap.cost_share > 1)
+		s->snap.cost_share = 1;
+}
+
 /* A PIE's load bias in the traced process, so that return addresses (the
  * callers) map to the index's link addresses: from where the process maps
  * the first function's entry.  0 for a fixed-address binary, and for every
@@ -112,8 +173,10 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
 		sf->prev = sf->cur;
+		/* Unreadable (a slot out of range: none is handed out), the
+		 * row keeps its last counters rather than showing none. */
 		if (tracer_read(s->tracer, sf->slot, &sf->cur) != 0)
-			return;
+			sf->cur = sf->prev;
 		stats_compute_cached(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v,
 				     &sf->pct_cache);
 		sf->have_prev = true;
@@ -148,12 +211,16 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	    interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
 	sf->calls_shown = out->v.calls;
 	out->inlined_calls = sf->cur.inlined;
-	out->inlined_calls_exact = !sf->gf.marks_missed;
+	/* Exact only while every site where it was inlined is counted, and
+	 * the budget never took the marks out. */
+	out->inlined_calls_exact = !sf->gf.marks_missed && out->inlined_sites >= 0 &&
+				   (int64_t)sf->inl_counted >= out->inlined_sites;
 	out->inlined_calls_per_s =
 	    interval > 0 && sf->have_prev && out->inlined_calls >= sf->inlined_shown
 		? (double)(out->inlined_calls - sf->inlined_shown) / interval
 		: 0;
 	sf->inlined_shown = out->inlined_calls;
+	session_fill_cost(s, sf, interval, out);
 	/* Its own two hits' resolution, by how its entry runs, and its
 	 * traced callees' (each hit inside). */
 	if (!out->entry_only && s->snap.resolution_ns[RETOP_OWN_STEPPED] > 0)
@@ -268,10 +335,13 @@ const struct snapshot *session_sample(struct session *s)
 	s->snap.self_cpu_s = cpu;
 	s->last_ns = now;
 	size_t shed = 0;
+	s->snap.cost_per_s = 0;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
 		shed += s->funcs[i].gf.ever_shed;
 	}
+	session_watch_cost(s, interval);
+	session_target_cpu(s, interval);
 	/* A function's probes out for a time: the hits inside every other's
 	 * calls, whose callee it may be, are a sample (retop cannot tell
 	 * callees).  Its own calls lose none of theirs, but where it calls

@@ -284,6 +284,12 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	/* How far a duration may still be off (8 calls in 10), and the
 	 * figures at or under it: the faces show them as "<resolution". */
 	json_object_object_add(o, "resolution_ns", json_fixed(f->resolution_ns, 0));
+	/* What its probes cost the target (CPU), and add to a call. */
+	struct json_object *cost = json_object_new_object();
+	json_object_object_add(cost, "cpu_ns", json_fixed(f->cost_ns, 0));
+	json_object_object_add(cost, "cpu_ns_per_s", json_fixed(f->cost_per_s, 0));
+	json_object_object_add(cost, "ns_per_call", json_fixed(f->cost_per_call_ns, 0));
+	json_object_object_add(o, "probe_cost", cost);
 	json_object_object_add(o, "under_resolution", snapshot_under_json(f));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
@@ -353,6 +359,13 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(o, "resolution_ns", res);
 	json_object_object_add(o, "hit_resolution_ns", json_fixed(snap->hit_resolution_ns, 0));
 	json_object_object_add(o, "slow_ns", json_object_new_uint64(snap->slow_ns));
+	/* What retop's probes cost the targets: their traps' CPU. */
+	struct json_object *pc = json_object_new_object();
+	json_object_object_add(pc, "cpu_ns", json_fixed(snap->cost_ns, 0));
+	json_object_object_add(pc, "cpu_ns_per_s", json_fixed(snap->cost_per_s, 0));
+	json_object_object_add(pc, "target_cpu_ns_per_s", json_fixed(snap->target_cpu_per_s, 0));
+	json_object_object_add(pc, "target_cpu_share", json_fixed(snap->cost_share, 4));
+	json_object_object_add(o, "probe_cost", pc);
 }
 
 void snapshot_print_json(FILE *out, const struct snapshot *snap, const size_t *order)
@@ -410,6 +423,18 @@ static void snapshot_text_limits(FILE *out, const struct snapshot *snap)
 	fprintf(out, "%s, memory: bpf maps %s, retop %s\n", left, maps, user);
 }
 
+/* What retop's probes cost the targets, as it measures them. */
+static void snapshot_text_cost(FILE *out, const struct snapshot *snap)
+{
+	char per_s[16];
+
+	if (!snap->nfuncs)
+		return;
+	stats_format_duration((uint64_t)(snap->cost_per_s + 0.5), per_s, sizeof(per_s));
+	fprintf(out, "retop's probes take %s/s of the target's CPU (%.1f%%)\n",
+		snap->cost_per_s >= 1 ? per_s : "0ns", 100 * snap->cost_share);
+}
+
 /* What durations are less, and how far they may still be off. */
 static void snapshot_text_resolution(FILE *out, const struct snapshot *snap)
 {
@@ -421,8 +446,7 @@ static void snapshot_text_resolution(FILE *out, const struct snapshot *snap)
 			      sizeof(emu));
 	stats_format_duration((uint64_t)(snap->resolution_ns[RETOP_OWN_STEPPED] + 0.5), step,
 			      sizeof(step));
-	fprintf(out, "durations less retop's traps; resolution %s (entry at a jump), %s (entry "
-		     "stepped)\n", emu, step);
+	fprintf(out, "resolution %s (entry at a jump), %s (stepped); retop's traps out\n", emu, step);
 }
 
 static void snapshot_text_header(FILE *out, const struct snapshot *snap)
@@ -450,6 +474,7 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 			     "its probes were back\n", snap->unseen_after_exec_s);
 	snapshot_text_limits(out, snap);
 	snapshot_text_resolution(out, snap);
+	snapshot_text_cost(out, snap);
 	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
 		"P50", "P99", "MAX", "INFL", "ORPH");
 }
@@ -566,6 +591,15 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf
 		/* Wrapped as statuses are: a package traced whole has many. */
 		fprintf(out, "    ");
 		snapshot_text_status(out, 4, line);
+	}
+	if (f->cost_per_s >= 100000) {
+		/* Its probes take a tenth of a millisecond a second or more. */
+		char per_s[16], per_call[16];
+		stats_format_duration((uint64_t)(f->cost_per_s + 0.5), per_s, sizeof(per_s));
+		stats_format_duration((uint64_t)(f->cost_per_call_ns + 0.5), per_call,
+				      sizeof(per_call));
+		fprintf(out, "    its probes take %s/s of the target's CPU, add %s to a call\n",
+			per_s, per_call);
 	}
 	if (v->evicted && !f->entry_only)
 		fprintf(out, "    probe hits inside not exact: %llu calls lost their goroutine's "

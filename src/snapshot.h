@@ -84,6 +84,11 @@ struct snapshot_func {
 	 * runs, and its traced callees' (snapshot.resolution_ns).  A figure
 	 * at or under it is shown as under it (figure.h).  0: not timed. */
 	double resolution_ns;
+	/* What its probes cost the target: the CPU of their traps (each
+	 * program's measured run time and the kernel's part at the timed cost
+	 * of its kind) since tracing began and a second over the interval,
+	 * and what its own two hits add to a call, as its callers see it. */
+	double cost_ns, cost_per_s, cost_per_call_ns;
 	double trap_share;    /* estimated: share of the targets' CPU in its traps
 			       * while its probes were in */
 	/* Estimated: time none of its slices accounted for (retop fell behind
@@ -151,6 +156,11 @@ struct snapshot {
 	 * kernel part may be over what is taken out (8 hits in 10). */
 	double hit_resolution_ns;
 	uint64_t slow_ns;	 /* --slow; 0: off */
+	/* What retop's probes cost the targets: their traps' CPU since
+	 * tracing began and a second over the interval (every function's and
+	 * the runtime watchers'), the targets' own CPU time a second, and the
+	 * share of it the traps took. */
+	double cost_ns, cost_per_s, target_cpu_per_s, cost_share;
 	bool exits_watched;	 /* runtime.goexit1 probed: exits prove calls dead */
 	struct snapshot_func *funcs;
 	size_t nfuncs;

@@ -124,6 +124,15 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   sf->calls_lower_bound ? (draw_utf8() ? "\u2265" : ">=") : "",
 			   (unsigned long long)sf->v.calls, rate, mean, mn, mx,
 			   (unsigned long long)sf->entries);
+	/* What its probes cost the target, and add to each call. */
+	if (!ui->detail->f->inline_only && (y = detail_row(pg)) >= 0) {
+		char per_s[16], per_call[16];
+		fmt_duration((uint64_t)(sf->cost_per_s + 0.5), per_s, sizeof(per_s));
+		fmt_duration((uint64_t)(sf->cost_per_call_ns + 0.5), per_call, sizeof(per_call));
+		draw_textf(y, 0, COLS, DR_NORMAL,
+			   "Its probes: %s/s of the target's CPU, %s added to each call", per_s,
+			   per_call);
+	}
 	/* How far its durations may still be off, once retop's own traps are
 	 * taken out: a figure under it says so. */
 	if (sf->resolution_ns > 0 && (y = detail_row(pg)) >= 0) {

@@ -303,6 +303,14 @@ static void live_draw_header(struct ui *ui)
 			     sizeof(step));
 		snprintf(line + n, sizeof(line) - n, ", resolution %s/%s", emu, step);
 	}
+	if (ui->have_snap && ui->nfuncs) {
+		/* What retop's probes cost the target: their traps' CPU. */
+		char c[16];
+		size_t n = strlen(line);
+		fmt_duration((uint64_t)(ui->snap.cost_per_s + 0.5), c, sizeof(c));
+		snprintf(line + n, sizeof(line) - n, ", probes %s/s (%.1f%% of its cpu)",
+			 ui->snap.cost_per_s >= 1 ? c : "0ns", 100 * ui->snap.cost_share);
+	}
 	if (ui->have_snap && ui->snap.unseen_after_exec_s > 0) {
 		size_t n = strlen(line);
 		snprintf(line + n, sizeof(line) - n, ", calls unseen %.3fs (exec)",

@@ -9,6 +9,9 @@
 # within max(10%, 2 us) of the untraced p50; a function of a few ns reads
 # under 2 us or is shown under the resolution (under_resolution names its
 # p50, and the text shows "<").  Uncorrected, a few-ns leaf read 31.5 us.
+# The cost meter holds too: the CPU retop says its probes took is within
+# a factor of 2 of how much more CPU the program's traced rounds took than
+# as many untraced.
 # Go 1.19 (the system's) and 1.27 (scripts/go-toolchain), the two layouts.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -25,7 +28,8 @@ check() {
 import json, sys
 snap_path, out_path, label, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 snap = [json.loads(l) for l in open(snap_path) if l.strip()][-1]
-fx = json.load(open(out_path))["per_func"]
+fx_all = json.load(open(out_path))
+fx = fx_all["per_func"]
 got = {f["name"]: f for f in snap["functions"]}
 bad = []
 for n in names:
@@ -45,6 +49,14 @@ for n in names:
           (label, n, p50, want, p50 - want, res, " (p50 under it)" if under else "", f["own_ns_subtracted_per_call"]))
     if not ok:
         bad.append("%s: p50 %d ns, the untraced p50 %d ns" % (n, p50, want))
+# The cost meter: what retop says its probes took from the program's CPU,
+# against the program's own CPU time of as many rounds traced and untraced.
+cost = sum(got[n]["probe_cost"]["cpu_ns"] for n in names if n in got)
+extra = fx_all["traced_cpu_ns"] - fx_all["untraced_cpu_ns"]
+print("%s probes' CPU: retop says %.1f ms, the program's CPU grew %.1f ms (%.0f ms untraced)" %
+      (label, cost / 1e6, extra / 1e6, fx_all["untraced_cpu_ns"] / 1e6))
+if not (extra > 0 and 0.5 <= cost / extra <= 2):
+    bad.append("retop's probe cost %.1f ms against the program's %.1f ms more CPU traced" % (cost / 1e6, extra / 1e6))
 for b in bad:
     print("%s: %s" % (label, b), file=sys.stderr)
 sys.exit(1 if bad else 0)
@@ -75,11 +87,11 @@ def ns(cell):
     m = re.match(r"([0-9.]+)(ns|us|ms|s)$", cell.lstrip("<~"))
     return float(m.group(1)) * units[m.group(2)]
 lines = open(sys.argv[1]).read().splitlines()
-res = [l for l in lines if l.startswith("durations less retop's traps; resolution ")]
+res = [l for l in lines if l.startswith("resolution ") and l.endswith("; retop's traps out")]
 row = [l.split() for l in lines if l.startswith("main.LeafTiny ")][-1]
 if not res or row[1] == "0":
     sys.exit("no resolution line, or no call: %s" % lines[:6])
-step = ns(re.search(r"([0-9.]+(?:ns|us|ms|s)) \(entry stepped\)", res[-1]).group(1))
+step = ns(re.search(r"([0-9.]+(?:ns|us|ms|s)) \(stepped\)", res[-1]).group(1))
 p50 = row[3]
 print("%s text: resolution %d ns (stepped), main.LeafTiny p50 %s" % (sys.argv[2], step, p50))
 if p50.startswith("<") != (ns(p50) <= step * 1.01):

@@ -3,15 +3,21 @@
 // instruction, which the kernel single-steps) and as a framed function (a
 // stack-check prologue: the probe sits on the prologue's jump, which the
 // kernel emulates).  The ground truth is the program's untraced clock:
-// before it announces readiness (before retop attaches), it calls each
-// function -untraced times, timing each call with the Go clock around it.
-// After SIGUSR1 (retop attached) it makes -calls rounds, each calling every
-// function once, paced by -pause so that the probe hits stay far inside the
-// default budget, then writes the untraced timings (per_func) and idles.
+// before it announces readiness (before retop attaches), it makes
+// -untraced rounds, each calling every function once and timing each call
+// with the Go clock around it; then -calls rounds untimed.  After SIGUSR1
+// (retop attached) it makes -calls rounds again.  The CPU time of the
+// untimed untraced rounds and of the traced ones is measured: their
+// difference is what the probes cost the program.  Rounds are paced by
+// -pause, so that the probe hits stay far inside the default budget, and
+// each round starts with the next function (the first call after a sleep
+// finds cold caches).  It writes the untraced timings (per_func),
+// untraced_cpu_ns and traced_cpu_ns, and idles.
 package main
 
 import (
 	"flag"
+	"syscall"
 	"time"
 
 	"fixture"
@@ -120,16 +126,34 @@ func rounds(n int, timed bool) {
 	}
 }
 
+// cpu is the process's CPU time so far, user and system, in ns.
+func cpu() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		fixture.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
 func main() {
 	fixture.ParseFlags(1000, 1)
 	n5, n50 = loops(5*time.Microsecond), loops(50*time.Microsecond)
-	// The untraced clock, before any probe exists.
+	// The untraced clock, before any probe exists; and the CPU time of as
+	// many rounds untraced and traced: the difference is what the probes
+	// cost the program.
 	rounds(*untraced, true)
-	fixture.WaitStart()
+	before := cpu()
 	rounds(fixture.Opts.Calls, false)
+	untracedCPU := cpu() - before
+	fixture.WaitStart()
+	before = cpu()
+	rounds(fixture.Opts.Calls, false)
+	tracedCPU := cpu() - before
 	names := make([]string, len(funcs))
 	for i, fn := range funcs {
 		names[i] = fn.name
 	}
-	fixture.Finish(fixture.Result(names[0], names...))
+	res := fixture.Result(names[0], names...)
+	res["untraced_cpu_ns"], res["traced_cpu_ns"] = untracedCPU, tracedCPU
+	fixture.Finish(res)
 }
