@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "func_order.h"
 #include "log.h"
 #include "session.h"
@@ -15,7 +16,10 @@
 
 static volatile sig_atomic_t batch_stop;
 
-static void batch_on_signal(int sig) { batch_stop = sig; }
+static void batch_on_signal(int sig)
+{
+	batch_stop = sig;
+}
 
 static void batch_install_signals(void)
 {
@@ -51,23 +55,21 @@ int batch_run(const struct cli_options *o)
 
 	if (session_launch(o, LAUNCH_ATTACH, &s, NULL) != EXIT_OK)
 		return EXIT_RUNTIME;
-	session_wakeable(s, true);
 	batch_install_signals();
 	/* The terminal's character set, for the "\u2265" of a lower bound. */
 	if (setlocale(LC_CTYPE, "")) {
 		const char *cs = nl_langinfo(CODESET);
 		batch_utf8 = cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
 	}
-	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period;
-	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations); n++) {
-		/* Absolute deadlines: the sampler's own work is not added to the
-		 * period, so intervals stay even. */
-		/* The engine's clock runs between snapshots. */
-		for (uint64_t now; !batch_stop && (now = tracer_now_ns()) < next;) {
-			uint64_t wake = session_tick(s);
-			session_sleep(s, wake < next ? wake : next, -1);
-		}
-		next += period;
+	uint64_t period = (uint64_t)(o->delay_s * 1e9), due = clock_now_ns() + period;
+	for (long n = 0; !batch_stop && (o->iterations == 0 || n < o->iterations);
+	     n++, due = session_next_due(due, period)) {
+		/* The engine's clock runs until the snapshot is due; a signal
+		 * (its flag set) cuts it short. */
+		while (!batch_stop && session_run(s, due, -1) != SESSION_DUE)
+			;
+		if (batch_stop)
+			break;
 		const struct snapshot *snap = session_sample(s);
 		batch_print(o, snap);
 		if (ferror(stdout))

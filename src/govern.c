@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "interlock.h"
 #include "log.h"
 #include "procs.h"
@@ -20,6 +21,8 @@
  * the RET probes still in; those still in flight then lose their duration
  * (they were counted, at their entry). */
 #define GOVERN_DRAIN_NS 1000000000ull
+/* Looks, a millisecond apart, for them to return before the next slice. */
+#define GOVERN_DRAIN_QUICK 5
 #define GOVERN_FIRST_NS 20000000ull
 /* Quiet: every function in full, and the last second's hits under a tenth
  * of the budget.  Then a slice lasts a second, and BPF wakes the engine
@@ -92,7 +95,7 @@ static void govern_marks(struct session *s, struct session_func *sf, bool want)
 double govern_rand(struct govern *b)
 {
 	if (!b->rng)
-		b->rng = tracer_now_ns() * 0x9E3779B97F4A7C15ull | 1;
+		b->rng = clock_now_ns() * 0x9E3779B97F4A7C15ull | 1;
 	b->rng ^= b->rng << 13;
 	b->rng ^= b->rng >> 7;
 	b->rng ^= b->rng << 17;
@@ -118,13 +121,19 @@ void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
 		return;
 	if (!gf->drain_until_ns) {
 		gf->drain_until_ns = now + GOVERN_DRAIN_NS;
-		/* Short calls return within microseconds: wait a little for
-		 * them rather than a slice of RET traps. */
-		for (int i = 0; i < 5 && tracer_slot_inflight(s->tracer, slot) > 0; i++)
-			usleep(1000);
+		gf->drain_quick = GOVERN_DRAIN_QUICK;
 	}
-	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < gf->drain_until_ns)
+	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < gf->drain_until_ns) {
+		/* Short calls return within microseconds: the clock looks again
+		 * in a millisecond, a few times, rather than a slice of RET
+		 * traps later (and the face's thread never sleeps here). */
+		if (gf->drain_quick && gf->drain_quick--) {
+			uint64_t soon = clock_now_ns() + 1000000ull;
+			if (s->gov.next_ns > soon)
+				s->gov.next_ns = soon;
+		}
 		return;
+	}
 	uint64_t n =
 	    tracer_slot_inflight(s->tracer, slot) > 0 ? tracer_untime_inflight(s->tracer, slot) : 0;
 	if (gf->mode != BUDGET_ESTIMATED)
@@ -334,7 +343,7 @@ static void govern_watchers(struct session *s, double allowed, uint64_t now)
 		memset(b->watch_ring, 0, sizeof(b->watch_ring));
 }
 
-/* End of a tick: go quiet (govern.h) when the face can be woken, a second
+/* End of a tick: go quiet (govern.h) when a second
  * passed since the last wake or attach, every function is in full with
  * nothing draining, and the last second's hits are under a tenth of the
  * budget.  Else disarm BPF's wake-up. */
@@ -343,7 +352,7 @@ static void govern_go_quiet(struct session *s, struct session_func *const *sfs, 
 {
 	struct govern *b = &s->gov;
 	double hits = 0;
-	bool ok = b->wakeable && now >= b->loud_until_ns && b->slice >= GOVERN_RING;
+	bool ok = now >= b->loud_until_ns && b->slice >= GOVERN_RING;
 
 	for (size_t j = 0; ok && j < n; j++) {
 		const struct govern_func *gf = &sfs[j]->gf;
@@ -384,11 +393,6 @@ static void govern_rings_restart(struct session *s)
 void govern_wake(struct govern *b)
 {
 	b->next_ns = 0;
-}
-
-void govern_wakeable(struct govern *b, bool on)
-{
-	b->wakeable = on;
 }
 
 /* govern_tick's buffers for cap functions, grown when more are traced. */

@@ -37,11 +37,11 @@ struct govern {
 	 * slices can cover more than a second.  At least 1 s. */
 	uint64_t slice_end_ns[GOVERN_RING];
 	double ring_s;
-	/* Quiet slices (govern_go_quiet): the face waits on the session's
-	 * wake fd too (wakeable), so a slice may last a second while BPF
-	 * watches the hits; quiet_until_ns is that second's end.  After a
-	 * wake, or an attach, slices are 100 ms until loud_until_ns. */
-	bool wakeable, quiet;
+	/* Quiet slices (govern_go_quiet): the engine's clock waits on the
+	 * session's wake fd too (session_run), so a slice may last a second
+	 * while BPF watches the hits; quiet_until_ns is that second's end.
+	 * After a wake, or an attach, slices are 100 ms until loud_until_ns. */
+	bool quiet;
 	uint64_t quiet_until_ns, loud_until_ns;
 	uint64_t cpu_ns;	  /* the targets' CPU time at the last slice; 0: unknown */
 	uint64_t watch_off_until; /* the watchers cost too much: out until then */
@@ -74,6 +74,7 @@ struct govern_func {
 	/* The RET probes stay until then while timed calls drain. */
 	uint64_t drain_until_ns;
 	uint64_t drained;     /* timed calls left in flight at the deadline: untimed */
+	unsigned drain_quick; /* looks left a millisecond apart (govern_drain) */
 	struct ledger ledger; /* exact periods and the estimate's slices */
 	/* Left full mode since its counters began: its probes were out for a
 	 * time, so its hits inside its callers' calls are a sample. */
@@ -103,11 +104,9 @@ void govern_func_start(struct govern *b, struct govern_func *gf, const struct in
 /* The function's counters were reset: its ledger starts again. */
 void govern_func_reset(struct govern_func *gf);
 /* The governor's clock: measure, plan, move probes.  Returns when it wants
- * to run next (tracer_now_ns() clock). */
+ * to run next (clock_now_ns() clock). */
 uint64_t govern_tick(struct session *s, uint64_t now_ns);
-/* The face waits on the session's wake fd too (on): slices may go quiet.
- * govern_wake(): BPF woke the engine, the next tick is now. */
-void govern_wakeable(struct govern *b, bool on);
+/* BPF woke the engine: the next tick is now. */
 void govern_wake(struct govern *b);
 /* Probe hits a second the budget lets all functions make together. */
 double govern_allowed_hits(const struct govern *b);

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "session_internal.h"
 #include "tracer.h"
+#include "clock.h"
 
 /* The slice under way at now (the gate may have been set after now was
  * read). */
@@ -140,16 +141,16 @@ void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t no
 	bool in = tracer_entry_is_in(s->tracer, sf->slot) &&
 		  (gf->entry_only || tracer_rets_are_in(s->tracer, sf->slot));
 	if (want && !in) {
-		uint64_t t0 = tracer_now_ns();
+		uint64_t t0 = clock_now_ns();
 		/* Failed, the slices it was for are gaps (nothing counted). */
 		if (session_probes_in(s, sf, true, !gf->entry_only, err) != 0)
 			log_warn("budget", "%s: probes not in for a sampled slice: %s", sf->f->name,
 				 err);
 		else
-			govern_entry_in(gf, t0 + (tracer_now_ns() - t0) / 2);
+			govern_entry_in(gf, t0 + (clock_now_ns() - t0) / 2);
 		gf->drain_until_ns = 0;
 	} else if (!want && tracer_entry_is_in(s->tracer, sf->slot)) {
-		govern_entry_out(gf, tracer_now_ns());
+		govern_entry_out(gf, clock_now_ns());
 		tracer_entry_out(s->tracer, sf->slot);
 	}
 	if (!tracer_entry_is_in(s->tracer, sf->slot))
@@ -166,7 +167,7 @@ void govern_enter_estimate(struct session *s, struct session_func *sf)
 	 * or not at all.  The entry probe is in (full or timing). */
 	for (size_t i = 0; i < RETOP_GATE_RING; i++)
 		gf->slice_on[i] = false;
-	gf->gate_base = tracer_now_ns();
+	gf->gate_base = clock_now_ns();
 	gf->k_read = 0;
 	gf->k_plan = 1;
 	gf->read_from = 0;

@@ -14,7 +14,7 @@
 
 struct guard {
 	double max_duration_s; /* 0: no limit */
-	uint64_t deadline_ns;  /* tracer_now_ns() clock; 0: no limit */
+	uint64_t deadline_ns;  /* clock_now_ns() clock; 0: no limit */
 	bool expired;	       /* the deadline passed and the probes were removed */
 	size_t auto_detached;  /* functions detached because time was up */
 };

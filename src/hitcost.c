@@ -12,6 +12,7 @@
 #include "log.h"
 #include "probes.h"
 #include "tracer.h"
+#include "clock.h"
 
 /* Hits timed per kind of probe at the start, after HITCOST_WARM untimed;
  * then HITCOST_MORE every tenth sample, into the same ring. */
@@ -138,9 +139,9 @@ static double hitcost_bare_ns(void (*fn)(void))
 	int64_t d[HITCOST_HITS];
 
 	for (int i = 0; i < HITCOST_HITS; i++) {
-		uint64_t t0 = tracer_now_ns();
+		uint64_t t0 = clock_now_ns();
 		retop_hitcost_call(fn, hitcost_g);
-		d[i] = (int64_t)(tracer_now_ns() - t0);
+		d[i] = (int64_t)(clock_now_ns() - t0);
 	}
 	qsort(d, HITCOST_HITS, sizeof(d[0]), hitcost_cmp_i64);
 	return (double)d[HITCOST_HITS / 2];
@@ -212,9 +213,9 @@ static int hitcost_time(struct hitcost *b, struct tracer *t, int j, int n, char 
 
 	for (int i = 0; i < n; i++) {
 		tracer_cal_clear(t);
-		uint64_t t0 = tracer_now_ns();
+		uint64_t t0 = clock_now_ns();
 		retop_hitcost_call(x->fn, hitcost_g);
-		int64_t d = (int64_t)(tracer_now_ns() - t0);
+		int64_t d = (int64_t)(clock_now_ns() - t0);
 		tracer_cal_last(t, &prog, &window);
 		if (x->k_kind >= 0)
 			d -= (int64_t)b->bare[j] + (int64_t)prog;

@@ -30,13 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "config.h"
 #include "dynlib.h"
 #include "log.h"
 #include "serve_page.h"
 #include "session.h"
 #include "tracer.h"
-
 
 #define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
@@ -51,7 +51,7 @@ struct serve_state {
 	char *gz;
 	size_t gzlen;
 	bool gz_tried;
-	bool pid_label; /* false with --no-pid-label */
+	bool pid_label;	    /* false with --no-pid-label */
 	char last_end[160]; /* how the -p target's tracing ended (snapshot.target_end) */
 };
 
@@ -268,9 +268,9 @@ static int serve_publish_starting(struct serve_state *st)
 /* Sample, render, and publish.  Returns true when a -p target has exited. */
 static bool serve_sample(struct serve_state *st, struct session *s)
 {
-	uint64_t t0 = tracer_now_ns();
+	uint64_t t0 = clock_now_ns();
 	const struct snapshot *snap = session_sample(s);
-	uint64_t took = tracer_now_ns() - t0;
+	uint64_t took = clock_now_ns() - t0;
 	char *page = NULL;
 	size_t len = 0;
 
@@ -283,72 +283,39 @@ static bool serve_sample(struct serve_state *st, struct session *s)
 	return snap->target_exited;
 }
 
-/* Until until_ns: 1 on a signal (taken), -1 when BPF woke the session's
- * clock, 0 at the time.  sfd: the signals' signalfd, polled beside the
- * session's wake fd (session_sleep); -1: sigtimedwait, and no wake-up. */
-static int serve_wait(struct session *s, int sfd, const sigset_t *sigs, uint64_t now,
-		      uint64_t until_ns)
-{
-	if (sfd < 0) {
-		struct timespec ts = {.tv_sec = (time_t)((until_ns - now) / 1000000000ull),
-				      .tv_nsec = (long)((until_ns - now) % 1000000000ull)};
-		int sig = sigtimedwait(sigs, NULL, &ts);
-		if (sig > 0)
-			log_info("serve", "signal %d: stopping", sig);
-		return sig > 0;
-	}
-	int w = session_sleep(s, until_ns, sfd);
-	struct signalfd_siginfo si;
-	if (w > 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		log_info("serve", "signal %u: stopping", si.ssi_signo);
-		return 1;
-	}
-	return w < 0 ? -1 : 0;
-}
-
 /* Until a signal, -n samples, or the -p target's exit; returns the exit code. */
 static int serve_loop(struct serve_state *st, struct session *s, const struct cli_options *o,
 		      const sigset_t *sigs)
 {
-	uint64_t period = (uint64_t)(o->delay_s * 1e9), next = tracer_now_ns() + period, bnext = 0;
-	/* The signals (blocked in every thread) as an fd, polled beside the
-	 * session's wake fd: the clock may then tick once a second while the
-	 * load is far under the budget (session_wakeable). */
-	int sfd = signalfd(-1, sigs, SFD_CLOEXEC), ret = 0;
+	uint64_t period = (uint64_t)(o->delay_s * 1e9), due = clock_now_ns() + period;
+	/* The signals (blocked in every thread) as an fd: the engine's clock
+	 * polls it beside its own wake-ups. */
+	int sfd = signalfd(-1, sigs, SFD_CLOEXEC);
+	struct signalfd_siginfo si;
 
-	session_wakeable(s, sfd >= 0);
-	for (long n = 1; o->iterations == 0 || n < o->iterations; n++) {
-		uint64_t now;
-
-		/* Absolute deadlines: sampling time does not stretch the period.
-		 * The overhead budget's duty cycle runs in between. */
-		while ((now = tracer_now_ns()) < next) {
-			if (now >= bnext) {
-				bnext = session_tick(s);
-				continue;
-			}
-			uint64_t until = bnext < next ? bnext : next;
-			int w = serve_wait(s, sfd, sigs, now, until);
-			if (w > 0)
-				goto out;
-			if (w < 0)
-				bnext = 0; /* BPF woke the clock: tick now */
-			else if (until == next)
+	if (sfd < 0) {
+		fprintf(stderr, "retop: --serve cannot wait for its signals (signalfd: %s)\n",
+			strerror(errno));
+		return EXIT_RUNTIME;
+	}
+	for (long n = 1; o->iterations == 0 || n < o->iterations;
+	     n++, due = session_next_due(due, period)) {
+		enum session_wake w;
+		while ((w = session_run(s, due, sfd)) != SESSION_DUE)
+			if (w == SESSION_FD && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 				break;
+		if (w != SESSION_DUE) {
+			log_info("serve", "signal %u: stopping", si.ssi_signo);
+			break;
 		}
-		next += period;
-		if (next <= now)
-			next = now + period; /* stalled (suspended?): do not burst */
 		if (serve_sample(st, s)) {
 			fprintf(stderr, "retop: PID %d %s; tracing stopped\n", o->pid,
 				st->last_end[0] ? st->last_end : "exited");
-			goto out;
+			break;
 		}
 	}
-out:
-	if (sfd >= 0)
-		close(sfd);
-	return ret;
+	close(sfd);
+	return 0;
 }
 
 /* Limits of the HTTP side (stated in retop(8), --serve).  One address gets

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "elf_image.h"
 #include "goid.h"
 #include "log.h"
@@ -213,7 +214,7 @@ int session_start_tracing(struct session *s, char *err)
 	if (ret)
 		return ret;
 	session_calibrate(s);
-	s->start_ns = s->last_ns = s->cpu_ns = tracer_now_ns();
+	s->start_ns = s->last_ns = s->cpu_ns = clock_now_ns();
 	guard_arm(&s->guard, s->opts.max_duration_s, s->start_ns);
 	s->last_cpu_s = session_cpu_seconds();
 	return 0;
@@ -250,57 +251,83 @@ double session_cpu_seconds(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
-uint64_t session_tick(struct session *s)
+/* One slice of the overhead budget (and the -p target's exec() seen);
+ * when the next is due. */
+static uint64_t session_tick(struct session *s)
 {
 	session_check_reexec(s);
-	return govern_tick(s, tracer_now_ns());
+	return govern_tick(s, clock_now_ns());
 }
 
-void session_wakeable(struct session *s, bool on)
-{
-	govern_wakeable(&s->gov, on);
-}
+/* What the clock waits on: the face's fd, BPF's wake-ups (the tracer may
+ * be gone: asked each time). */
+enum session_sleep { SLEPT, SLEEP_FD, SLEEP_WOKEN, SLEEP_INTR };
 
-int session_wake_fd(const struct session *s)
+static enum session_sleep session_sleep(struct session *s, uint64_t deadline_ns, int fd)
 {
-	return s->gov.wakeable ? tracer_wake_fd(s->tracer) : -1;
-}
-
-void session_wake(struct session *s)
-{
-	tracer_wake_drain(s->tracer);
-	govern_wake(&s->gov);
-}
-
-int session_sleep(struct session *s, uint64_t deadline_ns, int fd)
-{
-	uint64_t now = tracer_now_ns();
+	uint64_t now = clock_now_ns();
 	struct pollfd p[2];
 	nfds_t n = 0;
-	int wfd = s ? session_wake_fd(s) : -1;
+	int wfd = s && s->tracer ? tracer_wake_fd(s->tracer) : -1;
 
 	if (deadline_ns <= now)
-		return 0;
+		return SLEPT;
 	struct timespec ts = {.tv_sec = (time_t)((deadline_ns - now) / 1000000000ull),
 			      .tv_nsec = (long)((deadline_ns - now) % 1000000000ull)};
 	if (fd >= 0)
 		p[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
 	if (wfd >= 0)
 		p[n++] = (struct pollfd){.fd = wfd, .events = POLLIN};
-	if (ppoll(p, n, &ts, NULL) <= 0)
-		return 0;
+	int r = ppoll(p, n, &ts, NULL);
+	if (r < 0)
+		return errno == EINTR ? SLEEP_INTR : SLEPT;
+	if (r == 0)
+		return SLEPT;
 	if (fd >= 0 && (p[0].revents & POLLIN))
-		return 1;
+		return SLEEP_FD;
 	if (wfd >= 0 && (p[n - 1].revents & POLLIN)) {
-		session_wake(s);
-		return -1;
+		tracer_wake_drain(s->tracer);
+		return SLEEP_WOKEN;
 	}
-	return 0;
+	return SLEPT;
+}
+
+enum session_wake session_run(struct session *s, uint64_t due_ns, int fd)
+{
+	for (;;) {
+		uint64_t now = clock_now_ns();
+		if (now >= due_ns)
+			return SESSION_DUE;
+		if (s && now >= s->next_tick) {
+			s->next_tick = session_tick(s);
+			continue;
+		}
+		uint64_t until = s && s->next_tick < due_ns ? s->next_tick : due_ns;
+		switch (session_sleep(s, until, fd)) {
+		case SLEEP_FD:
+			return SESSION_FD;
+		case SLEEP_INTR:
+			return SESSION_INTR;
+		case SLEEP_WOKEN: /* the hits rose, or an exec(): a slice now */
+			govern_wake(&s->gov);
+			s->next_tick = 0;
+			break;
+		case SLEPT:
+			break;
+		}
+	}
+}
+
+uint64_t session_next_due(uint64_t due_ns, uint64_t period_ns)
+{
+	uint64_t now = clock_now_ns();
+
+	return due_ns + period_ns > now ? due_ns + period_ns : now + period_ns;
 }
 
 void session_extend(struct session *s)
 {
-	guard_extend(&s->guard, tracer_now_ns());
+	guard_extend(&s->guard, clock_now_ns());
 }
 
 int session_launch(const struct cli_options *o, enum session_launch_mode mode, struct session **out,

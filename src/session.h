@@ -83,25 +83,28 @@ int session_trace_list(struct session *s, struct func_info **fs, size_t n, size_
 /* The same checks as session_trace_patterns(), attaching nothing. */
 int session_check_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
 
+/* What ended a session_run(). */
+enum session_wake {
+	SESSION_DUE,  /* the face's next sample is due */
+	SESSION_FD,   /* the face's own fd is readable */
+	SESSION_INTR, /* a signal */
+};
+/* The engine's one clock and the faces' one wait.  Until due_ns (the
+ * face's next sample, clock_now_ns() clock), its own fd readable (-1:
+ * none) or a signal, it runs the overhead budget's slices (measure, plan,
+ * move probes), sleeping in between, woken at once when BPF says the hits
+ * rose or the target called exec() (then a slice may last a second while
+ * the load is far under the budget).  s may be NULL (no target yet): a
+ * plain wait.  A face's loop is
+ *	for (due = now + period; session_run(s, due, fd) == SESSION_DUE;
+ *	     due = session_next_due(due, period))
+ *		show(session_sample(s)); */
+enum session_wake session_run(struct session *s, uint64_t due_ns, int fd);
+/* The sample after the one due at due_ns: a period later (absolute
+ * deadlines: sampling does not stretch the period), or a period from now
+ * when the face fell behind (a stall samples once, not in a burst). */
+uint64_t session_next_due(uint64_t due_ns, uint64_t period_ns);
 /* Read every counter, sweep in-flight calls, compute rates and deltas. */
-/* The engine's one clock: the overhead budget's slices (measure, plan,
- * move probes).  The faces call it from their loops and sleep until the
- * time it returns (tracer_now_ns() clock) or their own next event. */
-uint64_t session_tick(struct session *s);
-/* A face that also waits on this fd while it sleeps (-1: none; ask again
- * after each sample, the tracer may be gone) lets the clock tick once a
- * second while the load is far under the budget: BPF makes the fd
- * readable when the hits rise or the target calls exec(), and the face
- * then calls session_wake() and session_tick() at once.  A face declares
- * it with session_wakeable(). */
-void session_wakeable(struct session *s, bool on);
-int session_wake_fd(const struct session *s);
-void session_wake(struct session *s);
-/* The faces' one wait: until deadline_ns (tracer_now_ns() clock), a
- * signal, fd readable (the face's own, -1: none), or the session's wake
- * fd.  Returns 1 when fd is readable, -1 when BPF woke the clock
- * (session_wake() done: tick now), 0 otherwise.  s may be NULL. */
-int session_sleep(struct session *s, uint64_t deadline_ns, int fd);
 const struct snapshot *session_sample(struct session *s);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);

@@ -11,6 +11,7 @@
 #include "elf_image.h"
 #include "log.h"
 #include "sdk_facts.h"
+#include "clock.h"
 
 struct session_func *session_find(const struct session *s, const struct func_info *f)
 {
@@ -175,7 +176,7 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 		    session_probes_in_image(s, sf, k, why) != 0)
 			session_not_followed(sf, k, why);
 	sf->entry_only = entry_only;
-	govern_func_start(&s->gov, &sf->gf, &v, tracer_now_ns());
+	govern_func_start(&s->gov, &sf->gf, &v, clock_now_ns());
 	/* The runtime watchers from the first traced function on; the budget
 	 * takes them out if goroutine exits cost too much (govern.c). */
 	if (!tracer_watchers_in(s->tracer))

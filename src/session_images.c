@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "procs.h"
+#include "clock.h"
 
 /* Approve a binary's runtime.recovery and runtime.goexit1 for watching. */
 void session_watch_image(struct session *s, struct func_index *idx)
@@ -283,7 +284,7 @@ void session_check_reexec(struct session *s)
 	}
 	if (watchers)
 		tracer_watchers(s->tracer, true);
-	uint64_t now = tracer_now_ns(), gap = now > at ? now - at : 0;
+	uint64_t now = clock_now_ns(), gap = now > at ? now - at : 0;
 	s->snap.unseen_after_exec_s += (double)gap / 1e9;
 	log_warn("session",
 		 "PID %d ran exec() of its binary again: probes attached anew; its calls "

@@ -78,6 +78,7 @@ struct session {
 	bool exec_ended;	/* it ran exec() more times than images allow */
 	uint64_t samples;	/* snapshots taken: the hit cost is timed anew every tenth */
 	uint64_t target_cpu_ns; /* the targets' CPU time at the last sample */
+	uint64_t next_tick;	/* the overhead budget's next slice (session_run) */
 	uint64_t watch_hits;	/* the runtime watchers' hits at the last sample */
 	struct guard guard;	/* --max-duration */
 	struct govern gov;	/* --budget: the governor */

@@ -12,6 +12,7 @@
 #include "elf_image.h"
 #include "log.h"
 #include "procs.h"
+#include "clock.h"
 
 /* What a probe hit of each kind costs a call it is inside: the kernel's
  * trap as timed (the 20th percentile of the last hits on retop's own probes) plus
@@ -294,7 +295,7 @@ static void session_sample_guard(struct session *s, uint64_t now)
 
 const struct snapshot *session_sample(struct session *s)
 {
-	uint64_t now = tracer_now_ns();
+	uint64_t now = clock_now_ns();
 	double interval = (double)(now - s->last_ns) / 1e9, cpu = session_cpu_seconds();
 	struct timeval tv;
 
@@ -303,7 +304,7 @@ const struct snapshot *session_sample(struct session *s)
 	if (s->tracer) {
 		/* Every estimated call so far, up to now (the last sample, at
 		 * exit, too). */
-		govern_sample(s, tracer_now_ns());
+		govern_sample(s, clock_now_ns());
 		tracer_sweep(s->tracer, s->inflight);
 		/* One read of the caller map for every function. */
 		if (!s->opts.latency_only)

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "procs.h"
 #include "sdk_facts.h"
+#include "clock.h"
 
 /* Functions one -t pattern names: a glob, or an exact name (of a function
  * with code, else of one that exists only inlined). */
@@ -137,7 +138,7 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 		return ret;
 	/* The first interval starts when the probes are in, not before; so
 	 * does the first measure of retop's own CPU use. */
-	s->last_ns = s->cpu_ns = tracer_now_ns();
+	s->last_ns = s->cpu_ns = clock_now_ns();
 	s->last_cpu_s = session_cpu_seconds();
 	if (attached == 0)
 		return err_set(err, EINVAL, "nothing could be traced: %s",

@@ -8,6 +8,7 @@
 #include <sys/time.h>
 
 #include "tracer.h"
+#include "clock.h"
 
 struct slowest {
 	struct ring_buffer *rb;
@@ -139,7 +140,7 @@ int slowest_poll(struct slowest *sl, const uint32_t *gens)
 
 	gettimeofday(&tv, NULL);
 	sl->wall_minus_mono =
-	    (double)tv.tv_sec + (double)tv.tv_usec / 1e6 - (double)tracer_now_ns() / 1e9;
+	    (double)tv.tv_sec + (double)tv.tv_usec / 1e6 - (double)clock_now_ns() / 1e9;
 	sl->gens = gens;
 	n = ring_buffer__consume(sl->rb);
 	return n < 0 ? n : 0;

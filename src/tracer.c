@@ -15,13 +15,6 @@
 #include "log.h"
 #include "probes.h"
 
-uint64_t tracer_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Each map sized as bpf_mem says, before the load. */
 static void tracer_size_maps(struct tracer *t)
 {

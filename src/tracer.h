@@ -195,6 +195,5 @@ uint64_t tracer_inflight_room_bytes(const struct tracer *t);
 /* Inserts into the evidence maps that failed (bpf/retop.bpf.c). */
 uint64_t tracer_evidence_lost(const struct tracer *t);
 
-uint64_t tracer_now_ns(void); /* the clock of bpf_ktime_get_ns() */
 
 #endif

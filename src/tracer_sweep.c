@@ -12,6 +12,7 @@
 #include "bpf_mem.h"
 #include "log.h"
 #include "procs.h"
+#include "clock.h"
 
 /* The in-flight map a record was read from. */
 static int tracer_inflight_fd(const struct tracer *t, bool spill)
@@ -323,9 +324,9 @@ int tracer_sweep(struct tracer *t, struct tracer_inflight *inflight)
 	int ret;
 
 	memset(inflight, 0, t->opts.max_functions * sizeof(*inflight));
-	read_ns = tracer_now_ns();
+	read_ns = clock_now_ns();
 	ret = tracer_read_inflight(t, &n);
-	now = tracer_now_ns();
+	now = clock_now_ns();
 	all = ret ? NULL : calloc(n ? n : 1, sizeof(*all));
 	if (!all) {
 		if (!t->sweep_warned)

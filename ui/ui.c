@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/clock.h"
+
 #include "screens.h"
 
 #define UI_RESCAN_NS 2000000000ull
@@ -89,13 +91,6 @@ void ui_replace(struct ui *ui, enum ui_screen_id id)
 
 /* ---- the loop ---- */
 
-static uint64_t ui_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Wait for a key, the worker, a log line, a signal or the next timer;
  * true when the worker or the log sink published something. */
 static bool ui_wait(struct ui *ui, int timeout_ms)
@@ -133,7 +128,7 @@ static void ui_loop(struct ui *ui)
 	bool dirty = true;
 
 	while (!ui->quit && !ui_signalled) {
-		uint64_t now = ui_now_ns();
+		uint64_t now = clock_now_ns();
 		if (ui_top(ui) == SCR_PICKER && now >= next_scan) {
 			worker_post(&ui->w, &(struct worker_job){.kind = JOB_SCAN});
 			next_scan = now + UI_RESCAN_NS;
@@ -274,9 +269,9 @@ int ui_run(const struct cli_options *opts)
 	ui_first_screens(&ui);
 	if (note[0]) /* on the status line, and again on exit */
 		ui_status(&ui, DR_WARN, "%s", note);
-	uint64_t t0 = ui_now_ns();
+	uint64_t t0 = clock_now_ns();
 	ui_loop(&ui);
-	double secs = (double)(ui_now_ns() - t0) / 1e9;
+	double secs = (double)(clock_now_ns() - t0) / 1e9;
 	ui_teardown(&ui, true);
 	if (note[0])
 		fprintf(stderr, "retop: %s\n", note);

@@ -12,17 +12,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/clock.h"
 
 static const char worker_unresolved_reason[] = "could not decode its code";
 
-void worker_lock(struct worker *w) { pthread_mutex_lock(&w->mu); }
-void worker_unlock(struct worker *w) { pthread_mutex_unlock(&w->mu); }
-
-static uint64_t worker_now_ns(void)
+void worker_lock(struct worker *w)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	pthread_mutex_lock(&w->mu);
+}
+void worker_unlock(struct worker *w)
+{
+	pthread_mutex_unlock(&w->mu);
 }
 
 /* Something for the worker to do (mu held): it waits on the condition, or
@@ -47,7 +47,7 @@ static void worker_wake(struct worker *w)
 }
 
 static void worker_progress_locked(struct worker *w, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 static void worker_progress_locked(struct worker *w, const char *fmt, ...)
 {
 	va_list ap;
@@ -66,7 +66,10 @@ long worker_func_at(const struct worker *w, const struct func_info *f)
 	return (long)(f - w->idx->funcs);
 }
 
-bool worker_busy_locked(const struct worker *w) { return w->qlen > 0 || w->running; }
+bool worker_busy_locked(const struct worker *w)
+{
+	return w->qlen > 0 || w->running;
+}
 
 bool worker_post_locked(struct worker *w, const struct worker_job *job)
 {
@@ -179,8 +182,6 @@ static int worker_publish_session_locked(struct worker *w, struct session *s)
 	for (size_t i = 0; i < n; i++)
 		w->meta[i].size = idx->funcs[i].size;
 	w->s = s;
-	/* The worker waits on its wake fd too (worker_wait_locked). */
-	session_wakeable(s, true);
 	w->idx = idx;
 	snprintf(w->target, sizeof(w->target), "%s", session_target(s));
 	w->pid = session_attach_pid(s);
@@ -219,7 +220,9 @@ static void worker_sync_tstate_locked(struct worker *w)
 		struct session_entry e;
 		session_entry_at(w->s, i, &e);
 		bool in = e.state != FUNC_ERROR && e.state != FUNC_DETACHED;
-		uint8_t st = !in ? TS_ERROR : e.state == FUNC_ENTRY_ONLY ? TS_ENTRY_ONLY : TS_TRACING;
+		uint8_t st = !in			  ? TS_ERROR
+			     : e.state == FUNC_ENTRY_ONLY ? TS_ENTRY_ONLY
+							  : TS_TRACING;
 		long k = worker_func_at(w, e.f);
 		if (k >= 0 && w->tstate[k] != TS_QUEUED)
 			w->tstate[k] = st;
@@ -365,13 +368,18 @@ static void worker_job_args(struct worker *w, struct func_info *f)
 
 	worker_lock(w);
 	if (ret == -ENOTSUP)
-		worker_progress_locked(w, "%s: no arguments without durations (entry-only or "
-					  "--latency-only)", f->name);
+		worker_progress_locked(w,
+				       "%s: no arguments without durations (entry-only or "
+				       "--latency-only)",
+				       f->name);
 	else if (ret)
 		worker_progress_locked(w, "%s: not traced: trace it first (Space)", f->name);
 	else
-		worker_progress_locked(w, on ? "%s: arguments captured with its slowest calls (a stops)"
-					     : "%s: arguments no longer captured", f->name);
+		worker_progress_locked(
+		    w,
+		    on ? "%s: arguments captured with its slowest calls (a stops)"
+		       : "%s: arguments no longer captured",
+		    f->name);
 	worker_unlock(w);
 }
 
@@ -573,30 +581,30 @@ static bool worker_resolve_wanted(struct worker *w)
 	return n > 0;
 }
 
-/* Until deadline_ns, a signal, or (true) BPF waking the session's clock. */
-static bool worker_wait_locked(struct worker *w, uint64_t deadline_ns)
+/* Until the next sample is due (due_ns), or something to do: the
+ * engine's clock runs meanwhile (session_run). */
+static void worker_wait_locked(struct worker *w, uint64_t due_ns)
 {
 	if (w->efd < 0) {
-		struct timespec ts = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
-				      .tv_nsec = (long)(deadline_ns % 1000000000ull)};
+		struct timespec ts = {.tv_sec = (time_t)(due_ns / 1000000000ull),
+				      .tv_nsec = (long)(due_ns % 1000000000ull)};
 		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
-		return false;
+		return;
 	}
 	/* Signals set their flags under mu before they write efd: one written
-	 * since mu was released makes the sleep end at once. */
+	 * since mu was released makes the wait end at once. */
 	worker_unlock(w);
-	int woke = session_sleep(w->s, deadline_ns, w->efd);
+	session_run(w->s, due_ns, w->efd);
 	uint64_t v;
 	ssize_t r = read(w->efd, &v, sizeof(v)); /* nonblocking: reset it */
 	(void)r;
 	worker_lock(w);
-	return woke < 0;
 }
 
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	uint64_t next = worker_now_ns() + (uint64_t)(w->delay_s * 1e9), bnext = 0;
+	uint64_t due = clock_now_ns() + (uint64_t)(w->delay_s * 1e9);
 
 	worker_lock(w);
 	while (!w->quit) {
@@ -614,25 +622,18 @@ static void *worker_main(void *arg)
 			worker_lock(w);
 			continue;
 		}
-		uint64_t now = worker_now_ns(), period = (uint64_t)(w->delay_s * 1e9);
-		if (w->s && now >= bnext) {
-			/* The overhead budget's duty cycle (--budget). */
-			worker_unlock(w);
-			bnext = session_tick(w->s);
-			worker_lock(w);
-			continue;
-		}
-		if (now >= next) {
+		uint64_t now = clock_now_ns(), period = (uint64_t)(w->delay_s * 1e9);
+		if (now >= due) {
 			/* Absolute deadlines keep intervals even; after a long
 			 * job, start over instead of sampling in a burst. */
-			next = next + period > now ? next + period : now + period;
+			due = session_next_due(due, period);
 			worker_unlock(w);
 			worker_sample(w);
 			worker_lock(w);
 			continue;
 		}
-		if (next > now + period)
-			next = now + period; /* the delay was shortened */
+		if (due > now + period)
+			due = now + period; /* the delay was shortened */
 		if (w->detail_dirty) {
 			worker_copy_hist_locked(w, &w->snap);
 			worker_unlock(w);
@@ -652,8 +653,7 @@ static void *worker_main(void *arg)
 			worker_lock(w);
 			continue;
 		}
-		if (worker_wait_locked(w, w->s && bnext < next ? bnext : next))
-			bnext = 0; /* BPF woke the clock: tick now */
+		worker_wait_locked(w, due);
 	}
 	worker_unlock(w);
 	return NULL;
