@@ -11,7 +11,6 @@ static void *current_sink_ctx;
 
 void log_set_level(enum log_level level) { current_level = level; }
 
-enum log_level log_get_level(void) { return current_level; }
 
 void log_set_sink(log_sink_fn sink, void *ctx)
 {

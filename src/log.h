@@ -18,7 +18,6 @@ enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
 typedef void (*log_sink_fn)(enum log_level level, const char *line, void *ctx);
 
 void log_set_level(enum log_level level);
-enum log_level log_get_level(void);
 /* NULL restores stderr. */
 void log_set_sink(log_sink_fn sink, void *ctx);
 void log_msg(enum log_level level, const char *module, const char *fmt, ...)

@@ -62,7 +62,6 @@ void draw_init(void)
 
 bool draw_utf8(void) { return draw_has_utf8; }
 
-int draw_attr(enum draw_role role) { return draw_attrs[role]; }
 
 /* Write at most width columns of s; returns the columns written.  Bytes
  * that do not decode in the locale show as '?'. */
@@ -152,20 +151,6 @@ void draw_fill(int y, enum draw_role role)
 {
 	attrset(draw_attrs[role]);
 	mvhline(y, 0, ' ', COLS);
-	attrset(A_NORMAL);
-}
-
-void draw_hline(int y, int x, int width)
-{
-	/* ACS_HLINE is drawn with the terminal's own line set, or '-' in
-	 * the ASCII fallback; ncursesw picks the UTF-8 glyph itself. */
-	if (width <= 0)
-		return;
-	attrset(draw_attrs[DR_DIM]);
-	if (draw_has_utf8)
-		mvhline(y, x, ACS_HLINE, width);
-	else
-		mvhline(y, x, '-', width);
 	attrset(A_NORMAL);
 }
 

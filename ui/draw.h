@@ -28,7 +28,6 @@ enum draw_role {
 /* Call once after initscr(). */
 void draw_init(void);
 bool draw_utf8(void);
-int draw_attr(enum draw_role role);
 
 /* Text at (y, x) clipped to width columns, padded with spaces when pad. */
 void draw_text(int y, int x, int width, enum draw_role role, bool pad, const char *s);
@@ -41,7 +40,6 @@ void draw_name(int y, int x, int width, enum draw_role role, const char *name);
 void draw_rtext(int y, int x, int width, enum draw_role role, const char *s);
 /* A whole screen line filled with role. */
 void draw_fill(int y, enum draw_role role);
-void draw_hline(int y, int x, int width);
 
 /* A bar of value/max over width columns; eighths of a cell in UTF-8. */
 void draw_bar(int y, int x, int width, double frac);

@@ -61,7 +61,6 @@ void live_close(struct ui *ui)
 	ui->live = NULL;
 }
 
-const char *live_sort_name(const struct ui *ui) { return live_cols[ui->live->sort].title; }
 
 /* Drop the least important columns until the row fits; then the name
  * takes the rest, and RETS some of it when the terminal is wide. */

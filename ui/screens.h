@@ -176,9 +176,6 @@ int detail_open(struct ui *ui);
 void detail_close(struct ui *ui);
 /* Show the detail of f (the live table's Enter). */
 void detail_show(struct ui *ui, struct func_info *f);
-/* The live table's rows, for the help text's sort columns. */
-const char *live_sort_name(const struct ui *ui);
-
 static inline int ui_body_height(void) { return LINES - UI_BODY_TOP - 2; }
 
 #endif
