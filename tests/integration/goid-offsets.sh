@@ -6,6 +6,9 @@
 . "$(dirname "$0")/../lib.sh"
 check=$abs_top_builddir/tests/integration/goid-check
 [ -x "$check" ] || fail "$check not found: run make check"
+# And the time split's (src/go_offsets.c), on the same programs.
+split_check=$abs_top_builddir/tests/integration/go-offsets-check
+[ -x "$split_check" ] || fail "$split_check not found: run make check"
 mkdir -p "$T/src"
 cat >"$T/src/main.go" <<'GO'
 package main
@@ -21,4 +24,6 @@ for v in 19 21 22 23 24 25 26 27; do
         CGO_ENABLED=0 "$root/bin/go" build -o "$T/hello-1.$v" .) ||
         fail "Go 1.$v could not build the test program"
     "$check" "$T/hello-1.$v" || fail "Go 1.$v: the goid offset table disagrees with DWARF"
+    "$split_check" "$T/hello-1.$v" ||
+        fail "Go 1.$v: the time split's runtime offset table disagrees with DWARF"
 done
