@@ -227,6 +227,9 @@ struct {
 	__type(value, __u64);
 } execs SEC(".maps");
 
+/* Where each timed call's time went: split_begin() and split_end(). */
+#include "split.h"
+
 /* The key for this goroutine frame: identical at the entry instruction and
  * at a RET, because SP then points at the same return address and a stack
  * copy preserves its distance to stack.hi. */
@@ -577,6 +580,7 @@ static __always_inline int entry_again(struct pt_regs *ctx, struct retop_func_st
 	old->hits0 = hits0;
 	old->trap0 = trap0;
 	note_args(ctx, st, key);
+	split_begin(key, now);
 	return 0;
 }
 
@@ -670,6 +674,7 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 	if (st->dropped)
 		undo_drop(st, &key);
 	note_args(ctx, st, &key);
+	split_begin(&key, now);
 }
 
 static __always_inline void wake_engine(void)
@@ -1020,6 +1025,7 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	if (func_id != cal_slot) {
 		note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b);
 		note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, s, &key);
+		split_end(&key, s, now, dur, taken + own_taken);
 	}
 	/* After the delete: a sweep that sees this RET as evidence no longer
 	 * finds the call it ended. */

@@ -31,7 +31,8 @@ enum {
 	OPT_SLOW,
 	OPT_SORT,
 	OPT_TOP,
-	OPT_IDLE
+	OPT_IDLE,
+	OPT_TIME_SPLIT
 };
 
 static const struct option long_options[] = {
@@ -59,6 +60,7 @@ static const struct option long_options[] = {
 	{"sort", required_argument, NULL, OPT_SORT},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"idle", no_argument, NULL, OPT_IDLE},
+	{"time-split", required_argument, NULL, OPT_TIME_SPLIT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -119,6 +121,9 @@ void cli_usage(FILE *out)
 		"                             (results too, where their types are known)\n"
 		"      --slow DURATION        also report every call at least DURATION long\n"
 		"                             (e.g. 10ms, 500us, 2s), counted and listed\n"
+		"      --time-split on|off    split each timed call's duration: on CPU,\n"
+		"                             waiting for a CPU, blocked in the kernel,\n"
+		"                             parked by Go (on: no probe of its own)\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              version\n"
@@ -356,6 +361,10 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case OPT_IDLE:
 		o->idle = true;
+		return 0;
+	case OPT_TIME_SPLIT:
+		if (timesplit_mode_parse(optarg, &o->time_split) != 0)
+			return usage_error("--time-split takes on or off, got '%s'", optarg);
 		return 0;
 	case 'v':
 		o->verbose++;

@@ -11,6 +11,7 @@ enum retop_exit { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 #include <stdio.h>
 
 #include "func_order.h"
+#include "timesplit.h"
 
 #define CLI_MAX_PATTERNS 64
 /* --max-functions: the per-function BPF maps are sized for it. */
@@ -44,6 +45,7 @@ struct cli_options {
 	bool latency_only; /* --latency-only: no callers, no slowest calls */
 	const char *args_pattern; /* --args GLOB */
 	uint64_t slow_ns;	  /* --slow DURATION; 0 = off */
+	enum timesplit_mode time_split; /* --time-split: on (default), off */
 	struct func_order sort;	  /* --sort: batch rows and the live table */
 	bool sort_given;
 	long top;  /* --top N: batch text rows; 0 = all */

@@ -107,6 +107,7 @@ int go_offsets_dwarf(const char *path, const char *go_version, struct go_offsets
 	    {"runtime.g", "m", offsetof(struct go_offsets, g_m), false},
 	    {"runtime.m", "p", offsetof(struct go_offsets, m_p), false},
 	    {"runtime.p", "schedtick", offsetof(struct go_offsets, p_schedtick), false},
+	    {"runtime.m", "preemptGen", offsetof(struct go_offsets, m_preempt), false},
 	    {"runtime.g", "trackingSeq", offsetof(struct go_offsets, g_track), false},
 	};
 	size_t n = sizeof(want) / sizeof(want[0]);
@@ -142,26 +143,26 @@ int go_offsets_dwarf(const char *path, const char *go_version, struct go_offsets
 	dwarf_finish(dbg, NULL);
 	close(fd);
 	/* trackingSeq is optional: before Go 1.26 it is not read at all. */
-	if (!want[0].found || !want[1].found || !want[2].found)
+	if (!want[0].found || !want[1].found || !want[2].found || !want[3].found)
 		return -ENODATA;
-	if (!want[3].found || o.go_minor < GO_TRACK_MINOR)
+	if (!want[4].found || o.go_minor < GO_TRACK_MINOR)
 		o.g_track = 0;
 	*out = o;
 	return 0;
 }
 
 /* amd64 offsets, each release checked against its DWARF by
- * tests/integration/go-offsets.sh (1.20, between two releases with the
- * same layout, is not: Debian has no build of it).  Go 1.25 moved fields
- * out of runtime.m before p, and Go 1.26 back in; trackingSeq is read from
- * Go 1.26 on only. */
+ * tests/integration/goid-offsets.sh (not 1.20: Debian has no build of it,
+ * and runtime.m grew between 1.19 and 1.21).  Go 1.25 moved fields out of
+ * runtime.m before p, and Go 1.26 back in; trackingSeq is read from Go
+ * 1.26 on only. */
 static const struct {
 	int minor_lo, minor_hi;
-	uint32_t g_m, m_p, p_schedtick, g_track;
+	uint32_t g_m, m_p, p_schedtick, m_preempt, g_track;
 } go_offsets_table[] = {
-    {19, 24, 48, 208, 16, 0},
-    {25, 25, 48, 200, 16, 0},
-    {26, 27, 48, 208, 16, 191},
+    {19, 19, 48, 208, 16, 816, 0},   {21, 21, 48, 208, 16, 824, 0}, {22, 22, 48, 208, 16, 1136, 0},
+    {23, 23, 48, 208, 16, 872, 0},   {24, 24, 48, 208, 16, 896, 0}, {25, 25, 48, 200, 16, 912, 0},
+    {26, 27, 48, 208, 16, 912, 191},
 };
 
 int go_offsets_release(const char *go_version, struct go_offsets *out)
@@ -175,6 +176,7 @@ int go_offsets_release(const char *go_version, struct go_offsets *out)
 			    .g_m = go_offsets_table[i].g_m,
 			    .m_p = go_offsets_table[i].m_p,
 			    .p_schedtick = go_offsets_table[i].p_schedtick,
+			    .m_preempt = go_offsets_table[i].m_preempt,
 			    .g_track = go_offsets_table[i].g_track,
 			    .go_minor = minor,
 			};

@@ -1,9 +1,10 @@
 /* Where Go's scheduler keeps what the time split reads of a running
  * goroutine (docs/ARCHITECTURE.md, "Where the time goes"): its M (g.m), the
- * M's P (m.p), the P's scheduler tick (p.schedtick), and from Go 1.26 on its
+ * M's P (m.p), the P's scheduler tick (p.schedtick), the M's count of
+ * preemption signals (m.preemptGen), and from Go 1.26 on the goroutine's
  * count of transitions out of running (g.trackingSeq).  From the binary's
  * DWARF, else from a per-release table (amd64) that
- * tests/integration/go-offsets.sh checks against every release's DWARF. */
+ * tests/integration/goid-offsets.sh checks against every release's DWARF. */
 #ifndef RETOP_GO_OFFSETS_H
 #define RETOP_GO_OFFSETS_H
 
@@ -14,6 +15,8 @@ struct go_offsets {
 	uint32_t m_p;	      /* runtime.m.p: puintptr */
 	uint32_t p_schedtick; /* runtime.p.schedtick: uint32, one more per goroutine
 			       * the P starts (a handed-over time slice excepted) */
+	uint32_t m_preempt;   /* runtime.m.preemptGen: uint32, one more per
+			       * preemption signal the M handled */
 	/* runtime.g.trackingSeq (uint8): 0 where it does not tell a park, as
 	 * before Go 1.26, which counted every system call in it too. */
 	uint32_t g_track;

@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "elf_image.h"
+#include "go_offsets.h"
 #include "goid.h"
 #include "log.h"
 #include "procs.h"
@@ -60,6 +61,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 	    .budget_pct = o->budget_pct,
 	    .budget_hits = o->budget_hits,
 	    .slow_ns = o->slow_ns,
+	    .time_split = o->time_split,
 	};
 }
 
@@ -131,6 +133,40 @@ static int session_check_memory(struct session *s, char *err)
 		       m, u, lim);
 }
 
+/* The time split needs Go's scheduler fields of the binary (go_offsets.h):
+ * a layout retop does not know gets no split, and says so. */
+static void session_split_offsets(struct session *s, struct tracer_opts *to)
+{
+	const char *ver = elf_image_go_version(s->idx->img), *from = NULL;
+	struct go_offsets o;
+
+	s->split_on = false;
+	if (s->opts.time_split == TIMESPLIT_OFF) {
+		snprintf(s->split_why, sizeof(s->split_why), "off (--time-split off)");
+		return;
+	}
+	if (go_offsets_find(s->binary, ver, &o, &from) != 0) {
+		snprintf(s->split_why, sizeof(s->split_why),
+			 "off: Go's scheduler layout of %s is unknown (no DWARF, and the release "
+			 "is not in retop's table)",
+			 ver && *ver ? ver : "this binary");
+		log_info("session", "time split %s", s->split_why);
+		return;
+	}
+	to->split = true;
+	to->split_g_m = o.g_m;
+	to->split_m_p = o.m_p;
+	to->split_p_tick = o.p_schedtick;
+	to->split_m_preempt = o.m_preempt;
+	to->split_g_track = o.g_track;
+	s->split_on = true;
+	s->split_why[0] = '\0';
+	log_debug("session",
+		  "time split: g.m +%u, m.p +%u, p.schedtick +%u, m.preemptGen +%u, "
+		  "g.trackingSeq +%u (%s)",
+		  o.g_m, o.m_p, o.p_schedtick, o.m_preempt, o.g_track, from);
+}
+
 /* Load the programs, check --max-memory, watch the runtime's panic and
  * goroutine exits.  Again after auto-detach closed it, on the next trace. */
 int session_open_tracer(struct session *s, char *err)
@@ -145,6 +181,7 @@ int session_open_tracer(struct session *s, char *err)
 	if (goid_offset(s->binary, elf_image_go_version(s->idx->img), &to.goid_offset) != 0)
 		log_info("session", "offset of goid in runtime.g unknown (no DWARF, release not in "
 				    "the table): the slowest calls show goroutine 0");
+	session_split_offsets(s, &to);
 	int ret = tracer_open(&to, &s->tracer, err);
 
 	if (ret)

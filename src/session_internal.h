@@ -21,6 +21,7 @@ struct session_func {
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
 	struct retop_func_stats prev, cur;
+	struct retop_split_stats split_prev, split_cur; /* the time split's */
 	struct stats_cache pct_cache; /* cur's since-start percentiles */
 	struct callers_view callers;  /* the last read */
 	struct slowest_list slowest;  /* since tracing began */
@@ -83,6 +84,10 @@ struct session {
 	struct guard guard;	/* --max-duration */
 	struct govern gov;	/* --budget: the governor */
 	struct hitcost hitcost; /* what a probe hit costs */
+	/* The time split: Go's offsets found (else why not, in split_why);
+	 * on once loaded with them. */
+	bool split_on;
+	char split_why[SNAPSHOT_STATUS_LEN];
 	struct snapshot snap;
 };
 

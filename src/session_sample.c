@@ -190,6 +190,10 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->before_attach = sf->cur.before_attach;
 		session_load_bias(s);
 		tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
+		sf->split_prev = sf->split_cur;
+		if (tracer_read_split(s->tracer, sf->slot, &sf->split_cur) != 0)
+			sf->split_cur = sf->split_prev;
+		timesplit_compute(&sf->split_cur, &sf->split_prev, s->split_on, &out->split);
 		slowest_take(s->slow, sf->slot, &out->slowest_interval);
 		slowest_take_over(s->slow, sf->slot, &out->slow_calls);
 		tracer_slow_rearm(s->tracer, sf->slot);
@@ -197,6 +201,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
+		timesplit_compute(&sf->split_cur, &sf->split_cur, s->split_on, &out->split);
 	}
 	if (sf->slot >= 0 || sf->have_prev)
 		out->raw = &sf->cur;
@@ -256,6 +261,21 @@ static void session_warn_dropped(struct session *s)
 		 s->opts.max_in_flight ? s->opts.max_in_flight : TRACER_DEFAULT_IN_FLIGHT);
 }
 
+/* Whether the time split runs, else why not: the binary's Go layout is
+ * unknown, or the kernel lacks what it reads (as BPF found). */
+static void session_split_state(struct session *s)
+{
+	if (s->split_on && s->tracer && (tracer_split_missing(s->tracer) & RETOP_SPLIT_NO_TASK)) {
+		s->split_on = false;
+		snprintf(s->split_why, sizeof(s->split_why),
+			 "off: the kernel keeps no run-queue clock or delay per thread "
+			 "(CONFIG_SCHED_INFO, CONFIG_FAIR_GROUP_SCHED)");
+		log_warn("session", "time split %s", s->split_why);
+	}
+	s->snap.split_on = s->split_on;
+	snprintf(s->snap.split_why, sizeof(s->snap.split_why), "%s", s->split_why);
+}
+
 /* Time and memory for the status line; auto-detach once time is up, after
  * the counters above were read, so the last interval is kept. */
 static void session_sample_guard(struct session *s, uint64_t now)
@@ -264,6 +284,7 @@ static void session_sample_guard(struct session *s, uint64_t now)
 	s->snap.budget_pct = s->gov.pct;
 	s->snap.budget_hits = govern_allowed_hits(&s->gov);
 	s->snap.exits_watched = s->tracer && tracer_watchers_in(s->tracer);
+	session_split_state(s);
 	s->snap.hit_ns = s->gov.hit_ns;
 	session_hit_costs(s);
 	s->snap.slow_ns = s->opts.slow_ns;
@@ -377,6 +398,8 @@ void session_reset(struct session *s)
 			session_set_args(s, &s->funcs[i], s->funcs[i].args_on);
 		}
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
+		memset(&s->funcs[i].split_cur, 0, sizeof(s->funcs[i].split_cur));
+		memset(&s->funcs[i].split_prev, 0, sizeof(s->funcs[i].split_prev));
 		govern_func_reset(&s->funcs[i].gf);
 		s->funcs[i].calls_shown = 0;
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));

@@ -7,6 +7,7 @@
 
 #include "figure.h"
 #include "guard.h"
+#include "snapshot_split.h"
 #include "text_escape.h"
 
 /* A double with a fixed number of decimals: rates and times need no more. */
@@ -290,6 +291,8 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(cost, "cpu_ns_per_s", json_fixed(f->cost_per_s, 0));
 	json_object_object_add(cost, "ns_per_call", json_fixed(f->cost_per_call_ns, 0));
 	json_object_object_add(o, "probe_cost", cost);
+	/* Where its timed calls' time went (null: the split is off). */
+	json_object_object_add(o, "time_split", snapshot_split_func_json(f));
 	json_object_object_add(o, "under_resolution", snapshot_under_json(f));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
 	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
@@ -366,6 +369,7 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(pc, "target_cpu_ns_per_s", json_fixed(snap->target_cpu_per_s, 0));
 	json_object_object_add(pc, "target_cpu_share", json_fixed(snap->cost_share, 4));
 	json_object_object_add(o, "probe_cost", pc);
+	json_object_object_add(o, "time_split", snapshot_split_json(snap));
 }
 
 void snapshot_print_json(FILE *out, const struct snapshot *snap, const size_t *order)
@@ -475,6 +479,7 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 	snapshot_text_limits(out, snap);
 	snapshot_text_resolution(out, snap);
 	snapshot_text_cost(out, snap);
+	snapshot_split_text_header(out, snap);
 	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
 		"P50", "P99", "MAX", "INFL", "ORPH");
 }
@@ -732,6 +737,7 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap, const struct sn
 		}
 		listed++;
 		snapshot_text_row(out, f, rows && rows->utf8);
+		snapshot_split_text(out, f);
 		snapshot_text_inlined(out, f);
 		snapshot_text_calls(out, snap, f);
 	}

@@ -12,6 +12,7 @@
 #include "callers.h"
 #include "slowest.h"
 #include "stats.h"
+#include "timesplit.h"
 
 struct func_info;
 
@@ -103,6 +104,8 @@ struct snapshot_func {
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 	struct callers_view callers; /* since tracing began */
+	/* Where its timed calls' time went (timesplit.h). */
+	struct timesplit_view split;
 	/* The counters as read from BPF since tracing began, unscaled by the
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
@@ -162,6 +165,9 @@ struct snapshot {
 	 * share of it the traps took. */
 	double cost_ns, cost_per_s, target_cpu_per_s, cost_share;
 	bool exits_watched;	 /* runtime.goexit1 probed: exits prove calls dead */
+	/* The time split (timesplit.h): on, else why not ("off: ..."). */
+	bool split_on;
+	char split_why[SNAPSHOT_STATUS_LEN];
 	struct snapshot_func *funcs;
 	size_t nfuncs;
 };

@@ -27,6 +27,7 @@ static void tracer_size_maps(struct tracer *t)
 	bpf_map__set_max_entries(sk->maps.inflight_spill, z.inflight_spill);
 	sk->rodata->spill_enabled = z.spill;
 	bpf_map__set_max_entries(sk->maps.func_stats, z.func_stats);
+	bpf_map__set_max_entries(sk->maps.split_stats, z.func_stats);
 	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
 	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);
 	bpf_map__set_max_entries(sk->maps.first_entry, z.first_entry);
@@ -111,6 +112,12 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	}
 	tracer_size_maps(t);
 	t->skel->rodata->g_goid_offset = t->opts.goid_offset;
+	t->skel->rodata->split_enabled = t->opts.split && t->opts.split_g_m;
+	t->skel->rodata->split_g_m = t->opts.split_g_m;
+	t->skel->rodata->split_m_p = t->opts.split_m_p;
+	t->skel->rodata->split_p_tick = t->opts.split_p_tick;
+	t->skel->rodata->split_m_preempt = t->opts.split_m_preempt;
+	t->skel->rodata->split_g_track = t->opts.split_g_track;
 	t->skel->rodata->cal_slot = (__u32)t->opts.max_functions;
 	t->skel->rodata->callers_enabled = !t->opts.latency_only;
 	t->skel->rodata->slow_enabled = !t->opts.latency_only;

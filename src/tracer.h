@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../bpf/retop.h"
+#include "../bpf/split_types.h"
 #include "callers.h"
 #include "funcs.h"
 #include "interlock.h"
@@ -36,6 +37,10 @@ struct tracer_opts {
 	uint64_t goid_offset; /* of goid in runtime.g; 0: goroutine ids unknown */
 	bool latency_only;    /* no callers, no slowest calls: less BPF work a call */
 	uint64_t slow_ns;     /* --slow: ship every call this long; 0: off */
+	/* The time split (bpf/split.h): on, with Go's runtime offsets
+	 * (src/go_offsets.h; g_m 0: unknown, no split). */
+	bool split;
+	uint32_t split_g_m, split_m_p, split_p_tick, split_m_preempt, split_g_track;
 };
 
 /* Per-slot in-flight view, filled by tracer_sweep(). */
@@ -170,6 +175,11 @@ void tracer_slow_rearm(struct tracer *t, int slot);
 /* Capture the arguments of slot's calls at the entry as spec says (NULL:
  * stop).  Cleared by tracer_reset(). */
 void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *spec);
+/* The time split's counters of slot since it was attached or reset
+ * (zeroes when the split is off). */
+int tracer_read_split(struct tracer *t, int slot, struct retop_split_stats *out);
+/* What the kernel lacks for the split (RETOP_SPLIT_NO_*), as BPF found. */
+uint32_t tracer_split_missing(const struct tracer *t);
 /* Read the caller map once, for every slot (at each refresh, before
  * tracer_read_callers()). */
 int tracer_callers_refresh(struct tracer *t);

@@ -37,6 +37,10 @@ int tracer_reset(struct tracer *t, int slot)
 				 sizeof(t->zero), BPF_ANY))
 		return -errno;
 	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
+	static const struct retop_split_stats split_zero;
+	if (bpf_map__update_elem(t->skel->maps.split_stats, &key, sizeof(key), &split_zero,
+				 sizeof(split_zero), BPF_ANY))
+		return -errno;
 	tracer_slow_rearm(t, slot);
 	tracer_args_set(t, slot, NULL);
 	t->skel->bss->caller_sites[slot] = 0;
@@ -166,6 +170,26 @@ void tracer_args_set(struct tracer *t, int slot, const struct retop_args_spec *s
 		t->args_used = true;
 	if (was_on && !(spec && spec->on))
 		tracer_args_purge(t, slot);
+}
+
+int tracer_read_split(struct tracer *t, int slot, struct retop_split_stats *out)
+{
+	__u32 key = (__u32)slot;
+
+	memset(out, 0, sizeof(*out));
+	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
+		return -EINVAL;
+	if (!t->skel->rodata->split_enabled)
+		return 0;
+	if (bpf_map__lookup_elem(t->skel->maps.split_stats, &key, sizeof(key), out, sizeof(*out),
+				 0))
+		return -errno;
+	return 0;
+}
+
+uint32_t tracer_split_missing(const struct tracer *t)
+{
+	return t ? __atomic_load_n(&t->skel->bss->split_missing, __ATOMIC_RELAXED) : 0;
 }
 
 int tracer_callers_refresh(struct tracer *t)
