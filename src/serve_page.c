@@ -574,6 +574,47 @@ static void serve_render_callers(struct render *r)
 	serve_render_callers_fam(r, "retop_caller_duration_seconds_total", true);
 }
 
+/* Where the timed calls' time went (timesplit.h), for the functions it
+ * splits: the parts summed, and the calls by how the split saw them. */
+static void serve_render_split(struct render *r)
+{
+	static const char *const hows[] = {"split", "parked", "unsplit"};
+
+	serve_family(r, "retop_function_time_split_seconds_total", "counter",
+		     "Timed calls' durations by where the time went: part=\"on_cpu\" (their thread "
+		     "ran them), \"runqueue\" (it waited for a CPU), \"kernel_blocked\" (it slept "
+		     "in the kernel), \"go_parked\" (Go's scheduler took the goroutine off its "
+		     "thread: such a call's whole duration).");
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
+		const struct snapshot_func *sn = &r->snap->funcs[i];
+		if (!sn->raw || !sn->split.on || sn->entry_only)
+			continue;
+		for (int k = 0; k < RETOP_SPLIT_PARTS; k++) {
+			fputs("retop_function_time_split_seconds_total{", r->f);
+			serve_func_labels(r, i);
+			fprintf(r->f, ",part=\"%s\"} ", timesplit_part_name(k));
+			prom_text_put_seconds(r->f, sn->split.total.ns[k]);
+			fputc('\n', r->f);
+		}
+	}
+	serve_family(r, "retop_function_time_split_calls_total", "counter",
+		     "Timed calls by how the time split saw them: how=\"split\" (on one thread, in "
+		     "four parts), \"parked\" (its whole duration in part go_parked), \"unsplit\" "
+		     "(in no part: its figures were evicted or unreadable).");
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
+		const struct snapshot_func *sn = &r->snap->funcs[i];
+		const uint64_t n[] = {sn->split.total.calls, sn->split.total.parked,
+				      sn->split.total.unsplit};
+		if (!sn->raw || !sn->split.on || sn->entry_only)
+			continue;
+		for (size_t k = 0; k < sizeof(hows) / sizeof(hows[0]); k++) {
+			fputs("retop_function_time_split_calls_total{", r->f);
+			serve_func_labels(r, i);
+			fprintf(r->f, ",how=\"%s\"} %" PRIu64 "\n", hows[k], n[k]);
+		}
+	}
+}
+
 int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_label, char **page,
 		      size_t *len)
 {
@@ -601,6 +642,7 @@ int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_
 	serve_render_hist(&r);
 	serve_render_sites(&r);
 	serve_render_callers(&r);
+	serve_render_split(&r);
 	free(r.labels);
 	if (ferror(r.f)) {
 		fclose(r.f);

@@ -1,6 +1,8 @@
-/* The detail view of one traced function: summary, latency histogram as
- * bars (from the raw in-kernel buckets, merged into ~16 rows), hits per RET
- * site with its source line, and the instructions leading to each RET.
+/* The detail view of one traced function: summary, hits per RET site with
+ * its source line, latency by caller, latency histogram as bars (from the
+ * raw in-kernel buckets, merged into ~16 rows), where its time goes (a bar
+ * per part of the time split, over the last interval and since start), the
+ * slowest calls, and the instructions leading to each RET.
  * The page scrolls; everything is drawn through a virtual line cursor. */
 #define _GNU_SOURCE
 #include <math.h>
@@ -283,6 +285,85 @@ static void detail_histogram(struct detail *d, struct detail_page *pg)
 	detail_row(pg);
 }
 
+/* One set of calls' part: its bar and share, at x. */
+static void detail_split_cell(int y, int x, int barw, const struct timesplit_figures *t, int k)
+{
+	char pct[16];
+
+	draw_text(y, x, 1, DR_DIM, false, "[");
+	if (t->total_ns)
+		draw_bar(y, x + 1, barw, t->share[k]);
+	draw_text(y, x + 1 + barw, 1, DR_DIM, false, "]");
+	if (t->total_ns)
+		snprintf(pct, sizeof(pct), "%5.1f%%", 100 * t->share[k]);
+	else
+		snprintf(pct, sizeof(pct), "-");
+	draw_rtext(y, x + 2 + barw, 7, DR_NORMAL, pct);
+}
+
+/* "1000 split, 3 parked by Go, 2 without a split": what the parts are of. */
+static void detail_split_calls(const struct timesplit_figures *t, char *buf, size_t len)
+{
+	char a[16], b[16], c[16];
+
+	fmt_count((double)t->calls, a, sizeof(a));
+	fmt_count((double)t->parked, b, sizeof(b));
+	fmt_count((double)t->unsplit, c, sizeof(c));
+	snprintf(buf, len, "%s on one thread, %s parked%s%s%s", a, b, t->unsplit ? ", " : "",
+		 t->unsplit ? c : "", t->unsplit ? " unsplit" : "");
+}
+
+/* Where its timed calls' time went (timesplit.h): a bar per part, over
+ * the last interval and since start, and what a bar cannot show. */
+static void detail_split(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
+{
+	const struct timesplit_view *v = &sf->split;
+	int y, x0 = 24, barw = (COLS - x0 - 2 * 10) / 2;
+	char calls[96];
+
+	if (sf->entry_only || ui->detail->f->inline_only)
+		return;
+	if (barw < 4)
+		barw = 4;
+	if ((y = detail_row(pg)) >= 0)
+		draw_text(y, 0, COLS, DR_TITLE, true, "  WHERE THE TIME GOES");
+	if (!v->on) {
+		if ((y = detail_row(pg)) >= 0)
+			draw_textf(y, 2, COLS - 2, DR_DIM, "time split %s",
+				   ui->have_snap ? ui->snap.split_why : "off");
+		detail_row(pg);
+		return;
+	}
+	if ((y = detail_row(pg)) >= 0) {
+		draw_text(y, x0, barw + 9, DR_HEADER, false, "last interval");
+		draw_text(y, x0 + barw + 10, barw + 9, DR_HEADER, false, "since start");
+	}
+	for (int k = 0; k < RETOP_SPLIT_PARTS; k++) {
+		if ((y = detail_row(pg)) < 0)
+			continue;
+		draw_text(y, 2, x0 - 3, DR_NORMAL, false, timesplit_part_words(k));
+		detail_split_cell(y, x0, barw, &v->recent, k);
+		detail_split_cell(y, x0 + barw + 10, barw, &v->total, k);
+	}
+	if ((y = detail_row(pg)) >= 0) {
+		detail_split_calls(&v->total, calls, sizeof(calls));
+		draw_textf(y, 2, COLS - 2, DR_DIM, "since start: %s (%.1f%% of the timed calls)%s",
+			   calls, 100 * v->total.covered,
+			   sf->timed_calls < sf->v.calls ? ", a sample (--budget)" : "");
+	}
+	/* At the defaults nothing tells a parked call's own CPU time from
+	 * the time Go kept it off its thread. */
+	if (v->total.parked && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 2, COLS - 2, DR_WARN,
+			   "a parked call's time is all counted parked: its CPU time between parks "
+			   "is not told apart");
+	if (v->total.calls && (y = detail_row(pg)) >= 0)
+		draw_textf(y, 2, COLS - 2, DR_DIM,
+			   "its thread, a call on one thread: %.1f sleeps, %.1f preemptions",
+			   v->total.vcsw_per_call, v->total.ivcsw_per_call);
+	detail_row(pg);
+}
+
 static void detail_sites(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
 {
 	uint64_t total = 0;
@@ -472,6 +553,7 @@ static void detail_draw(struct ui *ui)
 	detail_callers(sf, &pg);
 	detail_histogram(d, &pg);
 	/* After the histogram: its header and p50/p99 stay on an 80x24 page. */
+	detail_split(ui, sf, &pg);
 	detail_slowest(ui, sf, &pg);
 	detail_disasm(ui, sf, &pg);
 	d->lines = pg.v;

@@ -1,6 +1,7 @@
 /* The live table: the traced functions of the latest snapshot, sortable like
  * htop.  Columns are laid out by priority: at 80 columns the essential ones,
- * wider terminals add the age of the oldest call in flight, unmatched
+ * wider terminals add where the time goes (TIME: the part of the time
+ * split with most of it), the age of the oldest call in flight, unmatched
  * returns and dropped calls (CALLS ends in '!' when any were dropped, INFL
  * when calls are overdue); the function name takes what is left. */
 #define _GNU_SOURCE
@@ -13,7 +14,7 @@
 #include "../src/guard.h"
 #include "screens.h"
 
-enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_MAX, LC_INFL, LC_OLDEST,
+enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_MAX, LC_TIME, LC_INFL, LC_OLDEST,
 		LC_ORPH, LC_RETS, LC_UNM, LC_DROP, LC_COUNT };
 
 /* Each sortable column sorts by its key of func_order.h, the one order
@@ -26,6 +27,7 @@ static const struct {
 	[LC_NAME] = {"FUNCTION", 20, 0, ORDER_NAME},	[LC_CALLS] = {"CALLS", 6, 1, ORDER_CALLS},
 	[LC_RATE] = {"CALLS/S", 7, 1, ORDER_RATE},	[LC_P50] = {"P50", 7, 1, ORDER_P50},
 	[LC_P99] = {"P99", 7, 1, ORDER_P99},		[LC_MAX] = {"MAX", 7, 2, ORDER_MAX},
+	[LC_TIME] = {"TIME", 9, 4, -1},
 	[LC_INFL] = {"INFL", 4, 2, ORDER_INFLIGHT},	[LC_OLDEST] = {"OLDEST", 7, 4, ORDER_OLDEST},
 	[LC_ORPH] = {"ORPH", 4, 3, ORDER_ORPHANS},	[LC_RETS] = {"RETS", 9, 3, -1},
 	[LC_UNM] = {"UNMATCH", 7, 5, ORDER_UNMATCHED},	[LC_DROP] = {"DROP", 4, 5, ORDER_DROPPED},
@@ -155,6 +157,19 @@ static bool live_durations_sampled(const struct snapshot_func *f)
 	return f->timed_calls < f->v.calls && !f->entry_only;
 }
 
+/* "cpu 97%": where most of its time went (timesplit.h), over the last
+ * interval or since start as p50/p99; "-" when nothing was split. */
+static void live_time(const struct ui *ui, const struct snapshot_func *f, char *buf, size_t len)
+{
+	const struct timesplit_figures *t = ui->interval_pct ? &f->split.recent : &f->split.total;
+	int k = f->split.on && !f->entry_only ? timesplit_dominant(t) : -1;
+
+	if (k < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s %.0f%%", timesplit_part_short(k), 100 * t->share[k]);
+}
+
 static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum live_col c,
 		      int width, char *buf, size_t len)
 {
@@ -183,6 +198,7 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 	case LC_P50: figure_duration(f, f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
 	case LC_P99: figure_duration(f, f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
 	case LC_MAX: figure_duration(f, f->entry_only ? 0 : f->v.max_ns, buf, len); break;
+	case LC_TIME: live_time(ui, f, buf, len); break;
 	case LC_INFL:
 		fmt_count((double)f->in_flight, buf, len);
 		/* '!': some are overdue (past --orphan-timeout), still awaited. */
