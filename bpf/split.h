@@ -122,6 +122,7 @@ static __always_inline int split_task_now(__u64 t, struct split_now *n)
 struct split_go {
 	__u64 p;       /* its P (g.m.p) */
 	__u32 tick;    /* the P's schedtick */
+	__u32 systick; /* and syscalltick, the next word */
 	__u32 preempt; /* its M's preemption signals */
 	__u8 track;    /* g.trackingSeq, where it tells a park */
 };
@@ -134,7 +135,8 @@ static __always_inline int split_go_now(__u64 g, struct split_go *o)
 		return -1;
 	if (bpf_probe_read_user(&o->p, sizeof(o->p), (void *)(m + split_m_p)) != 0 || !o->p)
 		return -1;
-	if (bpf_probe_read_user(&o->tick, sizeof(o->tick), (void *)(o->p + split_p_tick)) != 0)
+	/* Both ticks in one read: schedtick, then syscalltick. */
+	if (bpf_probe_read_user(&o->tick, 2 * sizeof(o->tick), (void *)(o->p + split_p_tick)) != 0)
 		return -1;
 	if (bpf_probe_read_user(&o->preempt, sizeof(o->preempt), (void *)(m + split_m_preempt)) !=
 	    0)
@@ -159,6 +161,7 @@ static __always_inline void split_begin(const struct retop_inflight_key *key, __
 	if (split_task_now(start, &n) == 0 && split_go_now(key->g, &o) == 0) {
 		b.p = o.p;
 		b.schedtick = o.tick;
+		b.systick = o.systick;
 		b.preempt = o.preempt;
 		b.track = o.track;
 		b.cpu_ns = n.cpu;
@@ -171,25 +174,34 @@ static __always_inline void split_begin(const struct retop_inflight_key *key, __
 	bpf_map_update_elem(&split_calls, key, &b, BPF_ANY);
 }
 
-/* Did Go's scheduler take the goroutine off its thread between b and now
- * (its thread changed, or its P did, or its P started a goroutine), so
- * that the thread's figures are not the call's?  Not when g.trackingSeq
- * (Go 1.26 on) says it never left running: a system call whose P served
- * others meanwhile stays its thread's.  Nor when every goroutine its P
- * started was after a preemption signal to its M, which never slept: Go
- * preempts a goroutine that ran 10 ms, and its thread, finding nothing
- * else to run, takes it back at once. */
+/* Did Go's scheduler take the goroutine off its thread between b and now,
+ * so that the thread's figures are not the call's?  Its thread changed; or
+ * its P changed, or its P started another goroutine, or its thread slept
+ * outside a system call: its M waited for work meanwhile, then took the
+ * goroutine back with the time slice it left (which ticks nothing).
+ * Not a preemption its own M took back at once: Go preempts a goroutine
+ * that ran 10 ms, and its thread, with nothing else to run, starts it
+ * again; each tick of its P then came after a preemption signal to its M,
+ * which never slept.  From Go 1.26 on, g.trackingSeq unchanged says it
+ * never left running (a system call whose P served others meanwhile, a
+ * page fault, stays the thread's), and changed, that it did (not a stack
+ * copy or a GC assist on its thread, which tick nothing and do not sleep). */
 static __always_inline int split_parked(const struct retop_split_begin *b, __u32 tid,
 					const struct split_go *o, const struct split_now *n)
 {
+	int slept = n->nvcsw != b->nvcsw;
+
 	if (tid != b->tid)
 		return 1;
-	if (o->p == b->p && o->tick == b->schedtick)
-		return 0;
 	if (split_g_track && o->track == b->track)
 		return 0;
-	return !(o->p == b->p && n->nvcsw == b->nvcsw &&
-		 o->tick - b->schedtick <= o->preempt - b->preempt);
+	if (o->p != b->p)
+		return 1;
+	if (o->tick != b->schedtick)
+		return slept || o->tick - b->schedtick > o->preempt - b->preempt;
+	if (split_g_track)
+		return slept;
+	return slept && o->systick == b->systick;
 }
 
 /* The four parts of a call on one thread, dur long once retop's own traps

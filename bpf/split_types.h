@@ -63,6 +63,8 @@ struct retop_split_begin {
 	__u8 ok;    /* every figure was read */
 	__u8 pad[2];
 	__u32 preempt; /* the M's preemption signals (m.preemptGen) */
+	__u32 systick; /* the P's system calls (p.syscalltick) */
+	__u32 pad2;
 };
 
 #endif

@@ -108,6 +108,7 @@ int go_offsets_dwarf(const char *path, const char *go_version, struct go_offsets
 	    {"runtime.m", "p", offsetof(struct go_offsets, m_p), false},
 	    {"runtime.p", "schedtick", offsetof(struct go_offsets, p_schedtick), false},
 	    {"runtime.m", "preemptGen", offsetof(struct go_offsets, m_preempt), false},
+	    {"runtime.p", "syscalltick", offsetof(struct go_offsets, p_syscalltick), false},
 	    {"runtime.g", "trackingSeq", offsetof(struct go_offsets, g_track), false},
 	};
 	size_t n = sizeof(want) / sizeof(want[0]);
@@ -143,15 +144,18 @@ int go_offsets_dwarf(const char *path, const char *go_version, struct go_offsets
 	dwarf_finish(dbg, NULL);
 	close(fd);
 	/* trackingSeq is optional: before Go 1.26 it is not read at all. */
-	if (!want[0].found || !want[1].found || !want[2].found || !want[3].found)
+	/* BPF reads both of the P's ticks at once. */
+	if (!want[0].found || !want[1].found || !want[2].found || !want[3].found ||
+	    !want[4].found || o.p_syscalltick != o.p_schedtick + 4)
 		return -ENODATA;
-	if (!want[4].found || o.go_minor < GO_TRACK_MINOR)
+	if (!want[5].found || o.go_minor < GO_TRACK_MINOR)
 		o.g_track = 0;
 	*out = o;
 	return 0;
 }
 
-/* amd64 offsets, each release checked against its DWARF by
+/* amd64 offsets (p.syscalltick is 4 after p.schedtick), each release
+ * checked against its DWARF by
  * tests/integration/goid-offsets.sh (not 1.20: Debian has no build of it,
  * and runtime.m grew between 1.19 and 1.21).  Go 1.25 moved fields out of
  * runtime.m before p, and Go 1.26 back in; trackingSeq is read from Go
@@ -176,6 +180,7 @@ int go_offsets_release(const char *go_version, struct go_offsets *out)
 			    .g_m = go_offsets_table[i].g_m,
 			    .m_p = go_offsets_table[i].m_p,
 			    .p_schedtick = go_offsets_table[i].p_schedtick,
+			    .p_syscalltick = go_offsets_table[i].p_schedtick + 4,
 			    .m_preempt = go_offsets_table[i].m_preempt,
 			    .g_track = go_offsets_table[i].g_track,
 			    .go_minor = minor,

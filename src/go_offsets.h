@@ -1,6 +1,7 @@
 /* Where Go's scheduler keeps what the time split reads of a running
  * goroutine (docs/ARCHITECTURE.md, "Where the time goes"): its M (g.m), the
- * M's P (m.p), the P's scheduler tick (p.schedtick), the M's count of
+ * M's P (m.p), the P's scheduler and system call ticks (p.schedtick,
+ * p.syscalltick, side by side in every release), the M's count of
  * preemption signals (m.preemptGen), and from Go 1.26 on the goroutine's
  * count of transitions out of running (g.trackingSeq).  From the binary's
  * DWARF, else from a per-release table (amd64) that
@@ -15,6 +16,8 @@ struct go_offsets {
 	uint32_t m_p;	      /* runtime.m.p: puintptr */
 	uint32_t p_schedtick; /* runtime.p.schedtick: uint32, one more per goroutine
 			       * the P starts (a handed-over time slice excepted) */
+	uint32_t p_syscalltick; /* runtime.p.syscalltick: uint32, one more per system
+				 * call of its goroutines; p_schedtick + 4 */
 	uint32_t m_preempt;   /* runtime.m.preemptGen: uint32, one more per
 			       * preemption signal the M handled */
 	/* runtime.g.trackingSeq (uint8): 0 where it does not tell a park, as

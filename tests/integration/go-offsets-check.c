@@ -32,6 +32,6 @@ int main(int argc, char **argv)
 	       dw.m_preempt, tab.m_preempt, dw.g_track, tab.g_track);
 	elf_image_close(img);
 	return rd || rt || dw.g_m != tab.g_m || dw.m_p != tab.m_p ||
-	       dw.p_schedtick != tab.p_schedtick || dw.m_preempt != tab.m_preempt ||
-	       dw.g_track != tab.g_track;
+	       dw.p_schedtick != tab.p_schedtick || dw.p_syscalltick != tab.p_syscalltick ||
+	       dw.m_preempt != tab.m_preempt || dw.g_track != tab.g_track;
 }
