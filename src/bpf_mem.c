@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "../bpf/retop.h"
+#include "../bpf/split_types.h"
 #include "procs.h"
 
 /* The kernel stores keys and values 8-byte aligned. */
@@ -30,6 +31,14 @@ void bpf_mem_size_maps(uint32_t inflight_max, size_t max_functions, int ncpu,
 	out->first_entry = BPF_MEM_GOROUTINES;
 	out->recovered = BPF_MEM_GOROUTINES_MARKED;
 	out->drop_marks = BPF_MEM_GOROUTINES_MARKED;
+	out->split_stats = nf + 1;
+	out->split_calls = RETOP_SPLIT_CALLS;
+}
+
+void bpf_mem_size_split_off(struct bpf_mem_sizes *z)
+{
+	z->split_stats = 1;
+	z->split_calls = 1;
 }
 
 /* One 16-byte bucket per entry, rounded up to a power of two. */
@@ -103,6 +112,10 @@ uint64_t bpf_mem_estimate(uint32_t inflight_max, size_t max_functions)
 	b += bpf_mem_hash_bytes(z.recovered, sizeof(struct retop_goroutine_key), sizeof(uint64_t));
 	b += bpf_mem_hash_bytes(z.drop_marks, sizeof(struct retop_goroutine_key),
 				sizeof(struct retop_inflight_key) + 8);
+	/* The time split (on by default): split_stats, split_calls. */
+	b += bpf_mem_array_bytes(z.split_stats, sizeof(struct retop_split_stats), 4096);
+	b += bpf_mem_hash_bytes(z.split_calls, sizeof(struct retop_inflight_key),
+				sizeof(struct retop_split_begin));
 	/* The slowest calls' ring buffer. */
 	b += 256 * 1024;
 	return b;

@@ -27,6 +27,9 @@ struct bpf_mem_sizes {
 	bool spill; /* calls may spill */
 	uint32_t func_stats, caller_stats;
 	uint32_t goroutines, first_entry, recovered, drop_marks;
+	/* The time split: its counters per slot, and the calls' figures at
+	 * their entry (bpf/split.h; one entry when the split is off). */
+	uint32_t split_stats, split_calls;
 };
 
 /* Each map sized for what a run can use: the per-function maps for
@@ -34,6 +37,8 @@ struct bpf_mem_sizes {
  * maps for the goroutines they remember.  ncpu: possible CPUs. */
 void bpf_mem_size_maps(uint32_t inflight_max, size_t max_functions, int ncpu,
 		       struct bpf_mem_sizes *out);
+/* The same with the time split off: its maps of one entry. */
+void bpf_mem_size_split_off(struct bpf_mem_sizes *z);
 
 /* A hash map's buckets, allocated at load whatever it holds. */
 uint64_t bpf_mem_bucket_bytes(uint32_t n);

@@ -70,17 +70,19 @@ void snapshot_split_text(FILE *out, const struct snapshot_func *f)
 
 	if (!f->split.on || f->entry_only || !t->total_ns)
 		return;
+	char parked[16];
+
 	fprintf(out, "    time: on CPU %.1f%%, run queue %.1f%%, kernel %.1f%%, parked %.1f%%",
 		100 * t->share[RETOP_SPLIT_CPU], 100 * t->share[RETOP_SPLIT_RUNQ],
 		100 * t->share[RETOP_SPLIT_BLOCKED], 100 * t->share[RETOP_SPLIT_PARKED]);
+	/* A parked call counts whole: its CPU time between parks is not
+	 * told apart. */
+	stats_format_count((double)t->parked, parked, sizeof(parked));
+	fprintf(out, t->parked ? " (%s parked)\n" : "\n", parked);
 	if (t->unsplit)
-		fprintf(out, " (%llu of %llu calls)\n", (unsigned long long)(t->calls + t->parked),
-			(unsigned long long)timed);
-	else
-		fputc('\n', out);
-	if (t->parked)
-		fprintf(out, "    %llu calls parked by Go: all their time counted parked\n",
-			(unsigned long long)t->parked);
+		fprintf(out,
+			"    time split of %llu of %llu timed calls (the others' figures lost)\n",
+			(unsigned long long)(t->calls + t->parked), (unsigned long long)timed);
 }
 
 void snapshot_split_text_header(FILE *out, const struct snapshot *snap)

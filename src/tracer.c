@@ -23,11 +23,14 @@ static void tracer_size_maps(struct tracer *t)
 
 	bpf_mem_size_maps(t->opts.inflight_max, t->opts.max_functions, libbpf_num_possible_cpus(),
 			  &z);
+	if (!t->opts.split || !t->opts.split_g_m)
+		bpf_mem_size_split_off(&z);
 	bpf_map__set_max_entries(sk->maps.inflight, z.inflight);
 	bpf_map__set_max_entries(sk->maps.inflight_spill, z.inflight_spill);
 	sk->rodata->spill_enabled = z.spill;
 	bpf_map__set_max_entries(sk->maps.func_stats, z.func_stats);
-	bpf_map__set_max_entries(sk->maps.split_stats, z.func_stats);
+	bpf_map__set_max_entries(sk->maps.split_stats, z.split_stats);
+	bpf_map__set_max_entries(sk->maps.split_calls, z.split_calls);
 	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
 	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);
 	bpf_map__set_max_entries(sk->maps.first_entry, z.first_entry);

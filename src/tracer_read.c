@@ -38,7 +38,8 @@ int tracer_reset(struct tracer *t, int slot)
 		return -errno;
 	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
 	static const struct retop_split_stats split_zero;
-	if (bpf_map__update_elem(t->skel->maps.split_stats, &key, sizeof(key), &split_zero,
+	if (t->skel->rodata->split_enabled &&
+	    bpf_map__update_elem(t->skel->maps.split_stats, &key, sizeof(key), &split_zero,
 				 sizeof(split_zero), BPF_ANY))
 		return -errno;
 	tracer_slow_rearm(t, slot);

@@ -96,7 +96,7 @@ track_pid "$rp"
 sleep 1
 kill -USR1 "$FIXTURE_PID"
 wait "$rp" || fail "retop -b (text) failed: $(head -n 3 "$T/text.err")"
-grep -q '^    time: on CPU [0-9.]*%, run queue [0-9.]*%, kernel [0-9.]*%, parked 100.0%$' "$T/text" ||
+grep -q '^    time: on CPU [0-9.]*%, run queue [0-9.]*%, kernel [0-9.]*%, parked 100.0% ([0-9]* parked)$' "$T/text" ||
     fail "no split line under main.Sleep's row: $(grep -A 3 '^main.Sleep' "$T/text" | head -n 4)"
 trace_fixture timesplit-default -calls 5 -- -t main.Busy --time-split off -d 0.5
 python3 - "$SNAP" <<'EOF' || fail "--time-split off: a split is still there"

@@ -116,8 +116,9 @@ static void test_estimate(void **state)
 	assert_int_equal(bpf_mem_array_bytes(3, 12, 4096), 4096);
 	/* One row of counters a function, in whole pages. */
 	assert_true(bpf_mem_estimate(1024, 256) > bpf_mem_estimate(1024, 64));
-	/* At the defaults, under 8 MiB with nothing in flight. */
-	assert_true(bpf_mem_estimate(262144, 64) < 8ull << 20);
+	/* At the defaults, under 9 MiB with nothing in flight (the time
+	 * split's figures of 8,192 calls at their entry some 1.1 MiB of it). */
+	assert_true(bpf_mem_estimate(262144, 64) < 9ull << 20);
 }
 
 int main(void)
