@@ -8,13 +8,16 @@
 //	main.Sleep      time.Sleep(-dur): parked by Go's scheduler
 //	main.Contended  ~-cdur of arithmetic while -hogs other processes (this
 //	                program again, spinning) load every CPU: a good part
-//	                waiting for a CPU
+//	                waiting for a CPU.  Long enough to span the kernel's
+//	                time slices, it runs with GOMAXPROCS 1: when Go preempts
+//	                it (after 10 ms) its own thread takes it back.
 //
 // Each call starts a time slice of its own (runtime.Gosched before it).
-// Around each call of all but main.Sleep it reads its thread's CPU time and
-// run-queue wait from /proc/thread-self/schedstat: its own figures, per
-// function in "own" ({cpu_ns, runq_ns, wall_ns} summed over the calls that
-// stayed on one thread, "calls" of them), beside the usual per_func.
+// Around each call of all but main.Sleep it reads its thread's CPU time
+// (clock_gettime(CLOCK_THREAD_CPUTIME_ID)) and, around that, its run-queue
+// wait (/proc/thread-self/schedstat): its own figures, per function in
+// "own" ({cpu_ns, runq_ns, wall_ns} summed over the calls that stayed on
+// one thread, "calls" of them), beside the usual per_func.
 //
 // -prio puts it in a session of its own whose scheduling group (the
 // kernel's autogroup) has nice -20, and itself at nice -20: other work on
@@ -31,13 +34,14 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"fixture"
 )
 
 var (
 	dur  = flag.Duration("dur", 5*time.Millisecond, "each call's work")
-	cdur = flag.Duration("cdur", 2*time.Millisecond, "main.Contended's work, alone on a CPU")
+	cdur = flag.Duration("cdur", 10*time.Millisecond, "main.Contended's work, alone on a CPU")
 	prio = flag.Bool("prio", false, "run first among the machine's other work (root)")
 	hogs = flag.Int("hogs", 0, "processes loading the CPUs during main.Contended (0: twice the CPUs)")
 	hog  = flag.Bool("hog", false, "spin for ever (a loading process)")
@@ -93,16 +97,26 @@ func loops(d time.Duration) int {
 	return int(float64(n) * float64(d) / float64(best))
 }
 
-// schedstat is this thread's CPU time and run-queue wait, in ns.
-func schedstat() (cpu, runq int64) {
+// schedstat is this thread's run-queue wait so far, in ns.
+func schedstat() int64 {
 	b, err := os.ReadFile("/proc/thread-self/schedstat")
 	if err != nil {
 		fixture.Fatal(err)
 	}
-	f := strings.Fields(string(b))
-	cpu, _ = strconv.ParseInt(f[0], 10, 64)
-	runq, _ = strconv.ParseInt(f[1], 10, 64)
-	return cpu, runq
+	runq, _ := strconv.ParseInt(strings.Fields(string(b))[1], 10, 64)
+	return runq
+}
+
+// threadCPU is this thread's CPU time so far, in ns: one raw system call
+// (no file to read), so that little of it is its own.
+func threadCPU() int64 {
+	var ts syscall.Timespec
+	const clockThreadCPUTime = 3
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime,
+		uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
+		fixture.Fatal(e)
+	}
+	return ts.Nano()
 }
 
 type own struct {
@@ -126,13 +140,15 @@ func run(name string, f func(), measured bool, owns map[string]*own) {
 		tid := syscall.Gettid()
 		before := time.Now()
 		if measured {
-			c0, r0 = schedstat()
+			r0 = schedstat()
+			c0 = threadCPU()
 		}
 		start := time.Now()
 		f()
 		el := time.Since(start)
 		if measured && syscall.Gettid() == tid {
-			c1, r1 := schedstat()
+			c1 := threadCPU()
+			r1 := schedstat()
 			if syscall.Gettid() == tid {
 				o.Calls++
 				o.CPU += c1 - c0
@@ -199,7 +215,9 @@ func main() {
 	run("main.Syscall", Syscall, true, owns)
 	run("main.Sleep", Sleep, false, owns)
 	cmds := loaders(*hogs)
+	procs := runtime.GOMAXPROCS(1)
 	run("main.Contended", func() { sink += Contended() }, true, owns)
+	runtime.GOMAXPROCS(procs)
 	for _, c := range cmds {
 		_ = c.Process.Kill()
 		_ = c.Wait()
