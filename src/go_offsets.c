@@ -110,6 +110,8 @@ int go_offsets_dwarf(const char *path, const char *go_version, struct go_offsets
 	    {"runtime.m", "preemptGen", offsetof(struct go_offsets, m_preempt), false},
 	    {"runtime.p", "syscalltick", offsetof(struct go_offsets, p_syscalltick), false},
 	    {"runtime.g", "trackingSeq", offsetof(struct go_offsets, g_track), false},
+	    {"runtime.g", "atomicstatus", offsetof(struct go_offsets, g_status), false},
+	    {"runtime.g", "waitreason", offsetof(struct go_offsets, g_waitreason), false},
 	};
 	size_t n = sizeof(want) / sizeof(want[0]);
 	struct go_offsets o = {.go_minor = go_minor_of(go_version)};
@@ -150,6 +152,9 @@ int go_offsets_dwarf(const char *path, const char *go_version, struct go_offsets
 		return -ENODATA;
 	if (!want[5].found || o.go_minor < GO_TRACK_MINOR)
 		o.g_track = 0;
+	/* The scheduler's wait reasons go together or not at all. */
+	if (!want[6].found || !want[7].found)
+		o.g_status = o.g_waitreason = 0;
 	*out = o;
 	return 0;
 }
@@ -162,11 +167,12 @@ int go_offsets_dwarf(const char *path, const char *go_version, struct go_offsets
  * 1.26 on only. */
 static const struct {
 	int minor_lo, minor_hi;
-	uint32_t g_m, m_p, p_schedtick, m_preempt, g_track;
+	uint32_t g_m, m_p, p_schedtick, m_preempt, g_track, g_status, g_waitreason;
 } go_offsets_table[] = {
-    {19, 19, 48, 208, 16, 816, 0},   {21, 21, 48, 208, 16, 824, 0}, {22, 22, 48, 208, 16, 1136, 0},
-    {23, 23, 48, 208, 16, 872, 0},   {24, 24, 48, 208, 16, 896, 0}, {25, 25, 48, 200, 16, 912, 0},
-    {26, 27, 48, 208, 16, 912, 191},
+    {19, 19, 48, 208, 16, 816, 0, 144, 176},   {21, 21, 48, 208, 16, 824, 0, 144, 176},
+    {22, 22, 48, 208, 16, 1136, 0, 144, 176},  {23, 23, 48, 208, 16, 872, 0, 152, 184},
+    {24, 24, 48, 208, 16, 896, 0, 152, 184},   {25, 25, 48, 200, 16, 912, 0, 144, 176},
+    {26, 27, 48, 208, 16, 912, 191, 144, 176},
 };
 
 int go_offsets_release(const char *go_version, struct go_offsets *out)
@@ -183,6 +189,8 @@ int go_offsets_release(const char *go_version, struct go_offsets *out)
 			    .p_syscalltick = go_offsets_table[i].p_schedtick + 4,
 			    .m_preempt = go_offsets_table[i].m_preempt,
 			    .g_track = go_offsets_table[i].g_track,
+			    .g_status = go_offsets_table[i].g_status,
+			    .g_waitreason = go_offsets_table[i].g_waitreason,
 			    .go_minor = minor,
 			};
 			return 0;

@@ -23,6 +23,10 @@ struct go_offsets {
 	/* runtime.g.trackingSeq (uint8): 0 where it does not tell a park, as
 	 * before Go 1.26, which counted every system call in it too. */
 	uint32_t g_track;
+	/* runtime.g.atomicstatus (uint32) and runtime.g.waitreason (uint8):
+	 * why a goroutine Go's scheduler took off its thread is off
+	 * (--time-split sched only). */
+	uint32_t g_status, g_waitreason;
 	int go_minor; /* 19 for go1.19.x; 0 unknown */
 };
 

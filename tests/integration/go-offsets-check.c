@@ -27,11 +27,13 @@ int main(int argc, char **argv)
 	rd = go_offsets_dwarf(argv[1], ver, &dw);
 	rt = go_offsets_release(ver, &tab);
 	printf("%s: %s g.m %u/%u m.p %u/%u p.schedtick %u/%u m.preemptGen %u/%u "
-	       "g.trackingSeq %u/%u (DWARF/table)\n",
+	       "g.trackingSeq %u/%u g.atomicstatus %u/%u g.waitreason %u/%u (DWARF/table)\n",
 	       argv[1], ver, dw.g_m, tab.g_m, dw.m_p, tab.m_p, dw.p_schedtick, tab.p_schedtick,
-	       dw.m_preempt, tab.m_preempt, dw.g_track, tab.g_track);
+	       dw.m_preempt, tab.m_preempt, dw.g_track, tab.g_track, dw.g_status, tab.g_status,
+	       dw.g_waitreason, tab.g_waitreason);
 	elf_image_close(img);
 	return rd || rt || dw.g_m != tab.g_m || dw.m_p != tab.m_p ||
 	       dw.p_schedtick != tab.p_schedtick || dw.p_syscalltick != tab.p_syscalltick ||
-	       dw.m_preempt != tab.m_preempt || dw.g_track != tab.g_track;
+	       dw.m_preempt != tab.m_preempt || dw.g_track != tab.g_track ||
+	       dw.g_status != tab.g_status || dw.g_waitreason != tab.g_waitreason;
 }
