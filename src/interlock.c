@@ -601,6 +601,8 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	/* The bytes first: their reason says the most about the harm. */
 	if ((why = check_own(idx, eng, f, code, bits, stop, &pcsp, buf, sizeof(buf))))
 		return refuse(f, why);
+	/* Enough for a watcher's entry probe (interlock_approve_watch). */
+	f->interlock |= INTERLOCK_BYTES_OK;
 	gopclntab_func_flags(idx->pcln, f->pcln_index, &flags);
 	if ((why = interlock_runtime_check(f->name, flags)))
 		return refuse(f, why);
@@ -762,6 +764,38 @@ int interlock_approve(const struct func_index *idx, const struct func_info *f,
 		}
 		v->ret_offsets[v->nrets++] = f->file_offset + off;
 	}
+	v->seal = seal_of(v);
+	return 0;
+}
+
+int interlock_approve_watch(const struct func_index *idx, const struct func_info *f,
+			    struct interlock_verdict *v, char *err)
+{
+	const struct func_info *prev = interlock_prev(idx, f);
+	int ret;
+
+	memset(v, 0, sizeof(*v));
+	if (f->inline_only || !f->rets_resolved || !(f->interlock & INTERLOCK_CHECKED))
+		return err_set(err, EINVAL, "%s: not checked by the interlock", f->name);
+	if (!(f->interlock & INTERLOCK_BYTES_OK))
+		return err_set(err, EINVAL, "%s: not watchable: %s", f->name,
+			       retsites_reason(&f->rets));
+	if (prev && !(prev->interlock & INTERLOCK_TAIL_CLEAN))
+		return err_set(err, EINVAL,
+			       "%s: not watchable: the code of %s before it does not end cleanly "
+			       "at its entry",
+			       f->name, prev->name);
+	if (f->file_offset == 0)
+		return err_set(err, EINVAL, "%s: entry 0x%llx is not in an executable segment",
+			       f->name, (unsigned long long)f->entry);
+	if ((ret = check_identity(idx, v, err)) != 0) {
+		memset(v, 0, sizeof(*v));
+		return ret;
+	}
+	v->f = f;
+	v->entry_offset = f->file_offset;
+	v->entry_only = true;
+	v->entry_site = RETOP_ENTRY_SITE(RETOP_ENTRY_ONLY | RETOP_ENTRY_STEPPED, 0);
 	v->seal = seal_of(v);
 	return 0;
 }

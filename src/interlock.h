@@ -35,6 +35,7 @@
 /* Bits of func_info.interlock. */
 #define INTERLOCK_CHECKED 0x1	 /* interlock_check() ran */
 #define INTERLOCK_TAIL_CLEAN 0x2 /* code ends on a boundary, then int3 only */
+#define INTERLOCK_BYTES_OK 0x4	 /* its own bytes and tables passed (check_own) */
 
 /* What tracer_attach() may attach: file offsets that passed the interlock,
  * in the one file they were approved for.  The tracer attaches through
@@ -83,6 +84,14 @@ struct func_info *interlock_prev(const struct func_index *idx, const struct func
  * negative errno with a one-line reason in err. */
 int interlock_approve(const struct func_index *idx, const struct func_info *f,
 		      struct interlock_verdict *v, char *err);
+/* A runtime function's first instruction, for a watcher: an entry probe
+ * alone, whose program reads neither g nor the stack, so the rules about
+ * what a traced call needs (g in R14, a RET to pair with) do not apply,
+ * only the evidence on the bytes: its own (the decode, the pc-to-SP table,
+ * the other tables, the kernel's handling of the instruction) and its
+ * neighbour's.  Fills v as interlock_approve() does, entry-only. */
+int interlock_approve_watch(const struct func_index *idx, const struct func_info *f,
+			    struct interlock_verdict *v, char *err);
 /* Add to v (from interlock_approve(), for f in idx) the file offsets of
  * the inline marks of f proven to count its inlined calls; the sites found
  * and counted in *sites and *counted, the first one not counted's reason
