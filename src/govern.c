@@ -318,9 +318,11 @@ static void govern_watchers(struct session *s, double allowed, uint64_t now)
 		any |= s->funcs[i].slot >= 0;
 	for (size_t i = 0; i < GOVERN_RING; i++)
 		sum += b->watch_ring[i];
-	double rate = (double)sum / b->ring_s > (double)last * GOVERN_RING
-			  ? (double)sum / b->ring_s
-			  : (double)last * GOVERN_RING;
+	/* The last slice's rate, over the time it lasted (a quiet one, a
+	 * second: ten times its hits would be ten times too many). */
+	double last_rate =
+	    b->watch_slice_s > 0 ? (double)last / b->watch_slice_s : (double)last * GOVERN_RING;
+	double rate = (double)sum / b->ring_s > last_rate ? (double)sum / b->ring_s : last_rate;
 	if (!any)
 		want = false;
 	else if (b->hits_per_s <= 0)
@@ -330,9 +332,11 @@ static void govern_watchers(struct session *s, double allowed, uint64_t now)
 		b->watch_off_until = now + GOVERN_WATCH_RETRY_NS;
 		if (!b->watch_warned)
 			log_info("budget",
-				 "runtime.goexit1 traps %.0f times a second, over half the "
+				 "the runtime watchers (runtime.goexit1, and Go's scheduler under "
+				 "--time-split sched) trap %.0f times a second, over half the "
 				 "budget: unwatched (calls of exited goroutines stay in flight "
-				 "until other evidence), tried again every %llu s",
+				 "until other evidence, parked calls count whole), tried again "
+				 "every %llu s",
 				 rate, GOVERN_WATCH_RETRY_NS / 1000000000ull);
 		b->watch_warned = true;
 	} else
@@ -473,6 +477,10 @@ uint64_t govern_tick(struct session *s, uint64_t now_ns)
 	uint64_t wh = tracer_watch_hits(s->tracer);
 	b->watch_ring[b->slice % GOVERN_RING] = wh - b->watch_hits;
 	b->watch_hits = wh;
+	b->watch_slice_s = b->watch_read_ns && now_ns > b->watch_read_ns
+			       ? (double)(now_ns - b->watch_read_ns) / 1e9
+			       : 0;
+	b->watch_read_ns = now_ns;
 	double allowed = govern_allowed_hits(b), funcs_allowed = allowed;
 	for (size_t i = 0; i < GOVERN_RING; i++)
 		funcs_allowed -= (double)b->watch_ring[i] / b->ring_s;

@@ -31,6 +31,10 @@ struct govern {
 	double hit_ns;	   /* timed cost of one probe hit: a RET's (with pct only) */
 	uint64_t next_ns;  /* the governor's next slice */
 	uint64_t watch_hits, watch_ring[GOVERN_RING]; /* the runtime watchers' hits */
+	/* When watch_hits was read, and how long the last slice of watch_ring
+	 * lasted: after a quiet second it holds that second's hits. */
+	uint64_t watch_read_ns;
+	double watch_slice_s;
 	uint64_t slice;				      /* slices since tracing began */
 	/* When each slice of the rings ended, and the time the rings cover:
 	 * a tick runs late while the sweep reads many calls in flight, so ten
