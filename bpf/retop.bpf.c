@@ -1087,6 +1087,29 @@ int retop_goexit(struct pt_regs *ctx)
 	return 0;
 }
 
+/* --time-split sched (bpf/split.h): runtime.execute(gp), a goroutine
+ * starts on this thread; runtime.schedule(), this thread leaves the one it
+ * ran.  Both run on g0: R14 is not a goroutine of the traced calls. */
+SEC("uprobe")
+int retop_sched_run(struct pt_regs *ctx)
+{
+	__sync_fetch_and_add(&watch_hits, 1);
+	__sync_fetch_and_add(&sched_hits, 1);
+	budget_hit();
+	sched_run(ctx);
+	return 0;
+}
+
+SEC("uprobe")
+int retop_sched_stop(struct pt_regs *ctx)
+{
+	__sync_fetch_and_add(&watch_hits, 1);
+	__sync_fetch_and_add(&sched_hits, 1);
+	budget_hit();
+	sched_stop();
+	return 0;
+}
+
 /* exec() replaced a process's program: the calls it had in flight will
  * never return.  Runs for every exec on the machine, one lookup each. */
 SEC("raw_tp/sched_process_exec")

@@ -33,12 +33,19 @@ void bpf_mem_size_maps(uint32_t inflight_max, size_t max_functions, int ncpu,
 	out->drop_marks = BPF_MEM_GOROUTINES_MARKED;
 	out->split_stats = nf + 1;
 	out->split_calls = RETOP_SPLIT_CALLS;
+	out->sched_gs = 1; /* --time-split sched only */
 }
 
 void bpf_mem_size_split_off(struct bpf_mem_sizes *z)
 {
 	z->split_stats = 1;
 	z->split_calls = 1;
+	z->sched_gs = 1;
+}
+
+void bpf_mem_size_sched_on(struct bpf_mem_sizes *z)
+{
+	z->sched_gs = RETOP_SPLIT_GOROUTINES;
 }
 
 /* One 16-byte bucket per entry, rounded up to a power of two. */

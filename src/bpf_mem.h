@@ -30,6 +30,9 @@ struct bpf_mem_sizes {
 	/* The time split: its counters per slot, and the calls' figures at
 	 * their entry (bpf/split.h; one entry when the split is off). */
 	uint32_t split_stats, split_calls;
+	/* --time-split sched: goroutines and threads the scheduler's probes
+	 * keep (each; one entry when it is off). */
+	uint32_t sched_gs;
 };
 
 /* Each map sized for what a run can use: the per-function maps for
@@ -37,8 +40,10 @@ struct bpf_mem_sizes {
  * maps for the goroutines they remember.  ncpu: possible CPUs. */
 void bpf_mem_size_maps(uint32_t inflight_max, size_t max_functions, int ncpu,
 		       struct bpf_mem_sizes *out);
-/* The same with the time split off: its maps of one entry. */
+/* The same with the time split off (its maps of one entry), or with its
+ * scheduler mode (--time-split sched: the goroutines' and threads' maps). */
 void bpf_mem_size_split_off(struct bpf_mem_sizes *z);
+void bpf_mem_size_sched_on(struct bpf_mem_sizes *z);
 
 /* A hash map's buckets, allocated at load whatever it holds. */
 uint64_t bpf_mem_bucket_bytes(uint32_t n);

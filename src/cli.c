@@ -121,9 +121,12 @@ void cli_usage(FILE *out)
 		"                             (results too, where their types are known)\n"
 		"      --slow DURATION        also report every call at least DURATION long\n"
 		"                             (e.g. 10ms, 500us, 2s), counted and listed\n"
-		"      --time-split on|off    split each timed call's duration: on CPU,\n"
+		"      --time-split MODE      split each timed call's duration: on CPU,\n"
 		"                             waiting for a CPU, blocked in the kernel,\n"
-		"                             parked by Go (on: no probe of its own)\n"
+		"                             parked by Go; on (default: no probe of its\n"
+		"                             own), off, or sched (probes on Go's scheduler,\n"
+		"                             a trap at every goroutine switch, within the\n"
+		"                             budget: parked calls split, and why parked)\n"
 		"  -v, --verbose              more messages (twice: libbpf's too)\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              version\n"
@@ -364,7 +367,7 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case OPT_TIME_SPLIT:
 		if (timesplit_mode_parse(optarg, &o->time_split) != 0)
-			return usage_error("--time-split takes on or off, got '%s'", optarg);
+			return usage_error("--time-split takes on, off or sched, got '%s'", optarg);
 		return 0;
 	case 'v':
 		o->verbose++;

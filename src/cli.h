@@ -45,7 +45,7 @@ struct cli_options {
 	bool latency_only; /* --latency-only: no callers, no slowest calls */
 	const char *args_pattern; /* --args GLOB */
 	uint64_t slow_ns;	  /* --slow DURATION; 0 = off */
-	enum timesplit_mode time_split; /* --time-split: on (default), off */
+	enum timesplit_mode time_split; /* --time-split: on (default), off, sched */
 	struct func_order sort;	  /* --sort: batch rows and the live table */
 	bool sort_given;
 	long top;  /* --top N: batch text rows; 0 = all */

@@ -613,6 +613,24 @@ static void serve_render_split(struct render *r)
 			fprintf(r->f, ",how=\"%s\"} %" PRIu64 "\n", hows[k], n[k]);
 		}
 	}
+	serve_family(
+	    r, "retop_function_go_wait_seconds_total", "counter",
+	    "With --time-split sched: time its goroutines were parked while its calls were "
+	    "in flight, by Go's wait reason (the 5 busiest of each function).");
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
+		const struct snapshot_func *sn = &r->snap->funcs[i];
+		if (!sn->raw || !sn->split.on || sn->entry_only)
+			continue;
+		for (size_t k = 0; k < sn->split.nreasons; k++) {
+			fputs("retop_function_go_wait_seconds_total{", r->f);
+			serve_func_labels(r, i);
+			fputs(",reason=\"", r->f);
+			prom_text_put_label(r->f, sn->split.reasons[k].name);
+			fputs("\"} ", r->f);
+			prom_text_put_seconds(r->f, sn->split.reasons[k].ns);
+			fputc('\n', r->f);
+		}
+	}
 }
 
 int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_label, char **page,

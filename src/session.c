@@ -159,6 +159,18 @@ static void session_split_offsets(struct session *s, struct tracer_opts *to)
 	to->split_p_tick = o.p_schedtick;
 	to->split_m_preempt = o.m_preempt;
 	to->split_g_track = o.g_track;
+	s->split_go_minor = o.go_minor;
+	s->split_sched = false;
+	if (s->opts.time_split == TIMESPLIT_SCHED && o.g_status && o.g_waitreason) {
+		to->split_sched = s->split_sched = true;
+		to->split_g_status = o.g_status;
+		to->split_g_waitreason = o.g_waitreason;
+	} else if (s->opts.time_split == TIMESPLIT_SCHED) {
+		log_warn("session",
+			 "--time-split sched: where %s keeps a goroutine's status is "
+			 "unknown: split as --time-split on",
+			 ver && *ver ? ver : "this binary");
+	}
 	s->split_on = true;
 	s->split_why[0] = '\0';
 	log_debug("session",

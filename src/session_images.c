@@ -14,6 +14,38 @@
 #include "procs.h"
 #include "clock.h"
 
+/* A runtime function for a watcher's entry probe: approved as a traced
+ * function's entry where it is one, else on its bytes alone. */
+static int session_approve_watch(struct func_index *idx, const char *name,
+				 struct interlock_verdict *v, char *why)
+{
+	struct func_info *f = funcs_find(idx, name);
+
+	if (!f)
+		return err_set(why, ENOENT, "%s: not in the binary", name);
+	if (funcs_resolve_rets(idx, f, why) != 0 && !(f->interlock & INTERLOCK_CHECKED))
+		return -EINVAL;
+	if (interlock_approve(idx, f, v, why) == 0)
+		return 0;
+	return interlock_approve_watch(idx, f, v, why);
+}
+
+/* --time-split sched: Go's scheduler starting a goroutine on a thread
+ * (runtime.execute) and its thread leaving it (runtime.schedule). */
+static void session_watch_sched(struct session *s, struct func_index *idx)
+{
+	struct interlock_verdict run, stop;
+	char why[ERR_LEN] = "";
+
+	if (session_approve_watch(idx, "runtime.execute", &run, why) != 0 ||
+	    session_approve_watch(idx, "runtime.schedule", &stop, why) != 0 ||
+	    tracer_watch_sched(s->tracer, &run, &stop, s->attach_pid) != 0)
+		log_warn("session",
+			 "--time-split sched: Go's scheduler not watched (%s): parked calls "
+			 "are not split",
+			 why[0] ? why : "no probe");
+}
+
 /* Approve a binary's runtime.recovery and runtime.goexit1 for watching. */
 void session_watch_image(struct session *s, struct func_index *idx)
 {
@@ -31,6 +63,8 @@ void session_watch_image(struct session *s, struct func_index *idx)
 	    tracer_watch_goexit(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
 				    "stay in flight (overdue after --orphan-timeout)");
+	if (s->split_sched)
+		session_watch_sched(s, idx);
 }
 
 /* The n-th of the functions named like f in idx (same-named copies: ABI

@@ -88,6 +88,9 @@ struct session {
 	 * on once loaded with them. */
 	bool split_on;
 	char split_why[SNAPSHOT_STATUS_LEN];
+	bool split_sched;    /* --time-split sched, with Go's offsets for it */
+	int split_go_minor;  /* the binary's Go release: its wait reasons */
+	uint64_t sched_hits; /* the scheduler's probes' hits at the last sample */
 	struct snapshot snap;
 };
 

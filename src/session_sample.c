@@ -193,7 +193,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		sf->split_prev = sf->split_cur;
 		if (tracer_read_split(s->tracer, sf->slot, &sf->split_cur) != 0)
 			sf->split_cur = sf->split_prev;
-		timesplit_compute(&sf->split_cur, &sf->split_prev, s->split_on, &out->split);
+		timesplit_compute(&sf->split_cur, &sf->split_prev, s->split_on, s->split_go_minor,
+				  &out->split);
 		slowest_take(s->slow, sf->slot, &out->slowest_interval);
 		slowest_take_over(s->slow, sf->slot, &out->slow_calls);
 		tracer_slow_rearm(s->tracer, sf->slot);
@@ -201,7 +202,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
-		timesplit_compute(&sf->split_cur, &sf->split_cur, s->split_on, &out->split);
+		timesplit_compute(&sf->split_cur, &sf->split_cur, s->split_on, s->split_go_minor,
+				  &out->split);
 	}
 	if (sf->slot >= 0 || sf->have_prev)
 		out->raw = &sf->cur;
@@ -273,6 +275,20 @@ static void session_split_state(struct session *s)
 		log_warn("session", "time split %s", s->split_why);
 	}
 	s->snap.split_on = s->split_on;
+	s->snap.sched_hits_per_s = s->snap.sched_cost_per_s = 0;
+	if (s->tracer && s->split_sched) {
+		/* On the functions' first instruction, single-stepped, with a
+		 * short program: a watcher's hit (session_watch_cost). */
+		uint64_t n = tracer_sched_hits(s->tracer);
+		double d = n > s->sched_hits ? (double)(n - s->sched_hits) : 0;
+		s->snap.sched_hits_per_s = s->snap.interval_s > 0 ? d / s->snap.interval_s : 0;
+		s->snap.sched_cost_per_s =
+		    s->snap.sched_hits_per_s * (s->hitcost.trap_ns[RETOP_HIT_ENTRY_STEPPED] +
+						s->snap.prog_ns[RETOP_HIT_ENTRY_EMULATED]);
+		s->sched_hits = n;
+	}
+	s->snap.split_sched = s->split_on && s->split_sched;
+	s->snap.sched_watched = s->snap.split_sched && tracer_sched_watched(s->tracer);
 	snprintf(s->snap.split_why, sizeof(s->snap.split_why), "%s", s->split_why);
 }
 

@@ -165,9 +165,15 @@ struct snapshot {
 	 * share of it the traps took. */
 	double cost_ns, cost_per_s, target_cpu_per_s, cost_share;
 	bool exits_watched;	 /* runtime.goexit1 probed: exits prove calls dead */
-	/* The time split (timesplit.h): on, else why not ("off: ..."). */
+	/* The time split (timesplit.h): on, else why not ("off: ..."); with
+	 * probes on Go's scheduler (--time-split sched), and whether they are
+	 * in now (the budget takes them out with the runtime watchers). */
 	bool split_on;
 	char split_why[SNAPSHOT_STATUS_LEN];
+	bool split_sched, sched_watched;
+	/* What the scheduler's probes cost: their hits a second over the
+	 * interval, and the targets' CPU they took a second (in cost_per_s). */
+	double sched_hits_per_s, sched_cost_per_s;
 	struct snapshot_func *funcs;
 	size_t nfuncs;
 };

@@ -2,14 +2,21 @@
 #include "snapshot_split.h"
 
 #include <stdio.h>
+#include <string.h>
+
+/* A double with a fixed number of decimals, as snapshot.c's. */
+static struct json_object *snapshot_split_fixed(double v, int decimals)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	return json_object_new_double_s(v, buf);
+}
 
 /* A fraction with four decimals, as snapshot.c's ratios. */
 static struct json_object *snapshot_split_ratio(double v)
 {
-	char buf[16];
-
-	snprintf(buf, sizeof(buf), "%.4f", v);
-	return json_object_new_double_s(v, buf);
+	return snapshot_split_fixed(v, 4);
 }
 
 /* The parts of a set of calls, and how many calls they are of. */
@@ -23,6 +30,8 @@ static void snapshot_split_figures(struct json_object *o, const struct timesplit
 	}
 	json_object_object_add(o, "calls_split", json_object_new_uint64(t->calls));
 	json_object_object_add(o, "calls_parked", json_object_new_uint64(t->parked));
+	/* Of those, split exactly (--time-split sched). */
+	json_object_object_add(o, "calls_parked_split", json_object_new_uint64(t->parked_split));
 	json_object_object_add(o, "calls_unsplit", json_object_new_uint64(t->unsplit));
 	/* Of the timed calls, those whose time is in the parts. */
 	json_object_object_add(o, "covered_share", snapshot_split_ratio(t->covered));
@@ -40,8 +49,27 @@ struct json_object *snapshot_split_func_json(const struct snapshot_func *f)
 	snapshot_split_figures(o, &f->split.total);
 	/* A parked call's own CPU, run-queue and kernel time between its
 	 * parks are not told apart without probes on the scheduler: they are
-	 * in go_parked_ns with the rest of its duration. */
-	json_object_object_add(o, "parked_calls_split", json_object_new_boolean(false));
+	 * in go_parked_ns with the rest of its duration.  True when every
+	 * parked call was split exactly (--time-split sched). */
+	json_object_object_add(
+	    o, "parked_calls_split",
+	    json_object_new_boolean(f->split.total.parked_split == f->split.total.parked));
+	/* Why its goroutines were parked (--time-split sched): the busiest
+	 * reasons, over its calls in flight, since tracing began. */
+	struct json_object *why = json_object_new_array();
+	for (size_t i = 0; i < f->split.nreasons; i++) {
+		struct json_object *r = json_object_new_object();
+		json_object_object_add(r, "reason",
+				       json_object_new_string(f->split.reasons[i].name));
+		json_object_object_add(r, "ns", json_object_new_uint64(f->split.reasons[i].ns));
+		json_object_object_add(r, "share",
+				       snapshot_split_ratio(f->split.reasons_ns
+								? (double)f->split.reasons[i].ns /
+								      (double)f->split.reasons_ns
+								: 0));
+		json_object_array_add(why, r);
+	}
+	json_object_object_add(o, "wait_reasons", why);
 	/* Over the timed calls only: a sample of the calls under --budget. */
 	json_object_object_add(o, "sampled", json_object_new_boolean(f->timed_calls < f->v.calls));
 	json_object_object_add(o, "voluntary_switches_per_call",
@@ -58,9 +86,44 @@ struct json_object *snapshot_split_json(const struct snapshot *snap)
 	struct json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "on", json_object_new_boolean(snap->split_on));
+	json_object_object_add(o, "mode",
+			       json_object_new_string(snap->split_sched ? "sched"
+						      : snap->split_on	? "on"
+									: "off"));
+	/* The scheduler's probes are in now (sched mode; the budget may take
+	 * them out with the runtime watchers, and parked calls are then
+	 * counted whole again). */
+	json_object_object_add(o, "sched_watched", json_object_new_boolean(snap->sched_watched));
+	/* What they cost: their traps a second, and the targets' CPU. */
+	json_object_object_add(o, "sched_hits_per_s",
+			       snapshot_split_fixed(snap->sched_hits_per_s, 1));
+	json_object_object_add(o, "sched_cpu_ns_per_s",
+			       snapshot_split_fixed(snap->sched_cost_per_s, 0));
 	json_object_object_add(o, "why_off",
 			       snap->split_on ? NULL : json_object_new_string(snap->split_why));
 	return o;
+}
+
+/* Why its goroutines were parked (--time-split sched), the busiest first,
+ * as many as fit 80 columns. */
+static void snapshot_split_reasons_text(FILE *out, const struct snapshot_func *f)
+{
+	char line[81], item[80];
+	size_t n;
+
+	if (!f->split.nreasons || !f->split.reasons_ns)
+		return;
+	n = (size_t)snprintf(line, sizeof(line), "    parked:");
+	for (size_t i = 0; i < f->split.nreasons; i++) {
+		int w = snprintf(
+		    item, sizeof(item), "%s %s %.1f%%", i ? "," : "", f->split.reasons[i].name,
+		    100.0 * (double)f->split.reasons[i].ns / (double)f->split.reasons_ns);
+		if (w < 0 || n + (size_t)w >= sizeof(line))
+			break;
+		memcpy(line + n, item, (size_t)w + 1);
+		n += (size_t)w;
+	}
+	fprintf(out, "%s\n", line);
 }
 
 void snapshot_split_text(FILE *out, const struct snapshot_func *f)
@@ -79,6 +142,7 @@ void snapshot_split_text(FILE *out, const struct snapshot_func *f)
 	 * told apart. */
 	stats_format_count((double)t->parked, parked, sizeof(parked));
 	fprintf(out, t->parked ? " (%s parked)\n" : "\n", parked);
+	snapshot_split_reasons_text(out, f);
 	if (t->unsplit)
 		fprintf(out,
 			"    time split of %llu of %llu timed calls (the others' figures lost)\n",
@@ -87,6 +151,22 @@ void snapshot_split_text(FILE *out, const struct snapshot_func *f)
 
 void snapshot_split_text_header(FILE *out, const struct snapshot *snap)
 {
-	if (!snap->split_on && snap->nfuncs)
+	char cost[16];
+
+	if (!snap->nfuncs)
+		return;
+	if (!snap->split_on) {
 		fprintf(out, "time split %s\n", snap->split_why);
+		return;
+	}
+	if (!snap->split_sched)
+		return;
+	if (!snap->sched_watched) {
+		fprintf(out, "time split: Go's scheduler not probed now (--budget): parked calls "
+			     "counted whole\n");
+		return;
+	}
+	stats_format_duration((uint64_t)(snap->sched_cost_per_s + 0.5), cost, sizeof(cost));
+	fprintf(out, "time split: Go's scheduler probed, %.0f traps/s, %s/s of the target's CPU\n",
+		snap->sched_hits_per_s, snap->sched_cost_per_s >= 1 ? cost : "0ns");
 }

@@ -1,7 +1,10 @@
 /* The time split's figures (timesplit.h). */
 #include "timesplit.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "go_waitreasons.h"
 
 static const struct {
 	const char *name, *words, *brief;
@@ -12,7 +15,8 @@ static const struct {
     [RETOP_SPLIT_PARKED] = {"go_parked", "parked by Go", "park"},
 };
 
-static const char *const timesplit_modes[] = {[TIMESPLIT_ON] = "on", [TIMESPLIT_OFF] = "off"};
+static const char *const timesplit_modes[] = {
+    [TIMESPLIT_ON] = "on", [TIMESPLIT_OFF] = "off", [TIMESPLIT_SCHED] = "sched"};
 
 const char *timesplit_mode_name(enum timesplit_mode m)
 {
@@ -49,8 +53,9 @@ const char *timesplit_part_short(int part)
 static bool timesplit_went_back(const struct retop_split_stats *c,
 				const struct retop_split_stats *p)
 {
-	if (c->calls < p->calls || c->parked < p->parked || c->lost < p->lost ||
-	    c->unreadable < p->unreadable || c->vcsw < p->vcsw || c->ivcsw < p->ivcsw)
+	if (c->calls < p->calls || c->parked < p->parked || c->parked_split < p->parked_split ||
+	    c->lost < p->lost || c->unreadable < p->unreadable || c->vcsw < p->vcsw ||
+	    c->ivcsw < p->ivcsw)
 		return true;
 	for (int k = 0; k < RETOP_SPLIT_PARTS; k++)
 		if (c->ns[k] < p->ns[k])
@@ -69,6 +74,7 @@ static void timesplit_figures_of(const struct retop_split_stats *c,
 	memset(f, 0, sizeof(*f));
 	f->calls = c->calls - p->calls;
 	f->parked = c->parked - p->parked;
+	f->parked_split = c->parked_split - p->parked_split;
 	f->unsplit = (c->lost - p->lost) + (c->unreadable - p->unreadable);
 	for (int k = 0; k < RETOP_SPLIT_PARTS; k++) {
 		f->ns[k] = c->ns[k] - p->ns[k];
@@ -84,8 +90,47 @@ static void timesplit_figures_of(const struct retop_split_stats *c,
 	}
 }
 
+void timesplit_reason_name(int go_minor, unsigned r, char *buf, size_t len)
+{
+	const char *w = go_wait_reason(go_minor, r);
+
+	if (r == RETOP_SPLIT_RUNNABLE)
+		snprintf(buf, len, "runnable (preempted or yielded)");
+	else if (r == RETOP_SPLIT_SUSPENDED)
+		snprintf(buf, len, "suspended (GC stack scan)");
+	else if (w)
+		snprintf(buf, len, "%s", w);
+	else if (r)
+		snprintf(buf, len, "wait reason %u", r);
+	else
+		snprintf(buf, len, "unknown");
+}
+
+/* The busiest reasons since tracing began. */
+static void timesplit_reasons(const struct retop_split_stats *c, int go_minor,
+			      struct timesplit_view *out)
+{
+	bool taken[RETOP_SPLIT_REASONS] = {false};
+
+	for (unsigned r = 0; r < RETOP_SPLIT_REASONS; r++)
+		out->reasons_ns += c->reason_ns[r];
+	while (out->nreasons < TIMESPLIT_REASONS) {
+		int best = -1;
+		for (int r = 0; r < RETOP_SPLIT_REASONS; r++)
+			if (!taken[r] && c->reason_ns[r] &&
+			    (best < 0 || c->reason_ns[r] > c->reason_ns[best]))
+				best = r;
+		if (best < 0)
+			break;
+		taken[best] = true;
+		struct timesplit_reason *o = &out->reasons[out->nreasons++];
+		timesplit_reason_name(go_minor, (unsigned)best, o->name, sizeof(o->name));
+		o->ns = c->reason_ns[best];
+	}
+}
+
 void timesplit_compute(const struct retop_split_stats *cur, const struct retop_split_stats *prev,
-		       bool on, struct timesplit_view *out)
+		       bool on, int go_minor, struct timesplit_view *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->on = on;
@@ -93,6 +138,7 @@ void timesplit_compute(const struct retop_split_stats *cur, const struct retop_s
 		prev = NULL;
 	timesplit_figures_of(cur, NULL, &out->total);
 	timesplit_figures_of(cur, prev, &out->recent);
+	timesplit_reasons(cur, go_minor, out);
 }
 
 int timesplit_dominant(const struct timesplit_figures *f)

@@ -11,10 +11,12 @@
 
 #include "../bpf/split_types.h"
 
-/* --time-split: on (the default: no probe of its own), off. */
-enum timesplit_mode { TIMESPLIT_ON = 0, TIMESPLIT_OFF };
+/* --time-split: on (the default: no probe of its own), off, or sched (with
+ * probes on Go's scheduler: parked calls split exactly, and why they were
+ * parked). */
+enum timesplit_mode { TIMESPLIT_ON = 0, TIMESPLIT_OFF, TIMESPLIT_SCHED };
 
-/* "on", "off"; and back: 0, or -1 for another word. */
+/* "on", "off", "sched"; and back: 0, or -1 for another word. */
 const char *timesplit_mode_name(enum timesplit_mode m);
 int timesplit_mode_parse(const char *s, enum timesplit_mode *out);
 
@@ -30,7 +32,8 @@ const char *timesplit_part_short(int part);
 struct timesplit_figures {
 	uint64_t calls;	  /* split whole on their thread */
 	uint64_t parked;  /* Go's scheduler took them off their thread: their
-			   * whole duration is in ns[RETOP_SPLIT_PARKED] */
+			   * whole duration is in ns[RETOP_SPLIT_PARKED] ... */
+	uint64_t parked_split; /* ... but for these, split exactly (--time-split sched) */
 	uint64_t unsplit; /* timed, with no split (figures evicted or unreadable) */
 	uint64_t ns[RETOP_SPLIT_PARTS];
 	uint64_t total_ns; /* the parts' sum: the calls' and parked calls' durations */
@@ -42,16 +45,30 @@ struct timesplit_figures {
 	double vcsw_per_call, ivcsw_per_call;
 };
 
+/* Why its goroutines were parked, busiest first (--time-split sched). */
+#define TIMESPLIT_REASONS 5
+struct timesplit_reason {
+	char name[48]; /* Go's words ("chan receive"), or retop's */
+	uint64_t ns;   /* parked for it, over its calls in flight */
+};
+
 struct timesplit_view {
 	bool on;			 /* the split runs (else why: the snapshot's) */
 	struct timesplit_figures total;	 /* since tracing began */
 	struct timesplit_figures recent; /* the last interval */
+	/* Since tracing began: the busiest reasons, and all reasons' time. */
+	struct timesplit_reason reasons[TIMESPLIT_REASONS];
+	size_t nreasons;
+	uint64_t reasons_ns;
 };
 
 /* From BPF's counters now and at the last sample (prev NULL: the first, or
- * the counters went back: the interval is everything). */
+ * the counters went back: the interval is everything); go_minor names the
+ * wait reasons of the binary's Go release (go_waitreasons.h). */
 void timesplit_compute(const struct retop_split_stats *cur, const struct retop_split_stats *prev,
-		       bool on, struct timesplit_view *out);
+		       bool on, int go_minor, struct timesplit_view *out);
+/* The words for reason number r (RETOP_SPLIT_REASONS) in Go 1.go_minor. */
+void timesplit_reason_name(int go_minor, unsigned r, char *buf, size_t len);
 /* The part with most of the time, or -1 when nothing was split. */
 int timesplit_dominant(const struct timesplit_figures *f);
 

@@ -25,12 +25,16 @@ static void tracer_size_maps(struct tracer *t)
 			  &z);
 	if (!t->opts.split || !t->opts.split_g_m)
 		bpf_mem_size_split_off(&z);
+	else if (t->opts.split_sched && t->opts.split_g_status && t->opts.split_g_waitreason)
+		bpf_mem_size_sched_on(&z);
 	bpf_map__set_max_entries(sk->maps.inflight, z.inflight);
 	bpf_map__set_max_entries(sk->maps.inflight_spill, z.inflight_spill);
 	sk->rodata->spill_enabled = z.spill;
 	bpf_map__set_max_entries(sk->maps.func_stats, z.func_stats);
 	bpf_map__set_max_entries(sk->maps.split_stats, z.split_stats);
 	bpf_map__set_max_entries(sk->maps.split_calls, z.split_calls);
+	bpf_map__set_max_entries(sk->maps.sched_gs, z.sched_gs);
+	bpf_map__set_max_entries(sk->maps.sched_threads, z.sched_gs);
 	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
 	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);
 	bpf_map__set_max_entries(sk->maps.first_entry, z.first_entry);
@@ -121,6 +125,10 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	t->skel->rodata->split_p_tick = t->opts.split_p_tick;
 	t->skel->rodata->split_m_preempt = t->opts.split_m_preempt;
 	t->skel->rodata->split_g_track = t->opts.split_g_track;
+	t->skel->rodata->split_sched = t->skel->rodata->split_enabled && t->opts.split_sched &&
+				       t->opts.split_g_status && t->opts.split_g_waitreason;
+	t->skel->rodata->split_g_status = t->opts.split_g_status;
+	t->skel->rodata->split_g_waitreason = t->opts.split_g_waitreason;
 	t->skel->rodata->cal_slot = (__u32)t->opts.max_functions;
 	t->skel->rodata->callers_enabled = !t->opts.latency_only;
 	t->skel->rodata->slow_enabled = !t->opts.latency_only;
@@ -132,6 +140,8 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	probes_prepare(t->skel->progs.retop_recovery, t->multi);
 	probes_prepare(t->skel->progs.retop_goexit, t->multi);
 	probes_prepare(t->skel->progs.retop_inline, t->multi);
+	probes_prepare(t->skel->progs.retop_sched_run, t->multi);
+	probes_prepare(t->skel->progs.retop_sched_stop, t->multi);
 	log_debug("tracer", "%s", t->multi ? "uprobe_multi links" : "perf-event uprobe links");
 	ret = retop__load(t->skel);
 	if (ret) {
@@ -251,9 +261,10 @@ void tracer_close(struct tracer *t)
 	 * fires without its entry probe for a reason that is not the detach. */
 	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
 		t->skel->bss->slot_closing[i] = 1;
-	tracer_unlink_all(t, TRACER_ENTRY, 0);
-	tracer_unlink_all(t, TRACER_MARKS, 0);
-	tracer_unlink_all(t, TRACER_RETS, 1);
+	tracer_unlink_all(t, TRACER_ENTRY, TRACER_WATCH_RECOVERY);
+	tracer_unlink_all(t, TRACER_MARKS, TRACER_WATCH_RUN);
+	tracer_unlink_all(t, TRACER_MARKS, TRACER_WATCH_STOP);
+	tracer_unlink_all(t, TRACER_RETS, TRACER_WATCH_GOEXIT);
 	bpf_link__destroy(t->exec_link);
 	ring_buffer__free(t->wake_rb);
 	if (t->stats)

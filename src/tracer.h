@@ -41,6 +41,10 @@ struct tracer_opts {
 	 * (src/go_offsets.h; g_m 0: unknown, no split). */
 	bool split;
 	uint32_t split_g_m, split_m_p, split_p_tick, split_m_preempt, split_g_track;
+	/* --time-split sched: the scheduler's probes, and Go's offsets of
+	 * g.atomicstatus and g.waitreason (0: unknown, no sched mode). */
+	bool split_sched;
+	uint32_t split_g_status, split_g_waitreason;
 };
 
 /* Per-slot in-flight view, filled by tracer_sweep(). */
@@ -117,6 +121,16 @@ uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k);
  * goroutine that exits are orphans at once) for watching. */
 int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery, int pid);
 int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit, int pid);
+/* --time-split sched: approve the target's runtime.execute (a goroutine
+ * starts on a thread) and runtime.schedule (its thread leaves it) for
+ * watching, with the other watchers; -ENOTSUP when the split's scheduler
+ * mode is not on. */
+int tracer_watch_sched(struct tracer *t, const struct interlock_verdict *run,
+		       const struct interlock_verdict *stop, int pid);
+/* Both scheduler probes are in (of some binary): calls are split exactly. */
+bool tracer_sched_watched(const struct tracer *t);
+/* Their hits so far (in tracer_watch_hits() too). */
+uint64_t tracer_sched_hits(const struct tracer *t);
 /* Put the watchers' probes in or take them out: a trap at every goroutine
  * exit is paid only while timed calls are in flight (budget.c). */
 int tracer_watchers(struct tracer *t, bool on);

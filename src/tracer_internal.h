@@ -28,7 +28,18 @@ struct tracer_slot {
 	uint64_t orphans;
 };
 
-/* A runtime function watched for evidence that calls died. */
+/* The runtime functions watched in each binary: evidence that calls died
+ * (a panic recovered, a goroutine's exit), and with --time-split sched the
+ * scheduler's start of a goroutine on a thread and its leaving it. */
+enum tracer_watch_kind {
+	TRACER_WATCH_RECOVERY,
+	TRACER_WATCH_GOEXIT,
+	TRACER_WATCH_RUN,
+	TRACER_WATCH_STOP,
+	TRACER_WATCHES
+};
+
+/* A runtime function watched. */
 struct tracer_watch {
 	struct bpf_program *prog;
 	struct interlock_verdict v; /* approved once; NULL f: not watched */
@@ -40,7 +51,7 @@ struct tracer {
 	struct retop *skel;
 	bool multi; /* uprobe_multi links */
 	/* runtime.recovery and runtime.goexit1 of each binary */
-	struct tracer_watch watches[RETOP_MAX_IMAGES][2];
+	struct tracer_watch watches[RETOP_MAX_IMAGES][TRACER_WATCHES];
 	struct tracer_opts opts;
 	struct tracer_slot slots[RETOP_MAX_FUNCS];
 	struct bpf_link *exec_link;   /* sched_process_exec: NULL if not watched */

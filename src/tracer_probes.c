@@ -273,7 +273,7 @@ void tracer_image_out(struct tracer *t, unsigned image)
 		for (size_t k = 0; k < TRACER_KINDS; k++)
 			probe_sets_destroy(&t->slots[i].sets[image][k], 1);
 	}
-	for (size_t w = 0; w < 2; w++) {
+	for (size_t w = 0; w < TRACER_WATCHES; w++) {
 		probe_sets_destroy(&t->watches[image][w].set, 1);
 		memset(&t->watches[image][w].v, 0, sizeof(t->watches[image][w].v));
 	}
@@ -306,20 +306,58 @@ static int tracer_watch(struct tracer *t, size_t which, struct bpf_program *prog
 
 int tracer_watch_recovery(struct tracer *t, const struct interlock_verdict *recovery, int pid)
 {
-	return tracer_watch(t, 0, t->skel->progs.retop_recovery, recovery, pid);
+	return tracer_watch(t, TRACER_WATCH_RECOVERY, t->skel->progs.retop_recovery, recovery, pid);
 }
 
 int tracer_watch_goexit(struct tracer *t, const struct interlock_verdict *goexit, int pid)
 {
-	return tracer_watch(t, 1, t->skel->progs.retop_goexit, goexit, pid);
+	return tracer_watch(t, TRACER_WATCH_GOEXIT, t->skel->progs.retop_goexit, goexit, pid);
+}
+
+int tracer_watch_sched(struct tracer *t, const struct interlock_verdict *run,
+		       const struct interlock_verdict *stop, int pid)
+{
+	int ret;
+
+	if (!t->skel->rodata->split_sched)
+		return -ENOTSUP;
+	ret = tracer_watch(t, TRACER_WATCH_RUN, t->skel->progs.retop_sched_run, run, pid);
+	if (!ret)
+		ret =
+		    tracer_watch(t, TRACER_WATCH_STOP, t->skel->progs.retop_sched_stop, stop, pid);
+	if (ret)
+		memset(&t->watches[run->image][TRACER_WATCH_RUN], 0, sizeof(struct tracer_watch));
+	return ret;
+}
+
+/* Both of a binary's scheduler probes are in. */
+static bool tracer_sched_in(const struct tracer *t)
+{
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
+		if (t->watches[im][TRACER_WATCH_RUN].set && t->watches[im][TRACER_WATCH_STOP].set)
+			return true;
+	return false;
+}
+
+/* BPF's sched_epoch is odd while the scheduler's probes are in: a
+ * goroutine's record holds within one epoch, with no start or stop of it
+ * missed. */
+static void tracer_sched_epoch(struct tracer *t, bool in)
+{
+	uint64_t e = __atomic_load_n(&t->skel->bss->sched_epoch, __ATOMIC_RELAXED);
+
+	if ((e & 1) != in)
+		__atomic_store_n(&t->skel->bss->sched_epoch, e + 1, __ATOMIC_RELEASE);
 }
 
 int tracer_watchers(struct tracer *t, bool on)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++) {
-		struct tracer_watch *w = &t->watches[i / 2][i % 2];
+	if (!on)
+		tracer_sched_epoch(t, false);
+	for (size_t i = 0; i < RETOP_MAX_IMAGES * TRACER_WATCHES; i++) {
+		struct tracer_watch *w = &t->watches[i / TRACER_WATCHES][i % TRACER_WATCHES];
 		uint64_t off = w->v.entry_offset, cookie = 0;
 		size_t failed;
 		if (!on) {
@@ -333,15 +371,27 @@ int tracer_watchers(struct tracer *t, bool on)
 		if (r && !ret)
 			ret = r;
 	}
+	if (on)
+		tracer_sched_epoch(t, tracer_sched_in(t));
 	return ret;
 }
 
 bool tracer_watchers_in(const struct tracer *t)
 {
-	for (size_t i = 0; i < RETOP_MAX_IMAGES * 2; i++)
-		if (t->watches[i / 2][i % 2].set)
+	for (size_t i = 0; i < RETOP_MAX_IMAGES * TRACER_WATCHES; i++)
+		if (t->watches[i / TRACER_WATCHES][i % TRACER_WATCHES].set)
 			return true;
 	return false;
+}
+
+uint64_t tracer_sched_hits(const struct tracer *t)
+{
+	return t ? __atomic_load_n(&t->skel->bss->sched_hits, __ATOMIC_RELAXED) : 0;
+}
+
+bool tracer_sched_watched(const struct tracer *t)
+{
+	return t && tracer_sched_in(t) && (t->skel->bss->sched_epoch & 1);
 }
 
 int tracer_cal_attach(struct tracer *t, int kind, bool entry_only, const char *path, uint64_t off,

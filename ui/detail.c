@@ -353,10 +353,21 @@ static void detail_split(struct ui *ui, const struct snapshot_func *sf, struct d
 	}
 	/* At the defaults nothing tells a parked call's own CPU time from
 	 * the time Go kept it off its thread. */
-	if (v->total.parked && (y = detail_row(pg)) >= 0)
-		draw_textf(y, 2, COLS - 2, DR_WARN,
-			   "a parked call's time is all counted parked: its CPU time between parks "
-			   "is not told apart");
+	if (v->total.parked > v->total.parked_split && (y = detail_row(pg)) >= 0)
+		draw_textf(
+		    y, 2, COLS - 2, DR_WARN,
+		    "%s parked call's time is all counted parked: its CPU time between parks "
+		    "is not told apart%s",
+		    v->total.parked_split ? "an unprobed" : "a",
+		    ui->have_snap && ui->snap.split_sched ? "" : " (--time-split sched does)");
+	/* --time-split sched: why its goroutines were parked. */
+	for (size_t i = 0; i < v->nreasons; i++)
+		if ((y = detail_row(pg)) >= 0)
+			draw_textf(
+			    y, 2, COLS - 2, DR_NORMAL, "%s %-40.40s %5.1f%% of its parked time",
+			    i ? "      " : "why: ", v->reasons[i].name,
+			    v->reasons_ns ? 100.0 * (double)v->reasons[i].ns / (double)v->reasons_ns
+					  : 0);
 	if (v->total.calls && (y = detail_row(pg)) >= 0)
 		draw_textf(y, 2, COLS - 2, DR_DIM,
 			   "its thread, a call on one thread: %.1f sleeps, %.1f preemptions",
