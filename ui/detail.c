@@ -304,13 +304,16 @@ static void detail_split_cell(int y, int x, int barw, const struct timesplit_fig
 /* "1000 split, 3 parked by Go, 2 without a split": what the parts are of. */
 static void detail_split_calls(const struct timesplit_figures *t, char *buf, size_t len)
 {
-	char a[16], b[16], c[16];
+	char a[16], b[16], c[16], d[16], exact[40] = "";
 
 	fmt_count((double)t->calls, a, sizeof(a));
 	fmt_count((double)t->parked, b, sizeof(b));
 	fmt_count((double)t->unsplit, c, sizeof(c));
-	snprintf(buf, len, "%s on one thread, %s parked%s%s%s", a, b, t->unsplit ? ", " : "",
-		 t->unsplit ? c : "", t->unsplit ? " unsplit" : "");
+	fmt_count((double)t->parked_split, d, sizeof(d));
+	if (t->parked_split)
+		snprintf(exact, sizeof(exact), " (%s split exactly)", d);
+	snprintf(buf, len, "%s on one thread, %s parked%s%s%s%s", a, b, exact,
+		 t->unsplit ? ", " : "", t->unsplit ? c : "", t->unsplit ? " unsplit" : "");
 }
 
 /* Where its timed calls' time went (timesplit.h): a bar per part, over
@@ -365,7 +368,7 @@ static void detail_split(struct ui *ui, const struct snapshot_func *sf, struct d
 		if ((y = detail_row(pg)) >= 0)
 			draw_textf(
 			    y, 2, COLS - 2, DR_NORMAL, "%s %-40.40s %5.1f%% of its parked time",
-			    i ? "      " : "why: ", v->reasons[i].name,
+			    i ? "    " : "why:", v->reasons[i].name,
 			    v->reasons_ns ? 100.0 * (double)v->reasons[i].ns / (double)v->reasons_ns
 					  : 0);
 	if (v->total.calls && (y = detail_row(pg)) >= 0)
