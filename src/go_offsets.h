@@ -12,14 +12,14 @@
 #include <stdint.h>
 
 struct go_offsets {
-	uint32_t g_m;	      /* runtime.g.m: *m */
-	uint32_t m_p;	      /* runtime.m.p: puintptr */
-	uint32_t p_schedtick; /* runtime.p.schedtick: uint32, one more per goroutine
-			       * the P starts (a handed-over time slice excepted) */
+	uint32_t g_m;		/* runtime.g.m: *m */
+	uint32_t m_p;		/* runtime.m.p: puintptr */
+	uint32_t p_schedtick;	/* runtime.p.schedtick: uint32, one more per goroutine
+				 * the P starts (a handed-over time slice excepted) */
 	uint32_t p_syscalltick; /* runtime.p.syscalltick: uint32, one more per system
 				 * call of its goroutines; p_schedtick + 4 */
-	uint32_t m_preempt;   /* runtime.m.preemptGen: uint32, one more per
-			       * preemption signal the M handled */
+	uint32_t m_preempt;	/* runtime.m.preemptGen: uint32, one more per
+				 * preemption signal the M handled */
 	/* runtime.g.trackingSeq (uint8): 0 where it does not tell a park, as
 	 * before Go 1.26, which counted every system call in it too. */
 	uint32_t g_track;

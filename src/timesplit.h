@@ -30,11 +30,11 @@ const char *timesplit_part_short(int part);
 
 /* The split of a set of timed calls. */
 struct timesplit_figures {
-	uint64_t calls;	  /* split whole on their thread */
-	uint64_t parked;  /* Go's scheduler took them off their thread: their
-			   * whole duration is in ns[RETOP_SPLIT_PARKED] ... */
+	uint64_t calls;	       /* split whole on their thread */
+	uint64_t parked;       /* Go's scheduler took them off their thread: their
+				* whole duration is in ns[RETOP_SPLIT_PARKED] ... */
 	uint64_t parked_split; /* ... but for these, split exactly (--time-split sched) */
-	uint64_t unsplit; /* timed, with no split (figures evicted or unreadable) */
+	uint64_t unsplit;      /* timed, with no split (figures evicted or unreadable) */
 	uint64_t ns[RETOP_SPLIT_PARTS];
 	uint64_t total_ns; /* the parts' sum: the calls' and parked calls' durations */
 	double share[RETOP_SPLIT_PARTS]; /* of total_ns; 0 when none */
