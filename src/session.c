@@ -357,9 +357,18 @@ int session_launch(const struct cli_options *o, enum session_launch_mode mode, s
 	return EXIT_OK;
 }
 
-struct func_index *session_index(struct session *s)
+const struct func_index *session_index(const struct session *s)
 {
 	return s->idx;
+}
+
+int session_resolve(struct session *s, const struct func_info *f, char *why)
+{
+	struct func_info *g = session_own(s, f);
+
+	if (!g)
+		return err_set(why, EINVAL, "not a function of the target's index");
+	return funcs_resolve_rets(s->idx, g, why);
 }
 
 const char *session_target(const struct session *s)

@@ -112,6 +112,10 @@ void session_check_reexec(struct session *s);
 /* Who is traced; why tracing ends (NULL: it goes on). */
 const char *session_check_target(struct session *s);
 
+/* The session's own (writable) entry for f, a function of its first
+ * binary's index as the faces see it (const); NULL if not one. */
+struct func_info *session_own(struct session *s, const struct func_info *f);
+
 /* session_attach.c: one function in or out. */
 struct session_func *session_find(const struct session *s, const struct func_info *f);
 /* Attach f; the SDK, if any, was asked about it before. */
