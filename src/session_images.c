@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "procs.h"
-#include "clock.h"
 
 /* Approve a binary's runtime.recovery and runtime.goexit1 for watching. */
 void session_watch_image(struct session *s, struct func_index *idx)

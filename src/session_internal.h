@@ -86,8 +86,11 @@ struct session {
 	struct snapshot snap;
 };
 
-/* session.c: load the BPF programs (again after auto-detach closed them). */
+/* session_tracer.c: load the BPF programs (again after auto-detach closed
+ * them); time what a probe hit costs; hand the costs to BPF. */
 int session_open_tracer(struct session *s, char *err);
+void session_calibrate(struct session *s);
+void session_hit_costs(struct session *s);
 
 /* session_probes.c: moving probes in every binary a function is traced in. */
 /* Put sf's entry probe, its RET probes, or both in, in every binary the
@@ -124,7 +127,6 @@ void session_detach_all(struct session *s, const char *why);
 void session_set_args(struct session *s, struct session_func *sf, bool on);
 
 /* session_sample.c */
-void session_hit_costs(struct session *s);
 uint64_t session_load_bias(struct session *s);
 
 #endif
