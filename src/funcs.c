@@ -2,7 +2,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <time.h>
 
 #include "elf_image.h"
+#include "funcs_internal.h"
 #include "gopclntab.h"
 #include "interlock.h"
 #include "log.h"
@@ -125,20 +125,13 @@ static void funcs_fill_one(struct func_index *idx, struct code_window *w, struct
 	}
 }
 
-static int by_name_cmp(const void *a, const void *b)
+int funcs_name_cmp(const void *a, const void *b)
 {
 	const struct func_info *x = *(struct func_info *const *)a;
 	const struct func_info *y = *(struct func_info *const *)b;
 	int c = strcmp(x->name, y->name);
 	return c ? c : (x->entry < y->entry ? -1 : x->entry > y->entry);
 }
-
-struct func_names {
-	pthread_mutex_t lock; /* the UI and its worker may both look up */
-	struct func_info **sorted;
-	pthread_mutex_t inl_lock;
-	bool inl_scanned;
-};
 
 struct func_info *const *funcs_by_name(const struct func_index *idx)
 {
@@ -149,15 +142,13 @@ struct func_info *const *funcs_by_name(const struct func_index *idx)
 						      sizeof(*names->sorted)))) {
 		for (size_t i = 0; i < idx->count; i++)
 			names->sorted[i] = &idx->funcs[i];
-		qsort(names->sorted, idx->count, sizeof(*names->sorted), by_name_cmp);
+		qsort(names->sorted, idx->count, sizeof(*names->sorted), funcs_name_cmp);
 	}
 	pthread_mutex_unlock(&names->lock);
 	return names->sorted;
 }
 
-#define FUNCS_DROP_EVERY 256
-
-static void funcs_drop_behind(struct func_index *idx, size_t i)
+void funcs_drop_behind(struct func_index *idx, size_t i)
 {
 	struct gopclntab_span spans[2];
 	size_t n = gopclntab_behind(idx->pcln, i, spans);
@@ -662,213 +653,4 @@ struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)
 		return NULL;
 	struct func_info *f = &idx->funcs[lo - 1];
 	return addr < f->entry + f->size ? f : NULL;
-}
-
-/* Substring search for one pattern over every name: strstr() would
- * prepare the pattern again for each of tens of thousands of short names. */
-static bool name_contains(const char *name, const char *pattern, size_t plen)
-{
-	for (const char *p = strchr(name, pattern[0]); p; p = strchr(p + 1, pattern[0]))
-		if (!strncmp(p, pattern, plen))
-			return true;
-	return false;
-}
-
-static bool funcs_pattern_matches(const char *pattern, size_t plen, bool glob, const char *name)
-{
-	if (glob)
-		return fnmatch(pattern, name, 0) == 0;
-	return plen == 0 || name_contains(name, pattern, plen);
-}
-
-size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out)
-{
-	bool glob = strpbrk(pattern, "*?[") != NULL;
-	size_t n = 0, plen = strlen(pattern), all = idx->count + idx->inl_only_count;
-
-	*out = calloc(all ? all : 1, sizeof(**out));
-	if (!*out)
-		return 0;
-	/* In address order, then only the matches are sorted by name. */
-	for (size_t i = 0; i < idx->count; i++)
-		if (funcs_pattern_matches(pattern, plen, glob, idx->funcs[i].name))
-			(*out)[n++] = &idx->funcs[i];
-	for (size_t i = 0; i < idx->inl_only_count; i++)
-		if (funcs_pattern_matches(pattern, plen, glob, idx->inl_only[i].name))
-			(*out)[n++] = &idx->inl_only[i];
-	qsort(*out, n, sizeof(**out), by_name_cmp);
-	return n;
-}
-
-/* Levenshtein distance, capped: names longer than 64 compare their tails. */
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[65];
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la > 64) {
-		a += la - 64;
-		la = 64;
-	}
-	if (lb > 64) {
-		b += lb - 64;
-		lb = 64;
-	}
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-static unsigned name_distance(const char *name, const char *query)
-{
-	const char *dot = strrchr(name, '.');
-	unsigned d = edit_distance(name, query);
-
-	if (dot && dot[1]) {
-		unsigned short_d = edit_distance(dot + 1, query);
-		if (short_d < d)
-			d = short_d;
-	}
-	return d;
-}
-
-size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
-		     size_t max)
-{
-	struct func_info *const *by_name = funcs_by_name(idx);
-	unsigned best[16];
-	size_t n = 0;
-
-	if (max > 16)
-		max = 16;
-	for (size_t i = 0; by_name && i < idx->count && max > 0; i++) {
-		const char *cand = by_name[i]->name;
-		unsigned d = name_distance(cand, name);
-		size_t pos = n;
-		if (n > 0 && !strcmp(out[n - 1], cand))
-			continue; /* duplicate names sit next to each other */
-		while (pos > 0 && best[pos - 1] > d)
-			pos--;
-		if (pos >= max)
-			continue;
-		if (n < max)
-			n++;
-		memmove(&best[pos + 1], &best[pos], (n - 1 - pos) * sizeof(best[0]));
-		memmove(&out[pos + 1], &out[pos], (n - 1 - pos) * sizeof(out[0]));
-		best[pos] = d;
-		out[pos] = cand;
-	}
-	return n;
-}
-
-int funcs_no_match(const struct func_index *idx, const char *pattern, char *err)
-{
-	const char *near[5];
-	size_t n = funcs_nearest(idx, pattern, near, 5), len;
-
-	err_set(err, ENOENT, "no function matches '%s'", pattern);
-	for (size_t i = 0; err && i < n; i++) {
-		len = strlen(err);
-		snprintf(err + len, ERR_LEN - len, "%s%s", i ? ", " : "; nearest: ", near[i]);
-	}
-	if (err) {
-		len = strlen(err);
-		snprintf(err + len, ERR_LEN - len, " (list them with retop -l)");
-	}
-	return -ENOENT;
-}
-
-static int name_ptr_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Every entry of every inline tree, by name: the sites of each function. */
-static int funcs_inline_names(struct func_index *idx, const char ***names, size_t *count)
-{
-	size_t n = 0, cap = 0, nf = gopclntab_count(idx->pcln);
-	const char **v = NULL;
-
-	for (size_t i = 0; i < nf; i++) {
-		uint32_t k, nk;
-		struct gopclntab_inl e;
-		if (gopclntab_inl_count(idx->pcln, i, &nk) != 0)
-			continue; /* a corrupt tree: that function's sites are not known */
-		for (k = 0; k < nk; k++) {
-			if (gopclntab_inl_get(idx->pcln, i, k, &e) != 0)
-				break;
-			if (n == cap) {
-				const char **nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-			}
-			v[n++] = e.name;
-		}
-		if (i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1)
-			funcs_drop_behind(idx, i + 1 < nf ? i + 1 : i);
-	}
-	*names = v;
-	*count = n;
-	return 0;
-}
-
-static int funcs_inline_assign(struct func_index *idx, const char **v, size_t n)
-{
-	size_t only = 0;
-
-	qsort(v, n, sizeof(*v), name_ptr_cmp);
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
-			;
-		if (!funcs_find(idx, v[i]))
-			only++;
-	}
-	if (only && !(idx->inl_only = calloc(only, sizeof(*idx->inl_only))))
-		return -ENOMEM;
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
-			;
-		struct func_info *f = funcs_find(idx, v[i]);
-		if (!f) {
-			f = &idx->inl_only[idx->inl_only_count++];
-			f->name = v[i];
-			f->inline_only = true;
-		}
-		f->inlined_sites = (uint32_t)(j - i);
-	}
-	return 0;
-}
-
-void funcs_inline_scan(struct func_index *idx)
-{
-	const char **v = NULL;
-	size_t n = 0;
-
-	pthread_mutex_lock(&idx->names->inl_lock);
-	if (!idx->names->inl_scanned && gopclntab_has_inl(idx->pcln)) {
-		if (funcs_inline_names(idx, &v, &n) == 0 && funcs_inline_assign(idx, v, n) == 0)
-			idx->inl_known = true;
-		else
-			log_warn("funcs", "%s: out of memory reading the inline trees", idx->path);
-		free(v);
-	}
-	idx->names->inl_scanned = true;
-	pthread_mutex_unlock(&idx->names->inl_lock);
 }

@@ -105,12 +105,6 @@ void funcs_resolve_all(struct func_index *idx, unsigned nthreads);
  * name up (a pattern, an address) does not pay for the sort. */
 struct func_info *const *funcs_by_name(const struct func_index *idx);
 
-/* Read every function's inline tree (once): inlined_sites, and the
- * inline-only functions in idx->inl_only.  Without inline facts (Go <
- * 1.18, a layout retop does not know) inl_known stays false.  A no-op
- * after the first call; safe from several threads. */
-void funcs_inline_scan(struct func_index *idx);
-
 /* True when the function at exactly addr is one of the runtime's that
  * never return (a panic or a throw): Go puts a nop after a call to it, so
  * that the return address is inside the caller, and that nop never runs. */
@@ -120,19 +114,6 @@ struct func_info *funcs_find(const struct func_index *idx, const char *name);
 /* The function of that name at entry, else the first of that name. */
 struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry);
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr);
-/* Functions matching a pattern, in name order: a glob when the pattern has
- * any of *?[, otherwise a substring; the inline-only ones too once
- * funcs_inline_scan() ran.  Caller frees *out. */
-size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out);
-/* Up to max names closest to name (edit distance on the name and its last
- * path element), for "function not found" messages. */
-size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
-		     size_t max);
-
-/* err: "no function matches 'X'; nearest: a, b (list them with retop -l)".
- * Returns -ENOENT. */
-int funcs_no_match(const struct func_index *idx, const char *pattern, char *err);
-
 const char *func_source_name(enum func_source s);
 
 #endif

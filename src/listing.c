@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "funcs_inline.h"
+#include "funcs_match.h"
 #include "log.h"
 
 /* One JSON line, written into a buffer reused from line to line: json-c

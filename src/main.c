@@ -8,6 +8,7 @@
 #include "batch.h"
 #include "cli.h"
 #include "funcs.h"
+#include "funcs_match.h"
 #include "listing.h"
 #include "log.h"
 #include "procs.h"

@@ -13,6 +13,8 @@
 #include <sys/time.h>
 
 #include "elf_image.h"
+#include "funcs_inline.h"
+#include "funcs_match.h"
 #include "goid.h"
 #include "log.h"
 #include "procs.h"

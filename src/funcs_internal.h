@@ -1,0 +1,31 @@
+/* The index's insides, for the files that make it up (funcs.c and
+ * funcs_*.c): the rest of retop sees only funcs.h and the headers of
+ * funcs_*.c. */
+#ifndef RETOP_FUNCS_INTERNAL_H
+#define RETOP_FUNCS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "funcs.h"
+
+struct func_names {
+	pthread_mutex_t lock; /* the UI and its worker may both look up */
+	struct func_info **sorted;
+	pthread_mutex_t inl_lock;
+	bool inl_scanned;
+};
+
+/* A pass over the table in its order gives back the pages it has read
+ * every so many functions (funcs_drop_behind). */
+#define FUNCS_DROP_EVERY 256
+
+/* Give back the pages of pc tables and _func records below function i of
+ * the table (the names stay). */
+void funcs_drop_behind(struct func_index *idx, size_t i);
+
+/* qsort() order of func_info pointers: by name, then entry. */
+int funcs_name_cmp(const void *a, const void *b);
+
+#endif
