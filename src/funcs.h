@@ -39,7 +39,7 @@ struct func_info {
 	bool entry_counts_calls;
 	uint8_t entry_jcc_cc;
 	/* The kernel emulates the entry probe's instruction (one trap a hit)
-	 * rather than single-stepping it (interlock_kernel_emulates). */
+	 * rather than single-stepping it (uprobe_insn_emulated). */
 	bool entry_emulated;
 	/* SDK cross-check. */
 	bool sdk_mismatch;

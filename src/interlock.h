@@ -59,7 +59,7 @@ struct interlock_verdict {
 	uint64_t mark_offsets[INLINE_MARKS_MAX];
 	size_t nmarks;
 	bool marks_only;
-	uint64_t seal;	 /* set by interlock_approve() only */
+	uint64_t seal; /* set by interlock_approve() only */
 };
 
 /* Judge f on its code: code[0..span) is its bytes up to the next function's
@@ -102,27 +102,8 @@ int interlock_copy_marks(const struct interlock_verdict *proven, struct interloc
 /* True when v came from interlock_approve() and was not altered since. */
 bool interlock_sealed(const struct interlock_verdict *v);
 
-/* Building blocks, exposed for unit tests on fixed bytes. */
-
-/* Why the kernel would refuse or mis-execute a uprobe on the instruction
- * at insn[0..len) (len: its decoded length), or NULL when it is safe. */
-const char *interlock_kernel_check(const uint8_t *insn, size_t len);
-/* True when the kernel emulates the instruction at insn[0..len) under a
- * uprobe (one trap a hit: a direct jmp, call or jcc, a one-byte NOP, push
- * of a register) rather than single-stepping it out of line (two traps). */
-bool interlock_kernel_emulates(const uint8_t *insn, size_t len);
-/* Why a runtime function must not be probed, or NULL. */
-const char *interlock_runtime_check(const char *name, uint8_t flags);
-/* Where the entry probe goes in code[0..stop) (boundaries in bits, the
- * pc-to-SP table's first range, delta 0, ends at flat_end): the offset of
- * the stack-check prologue's conditional jump, or 0.  RETOP_ENTRY_PROBE=first
- * keeps it at the entry (for comparisons). */
-uint8_t interlock_entry_probe(const uint8_t *code, const uint8_t *bits, size_t stop,
-			      uint64_t flat_end);
-/* True when the Intel-syntax instruction text writes R14 (the g register). */
-bool interlock_writes_r14(const char *text);
-/* The offset of the first direct jmp out of [0, size) among the
- * instruction starts in bits (its target, relative to the entry, in
+/* A building block, exposed for unit tests on fixed bytes: the offset of the first direct jmp out
+ * of [0, size) among the instruction starts in bits (its target, relative to the entry, in
  * *target); -1 when none. */
 int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t size,
 			    int64_t *target);
