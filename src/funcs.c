@@ -3,7 +3,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +12,7 @@
 #include "elf_image.h"
 #include "funcs_internal.h"
 #include "gopclntab.h"
-#include "interlock.h"
 #include "log.h"
-
-/* Functions larger than this are not decoded (nothing in Go comes close). */
-#define FUNCS_MAX_DECODE (16u << 20)
 
 const char *func_source_name(enum func_source s)
 {
@@ -71,7 +66,7 @@ static const uint8_t *code_window_get(struct code_window *w, uint64_t vaddr, siz
 	return w->view + (vaddr - start);
 }
 
-/* Trailing int3 padding, from the last bytes only; funcs_resolve_rets()
+/* Trailing int3 padding, from the last bytes only; funcs_decode()
  * later replaces this with the decoder's answer. */
 static uint64_t trim_padding(struct code_window *w, uint64_t entry, uint64_t end)
 {
@@ -138,8 +133,8 @@ struct func_info *const *funcs_by_name(const struct func_index *idx)
 	struct func_names *names = idx->names;
 
 	pthread_mutex_lock(&names->lock);
-	if (!names->sorted && (names->sorted = calloc(idx->count ? idx->count : 1,
-						      sizeof(*names->sorted)))) {
+	if (!names->sorted &&
+	    (names->sorted = calloc(idx->count ? idx->count : 1, sizeof(*names->sorted)))) {
 		for (size_t i = 0; i < idx->count; i++)
 			names->sorted[i] = &idx->funcs[i];
 		qsort(names->sorted, idx->count, sizeof(*names->sorted), funcs_name_cmp);
@@ -180,18 +175,9 @@ static int funcs_build(struct func_index *idx, char *err)
 	return ret;
 }
 
-/* A decoder and code buffers reused from function to function:
- * one per decoding thread. */
-struct decoder {
-	struct retsites_engine *eng;
-	uint8_t *buf, *batch; /* one function; a batch of them */
-	uint8_t *bits;	      /* the interlock's boundary map */
-	size_t cap, batch_cap, bits_cap;
-};
-
-static int decoder_open(struct decoder **out, char *err)
+int funcs_decoder_open(struct funcs_decoder **out, char *err)
 {
-	struct decoder *d = calloc(1, sizeof(*d));
+	struct funcs_decoder *d = calloc(1, sizeof(*d));
 	int ret;
 
 	*out = NULL;
@@ -206,7 +192,7 @@ static int decoder_open(struct decoder **out, char *err)
 	return 0;
 }
 
-static void decoder_close(struct decoder *d)
+void funcs_decoder_close(struct funcs_decoder *d)
 {
 	if (!d)
 		return;
@@ -259,7 +245,8 @@ static void funcs_set_gofunc(struct func_index *idx, const uint8_t *tab, size_t 
 			 idx->path);
 	else
 		log_info("funcs", "%s: no inline trees read (%s)", idx->path,
-			 r == -ENOTSUP ? "Go release or table layout without them" : "no module data");
+			 r == -ENOTSUP ? "Go release or table layout without them"
+				       : "no module data");
 }
 
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err)
@@ -311,7 +298,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		}
 	}
 	if (!ret)
-		ret = decoder_open(&idx->dec, err);
+		ret = funcs_decoder_open(&idx->dec, err);
 	if (!ret)
 		ret = funcs_build(idx, err);
 	if (ret) {
@@ -343,7 +330,7 @@ void funcs_free(struct func_index *idx)
 	pthread_mutex_destroy(&idx->names->inl_lock);
 	free(idx->names->sorted);
 	free(idx->names);
-	decoder_close(idx->dec);
+	funcs_decoder_close(idx->dec);
 	if (idx->dwarf)
 		dwarf_info_free(idx->dwarf);
 	if (idx->pcln)
@@ -351,219 +338,6 @@ void funcs_free(struct func_index *idx)
 	elf_image_close(idx->img);
 	free(idx->path);
 	free(idx);
-}
-
-/* RET sites and their lines from code[0..span), the bytes from f's entry to
- * the next function, and the interlock's verdict on them. */
-static int funcs_resolve_code(struct func_index *idx, struct decoder *dec, struct func_info *f,
-			      const uint8_t *code, uint64_t span, char *err)
-{
-	uint64_t code_end;
-	int ret;
-
-	if (span / 8 + 1 > dec->bits_cap) {
-		uint8_t *bits = realloc(dec->bits, span / 8 + 1);
-		if (!bits)
-			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-		dec->bits = bits;
-		dec->bits_cap = span / 8 + 1;
-	}
-	/* The code ends where the pc-to-SP table says; what follows up to the
-	 * next entry is padding, which the interlock checks byte by byte. */
-	if (gopclntab_code_size(idx->pcln, f->pcln_index, &code_end) != 0 || code_end > span)
-		code_end = span;
-	ret = retsites_find(dec->eng, code, code_end, f->entry, &f->rets);
-	if (ret)
-		return err_set(err, -ret, "%s: out of memory decoding", f->name);
-	if (f->source == SRC_PCLNTAB && f->rets.traceable != TRACEABLE_NO)
-		f->size = f->rets.code_size;
-	/* Decoding ran to the next function to stay on instruction boundaries;
-	 * only RETs inside [entry, entry+size) belong to the function. */
-	uint32_t keep = f->rets.count;
-	while (keep > 0 && retsites_get(&f->rets, keep - 1)->offset >= f->size)
-		keep--;
-	retsites_truncate(&f->rets, keep);
-	if (f->rets.count == 0 && f->rets.traceable == TRACEABLE_FULL) {
-		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
-		if (retsites_set_reason(&f->rets, "no RET inside the symbol's size"))
-			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-	}
-	for (size_t i = 0; i < f->rets.count; i++) {
-		const char *file;
-		int line;
-		if (gopclntab_line(idx->pcln, f->pcln_index,
-				   f->entry + retsites_get(&f->rets, i)->offset, &file, &line) == 0)
-			retsites_set_line(&f->rets, i, line);
-	}
-	if (interlock_check(idx, dec->eng, f, code, code_end, span, dec->bits))
-		return err_set(err, ENOMEM, "%s: out of memory", f->name);
-	f->rets_resolved = true;
-	return 0;
-}
-
-/* Bytes from f's entry to the next function, checked. */
-static int funcs_span(struct func_index *idx, const struct func_info *f, uint64_t *span,
-		      char *err)
-{
-	struct gopclntab_func gf;
-	int ret = gopclntab_func(idx->pcln, f->pcln_index, &gf, err);
-
-	if (ret)
-		return ret;
-	/* Decode up to the next function: the size from symtab or DWARF should
-	 * end at the last instruction, and padding must hold no RET. */
-	*span = gf.end - gf.entry;
-	if (*span == 0 || *span > FUNCS_MAX_DECODE)
-		return err_set(err, ERANGE, "%s: size 0x%llx out of range", f->name,
-			       (unsigned long long)*span);
-	return 0;
-}
-
-static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struct func_info *f,
-			      char *err)
-{
-	uint64_t span;
-	int ret;
-
-	if (f->rets_resolved)
-		return 0;
-	if ((ret = funcs_span(idx, f, &span, err)) != 0)
-		return ret;
-	if (span > dec->cap) {
-		uint8_t *buf = realloc(dec->buf, span);
-		if (!buf)
-			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-		dec->buf = buf;
-		dec->cap = span;
-	}
-	/* Copied, not read through the mapping: a scan of every function
-	 * would leave the whole text resident. */
-	ret = elf_image_read_code(idx->img, f->entry, dec->buf, span);
-	if (ret)
-		return err_set(err, -ret, "%s: code at 0x%llx is not in an executable segment",
-			       f->name, (unsigned long long)f->entry);
-	return funcs_resolve_code(idx, dec, f, dec->buf, span, err);
-}
-
-int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
-{
-	struct func_info *prev;
-	int ret;
-
-	if (f->inline_only)
-		return err_set(err, ENOENT,
-			       "%s: exists only inlined (%u sites): no code of its own; traced by "
-			       "its exact name, its inlined calls are counted where an inline mark "
-			       "proves each",
-			       f->name, f->inlined_sites);
-	prev = interlock_prev(idx, f);
-
-	/* The interlock wants the previous function's evidence too; a
-	 * failure there leaves f without it, and so refused. */
-	if (prev)
-		funcs_resolve_with(idx, idx->dec, prev, NULL);
-	ret = funcs_resolve_with(idx, idx->dec, f, err);
-	if (!ret && interlock_check_prev(idx, f))
-		return err_set(err, ENOMEM, "%s: out of memory", f->name);
-	return ret;
-}
-
-struct resolve_worker {
-	struct func_index *idx;
-	atomic_size_t *next;
-	pthread_t thread;
-	bool started;
-};
-
-/* Functions a worker takes at a time, and the most code it reads for them
- * at once: one read instead of one per function. */
-#define FUNCS_BATCH 64
-#define FUNCS_BATCH_BYTES (1u << 20)
-
-/* Resolve funcs[first..end) from one read of their code; false when that
- * read cannot be done (the caller then reads function by function). */
-static bool funcs_resolve_batch(struct func_index *idx, struct decoder *dec, size_t first,
-				size_t end)
-{
-	struct func_info *fs = idx->funcs;
-	uint64_t base = fs[first].entry, span, last_span;
-
-	if (funcs_span(idx, &fs[end - 1], &last_span, NULL) || fs[end - 1].entry < base ||
-	    (span = fs[end - 1].entry - base + last_span) > FUNCS_BATCH_BYTES)
-		return false;
-	if (span > dec->batch_cap) {
-		uint8_t *buf = realloc(dec->batch, span);
-		if (!buf)
-			return false;
-		dec->batch = buf;
-		dec->batch_cap = span;
-	}
-	if (elf_image_read_code(idx->img, base, dec->batch, span))
-		return false;
-	for (size_t i = first; i < end; i++) {
-		struct func_info *f = &fs[i];
-		uint64_t fspan;
-		if (f->rets_resolved)
-			continue;
-		/* Entries ascend and each span ends at the next entry, so every
-		 * function lies inside the batch; checked all the same. */
-		if (funcs_span(idx, f, &fspan, NULL) || f->entry < base ||
-		    f->entry - base + fspan > span)
-			funcs_resolve_with(idx, dec, f, NULL);
-		else
-			funcs_resolve_code(idx, dec, f, dec->batch + (f->entry - base), fspan, NULL);
-	}
-	return true;
-}
-
-static void *funcs_resolve_worker(void *arg)
-{
-	struct resolve_worker *w = arg;
-	size_t n = w->idx->count;
-	struct decoder *dec;
-	size_t i;
-
-	if (decoder_open(&dec, NULL) != 0)
-		return NULL;
-	while ((i = atomic_fetch_add(w->next, FUNCS_BATCH)) < n) {
-		size_t end = i + FUNCS_BATCH < n ? i + FUNCS_BATCH : n;
-		if (!funcs_resolve_batch(w->idx, dec, i, end))
-			for (size_t k = i; k < end; k++)
-				funcs_resolve_with(w->idx, dec, &w->idx->funcs[k], NULL);
-		/* Batches are handed out in table order: the pages of pc
-		 * tables well behind every thread can go back, as in
-		 * funcs_build(). */
-		if (i % FUNCS_DROP_EVERY == 0 && i >= FUNCS_DROP_EVERY)
-			funcs_drop_behind(w->idx, i - FUNCS_DROP_EVERY / 4);
-	}
-	decoder_close(dec);
-	return NULL;
-}
-
-void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
-{
-	struct resolve_worker w[8];
-	atomic_size_t next = 0;
-
-	/* Decoding is CPU-bound and per-function independent: one decoder per
-	 * thread, functions handed out a batch at a time. */
-	if (nthreads < 1)
-		nthreads = 1;
-	if (nthreads > 8)
-		nthreads = 8;
-	for (unsigned t = 1; t < nthreads; t++) {
-		w[t] = (struct resolve_worker){.idx = idx, .next = &next};
-		w[t].started = pthread_create(&w[t].thread, NULL, funcs_resolve_worker, &w[t]) == 0;
-	}
-	w[0] = (struct resolve_worker){.idx = idx, .next = &next};
-	funcs_resolve_worker(&w[0]);
-	for (unsigned t = 1; t < nthreads; t++)
-		if (w[t].started)
-			pthread_join(w[t].thread, NULL);
-	/* Each function's neighbour is judged once every thread is done. */
-	for (size_t i = 0; i < idx->count; i++)
-		if (idx->funcs[i].rets_resolved)
-			interlock_check_prev(idx, &idx->funcs[i]);
 }
 
 /* Index in by_name of the first function named name, or count. */
@@ -589,8 +363,8 @@ struct func_info *funcs_find(const struct func_index *idx, const char *name)
 
 bool funcs_never_returns(const struct func_index *idx, uint64_t addr)
 {
-	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic", "runtime.gopanic",
-					       "runtime.throw", "runtime.fatal"};
+	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic",
+					       "runtime.gopanic", "runtime.throw", "runtime.fatal"};
 	const struct func_info *f = idx ? funcs_by_addr(idx, addr) : NULL;
 
 	if (!f || f->entry != addr)
@@ -636,6 +410,16 @@ const struct func_info *funcs_images_caller(const struct func_images *im, unsign
 	/* The return address follows the CALL: when the CALL is the
 	 * function's last instruction it is already past the end. */
 	return funcs_by_addr(im->idx[image], ret_addr - im->bias[image] - 1);
+}
+
+struct func_info *funcs_prev(const struct func_index *idx, const struct func_info *f)
+{
+	size_t k = (size_t)(f - idx->funcs);
+
+	/* Zero-size entries share the address of the function that follows. */
+	while (k > 0 && idx->funcs[k - 1].entry == f->entry)
+		k--;
+	return k > 0 ? &idx->funcs[k - 1] : NULL;
 }
 
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)

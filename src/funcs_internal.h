@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "funcs.h"
 
@@ -24,6 +25,18 @@ struct func_names {
 /* Give back the pages of pc tables and _func records below function i of
  * the table (the names stay). */
 void funcs_drop_behind(struct func_index *idx, size_t i);
+
+/* A decoder and code buffers reused from function to function: one per
+ * decoding thread, and the index's own for its caller's thread. */
+struct funcs_decoder {
+	struct retsites_engine *eng;
+	uint8_t *buf, *batch; /* one function; a batch of them */
+	uint8_t *bits;	      /* the judge's boundary map (funcs_code.bits) */
+	size_t cap, batch_cap, bits_cap;
+};
+
+int funcs_decoder_open(struct funcs_decoder **out, char *err);
+void funcs_decoder_close(struct funcs_decoder *d);
 
 /* qsort() order of func_info pointers: by name, then entry. */
 int funcs_name_cmp(const void *a, const void *b);

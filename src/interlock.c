@@ -10,6 +10,7 @@
 #include "elf_image.h"
 #include "entry_count.h"
 #include "entry_probe.h"
+#include "funcs_decode.h"
 #include "gopclntab.h"
 #include "log.h"
 #include "runtime_rules.h"
@@ -203,9 +204,17 @@ int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t s
 	return -1;
 }
 
-int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
-		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits)
+/* The verdict on f's own bytes, taken on the thread that decoded them
+ * (funcs_decode.h): c->code[0..span) is f's bytes up to the next entry,
+ * c->code[0..code_end) what retsites_find() decoded.  -ENOMEM only. */
+static int judge_code(const void *ctx, const struct func_index *idx, struct func_info *f,
+		      const struct funcs_code *c)
 {
+	(void)ctx;
+	struct retsites_engine *eng = c->eng;
+	const uint8_t *code = c->code;
+	size_t code_end = c->code_end, span = c->span;
+	uint8_t *bits = c->bits;
 	struct pcsp_facts pcsp;
 	char buf[200];
 	const char *why;
@@ -271,19 +280,11 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	return 0;
 }
 
-struct func_info *interlock_prev(const struct func_index *idx, const struct func_info *f)
+/* The neighbour's evidence: refuse f unless the function before it ends
+ * cleanly at f's entry.  Both must have been judged. */
+static int check_prev(const struct func_index *idx, struct func_info *f)
 {
-	size_t k = (size_t)(f - idx->funcs);
-
-	/* Zero-size entries share the address of the function that follows. */
-	while (k > 0 && idx->funcs[k - 1].entry == f->entry)
-		k--;
-	return k > 0 ? &idx->funcs[k - 1] : NULL;
-}
-
-int interlock_check_prev(const struct func_index *idx, struct func_info *f)
-{
-	struct func_info *prev = interlock_prev(idx, f);
+	struct func_info *prev = funcs_prev(idx, f);
 	char why[200];
 
 	if (!prev || f->rets.traceable == TRACEABLE_NO)
@@ -293,6 +294,34 @@ int interlock_check_prev(const struct func_index *idx, struct func_info *f)
 	snprintf(why, sizeof(why), "the code of %s before it does not end cleanly at this entry",
 		 prev->name);
 	return refuse(f, why);
+}
+
+int interlock_judge(struct func_index *idx, struct func_info *f, char *err)
+{
+	const struct funcs_judge j = {.judge = judge_code};
+	struct func_info *prev;
+	int ret = funcs_decode(idx, f, &j, err);
+
+	if (ret)
+		return ret;
+	/* The previous function's evidence too; a failure to decode it
+	 * leaves f without it, and so refused. */
+	if ((prev = funcs_prev(idx, f)))
+		funcs_decode(idx, prev, &j, NULL);
+	if (check_prev(idx, f))
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
+	return 0;
+}
+
+void interlock_judge_all(struct func_index *idx, unsigned nthreads)
+{
+	const struct funcs_judge j = {.judge = judge_code};
+
+	funcs_decode_all(idx, nthreads, &j);
+	/* Each function's neighbour is judged once every thread is done. */
+	for (size_t i = 0; i < idx->count; i++)
+		if (idx->funcs[i].rets_resolved)
+			check_prev(idx, &idx->funcs[i]);
 }
 
 /* ---- at attach time */

@@ -16,10 +16,12 @@
  *   - the function runs with g in R14 on its goroutine's stack (the
  *     pairing key), which rules out parts of the runtime.
  *
- * The verdict on the function's own bytes is taken when its RET sites are
- * resolved (funcs.c calls interlock_check), so `retop -l` and the browser
- * show it; interlock_approve() repeats the cheap checks at attach time and
- * is the only maker of the approval that tracer_attach() requires.
+ * The index is built, then judged, then attached.  interlock_judge() takes
+ * the verdict on a function's own bytes as the index decodes them
+ * (funcs_decode.h hands each decoded function to the judge, on the thread
+ * that decoded it), so `retop -l` and the browser show it;
+ * interlock_approve() repeats the cheap checks at attach time and is the
+ * only maker of the approval that tracer_attach() requires.
  */
 #ifndef RETOP_INTERLOCK_H
 #define RETOP_INTERLOCK_H
@@ -33,7 +35,7 @@
 #include "inline_marks.h"
 
 /* Bits of func_info.interlock. */
-#define INTERLOCK_CHECKED 0x1	 /* interlock_check() ran */
+#define INTERLOCK_CHECKED 0x1	 /* judged on its bytes (interlock_judge) */
 #define INTERLOCK_TAIL_CLEAN 0x2 /* code ends on a boundary, then int3 only */
 
 /* What tracer_attach() may attach: file offsets that passed the interlock,
@@ -62,20 +64,18 @@ struct interlock_verdict {
 	uint64_t seal; /* set by interlock_approve() only */
 };
 
-/* Judge f on its code: code[0..span) is its bytes up to the next function's
- * entry, code[0..code_end) what retsites_find() decoded (the pc-to-SP
- * table's span), bits a scratch area of at least span / 8 + 1 bytes.  A
- * refusal sets f->rets.traceable to TRACEABLE_NO with the reason.
- * -ENOMEM only. */
-int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
-		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits);
+/* Decode f (once) and judge it on its bytes and on the previous
+ * function's (decoded too when it was not): a refusal sets
+ * f->rets.traceable to TRACEABLE_NO with the reason.  Returns 0 when f was
+ * judged, else a negative errno with a one-line reason in err (a function
+ * that exists only inlined has no code to judge). */
+int interlock_judge(struct func_index *idx, struct func_info *f, char *err);
 
-/* The neighbour's evidence: refuse f unless the function before it ends
- * cleanly at f's entry.  Both must have been through interlock_check(). */
-int interlock_check_prev(const struct func_index *idx, struct func_info *f);
-
-/* The function before f in address order that has code, or NULL. */
-struct func_info *interlock_prev(const struct func_index *idx, const struct func_info *f);
+/* Judge every function of idx, each as it is decoded on one of nthreads
+ * threads, then each against the function before it.  A function that
+ * cannot be decoded stays unresolved, to be reported when it is asked for
+ * (interlock_judge). */
+void interlock_judge_all(struct func_index *idx, unsigned nthreads);
 
 /* At attach time: f resolved and not refused, the indexed file unchanged
  * (same size and modification time through the index's descriptor).

@@ -10,6 +10,7 @@
 
 #include "funcs_inline.h"
 #include "funcs_match.h"
+#include "interlock.h"
 #include "log.h"
 
 /* One JSON line, written into a buffer reused from line to line: json-c
@@ -104,7 +105,7 @@ static void line_str(struct line_buf *b, const char *s)
 static int listing_func_json(struct line_buf *b, struct func_index *idx, struct func_info *f)
 {
 	char err[ERR_LEN];
-	bool ok = funcs_resolve_rets(idx, f, err) == 0;
+	bool ok = interlock_judge(idx, f, err) == 0;
 
 	if (!ok)
 		log_debug("listing", "%s", err);
@@ -174,7 +175,7 @@ static void listing_text_header(FILE *out)
 static void listing_text_row(FILE *out, struct func_index *idx, struct func_info *f)
 {
 	char err[ERR_LEN];
-	bool ok = funcs_resolve_rets(idx, f, err) == 0;
+	bool ok = interlock_judge(idx, f, err) == 0;
 	const char *trace = ok ? traceable_name(f->rets.traceable) : "no";
 	const char *reason = ok ? retsites_reason(&f->rets) : err;
 
@@ -246,7 +247,7 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 		sorting = n > 64 && pthread_create(&sorter, NULL, listing_sort, idx) == 0;
 	}
 	if (n > 64)
-		funcs_resolve_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+		interlock_judge_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	if (sorting)
 		pthread_join(sorter, NULL);
 	if (!pattern && !(all = listing_all(idx, &n)))

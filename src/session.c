@@ -133,13 +133,12 @@ static void session_watch_image(struct session *s, struct func_index *idx)
 	struct interlock_verdict v;
 	char why[ERR_LEN];
 
-	if (!rec || funcs_resolve_rets(idx, rec, why) != 0 ||
+	if (!rec || interlock_judge(idx, rec, why) != 0 ||
 	    interlock_approve(idx, rec, &v, why) != 0 ||
 	    tracer_watch_recovery(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.recovery not watched: panics count as restarts");
 	struct func_info *gx = funcs_find(idx, "runtime.goexit1");
-	if (!gx || funcs_resolve_rets(idx, gx, why) != 0 ||
-	    interlock_approve(idx, gx, &v, why) != 0 ||
+	if (!gx || interlock_judge(idx, gx, why) != 0 || interlock_approve(idx, gx, &v, why) != 0 ||
 	    tracer_watch_goexit(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
 				    "stay in flight (overdue after --orphan-timeout)");
@@ -364,7 +363,7 @@ static struct func_info *session_func_in(struct session *s, struct session_func 
 		session_not_followed(sf, k, "no such function there");
 		return NULL;
 	}
-	if (funcs_resolve_rets(idx, g, why) != 0) {
+	if (interlock_judge(idx, g, why) != 0) {
 		session_not_followed(sf, k, why);
 		return NULL;
 	}
@@ -550,7 +549,7 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	sf->pct_cache.valid = false;
 	ret = session_check_go_version(s, why);
 	if (!ret && !f->inline_only)
-		ret = funcs_resolve_rets(s->idx, f, why);
+		ret = interlock_judge(s->idx, f, why);
 	/* The one gate for every attach path: dashboard, batch, --serve.  In
 	 * the first binary still run (a deploy may have retired the first),
 	 * then in the others. */
@@ -1328,6 +1327,11 @@ int session_launch(const struct cli_options *o, enum session_launch_mode mode,
 		return EXIT_RUNTIME;
 	}
 	return EXIT_OK;
+}
+
+int session_judge(struct session *s, struct func_info *f, char *why)
+{
+	return interlock_judge(s->idx, f, why);
 }
 
 struct func_index *session_index(struct session *s)

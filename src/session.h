@@ -61,6 +61,11 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 int session_start_tracing(struct session *s, char *err);
 void session_close(struct session *s);
 
+/* Resolve f, a function of session_index(s), and take the interlock's
+ * verdict on it (once), as an attach would, attaching nothing: 0, or a
+ * negative errno with the reason in why. */
+int session_judge(struct session *s, struct func_info *f, char *why);
+
 /* Attach one function; on failure the function is listed with an error
  * status and nothing of it stays attached. */
 int session_trace(struct session *s, struct func_info *f, char *err);
@@ -104,9 +109,9 @@ void session_reset(struct session *s);
 void session_extend(struct session *s);
 
 /* Static facts: the index of the target's binary (its functions' RET sites
- * are resolved on demand), what the operator named as the target, the PID
- * traced (-1: every process running the binary), and whether the BPF
- * programs were loaded. */
+ * are resolved on demand: session_judge), what the operator named as the
+ * target, the PID traced (-1: every process running the binary), and
+ * whether the BPF programs were loaded. */
 struct func_index *session_index(struct session *s);
 const char *session_target(const struct session *s);
 int session_attach_pid(const struct session *s);

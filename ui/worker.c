@@ -221,7 +221,7 @@ static void worker_sync_tstate_locked(struct worker *w)
 static void worker_resolve(struct worker *w, struct func_info *f)
 {
 	char why[ERR_LEN];
-	int ret = funcs_resolve_rets(w->idx, f, why);
+	int ret = session_judge(w->s, f, why);
 	long k = worker_func_at(w, f);
 
 	worker_lock(w);
