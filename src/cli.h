@@ -42,6 +42,7 @@ struct cli_options {
 	bool latency_only; /* --latency-only: no callers, no slowest calls */
 	const char *args_pattern; /* --args GLOB */
 	uint64_t slow_ns;	  /* --slow DURATION; 0 = off */
+	bool entry_probe_first; /* RETOP_ENTRY_PROBE=first: entry probes on the first instruction */
 	int verbose;
 };
 

@@ -1,6 +1,5 @@
 #include "entry_probe.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "code_walk.h"
@@ -54,8 +53,6 @@ uint8_t entry_probe_place(const uint8_t *code, const uint8_t *bits, size_t stop,
 {
 	size_t off = 0, len;
 
-	if (getenv("RETOP_ENTRY_PROBE") && !strcmp(getenv("RETOP_ENTRY_PROBE"), "first"))
-		return 0;
 	for (int i = 0; i < 3; i++) {
 		if (!(len = prologue_insn(code + off, stop - off)) || off + len >= stop ||
 		    !code_walk_starts(bits, off + len))

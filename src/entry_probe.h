@@ -10,8 +10,7 @@
 
 /* Where the entry probe goes in code[0..stop) (boundaries in bits, the
  * pc-to-SP table's first range, delta 0, ends at flat_end): the offset of
- * the stack-check prologue's conditional jump, or 0.  RETOP_ENTRY_PROBE=first
- * keeps it at the entry (for comparisons). */
+ * the stack-check prologue's conditional jump, or 0. */
 uint8_t entry_probe_place(const uint8_t *code, const uint8_t *bits, size_t stop, uint64_t flat_end);
 
 #endif

@@ -210,7 +210,7 @@ int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t s
 static int judge_code(const void *ctx, const struct func_index *idx, struct func_info *f,
 		      const struct funcs_code *c)
 {
-	(void)ctx;
+	const struct interlock_opts *o = ctx;
 	struct retsites_engine *eng = c->eng;
 	const uint8_t *code = c->code;
 	size_t code_end = c->code_end, span = c->span;
@@ -246,7 +246,8 @@ static int judge_code(const void *ctx, const struct func_index *idx, struct func
 		return refuse(f, why);
 	if ((flags & GOPCLNTAB_FLAG_ASM) && (why = check_r14(eng, f, code, bits, buf, sizeof(buf))))
 		return refuse(f, why);
-	f->entry_probe_off = entry_probe_place(code, bits, stop, pcsp.flat_end);
+	f->entry_probe_off =
+	    o && o->entry_probe_first ? 0 : entry_probe_place(code, bits, stop, pcsp.flat_end);
 	f->entry_emulated =
 	    uprobe_insn_emulated(code + f->entry_probe_off, stop - f->entry_probe_off);
 	f->entry_counts_calls =
@@ -296,9 +297,10 @@ static int check_prev(const struct func_index *idx, struct func_info *f)
 	return refuse(f, why);
 }
 
-int interlock_judge(struct func_index *idx, struct func_info *f, char *err)
+int interlock_judge(struct func_index *idx, struct func_info *f, const struct interlock_opts *o,
+		    char *err)
 {
-	const struct funcs_judge j = {.judge = judge_code};
+	const struct funcs_judge j = {.judge = judge_code, .ctx = o};
 	struct func_info *prev;
 	int ret = funcs_decode(idx, f, &j, err);
 
@@ -313,9 +315,9 @@ int interlock_judge(struct func_index *idx, struct func_info *f, char *err)
 	return 0;
 }
 
-void interlock_judge_all(struct func_index *idx, unsigned nthreads)
+void interlock_judge_all(struct func_index *idx, const struct interlock_opts *o, unsigned nthreads)
 {
-	const struct funcs_judge j = {.judge = judge_code};
+	const struct funcs_judge j = {.judge = judge_code, .ctx = o};
 
 	funcs_decode_all(idx, nthreads, &j);
 	/* Each function's neighbour is judged once every thread is done. */

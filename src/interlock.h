@@ -64,18 +64,28 @@ struct interlock_verdict {
 	uint64_t seal; /* set by interlock_approve() only */
 };
 
+/* How functions are judged: set up once, for a session or a listing. */
+struct interlock_opts {
+	/* Every entry probe on the function's first instruction, not on the
+	 * stack-check prologue's jump (RETOP_ENTRY_PROBE=first: for
+	 * comparisons, docs/UPROBES.md). */
+	bool entry_probe_first;
+};
+
 /* Decode f (once) and judge it on its bytes and on the previous
  * function's (decoded too when it was not): a refusal sets
  * f->rets.traceable to TRACEABLE_NO with the reason.  Returns 0 when f was
  * judged, else a negative errno with a one-line reason in err (a function
- * that exists only inlined has no code to judge). */
-int interlock_judge(struct func_index *idx, struct func_info *f, char *err);
+ * that exists only inlined has no code to judge).  o NULL: the defaults;
+ * a function is judged once, so one index is judged with one o. */
+int interlock_judge(struct func_index *idx, struct func_info *f, const struct interlock_opts *o,
+		    char *err);
 
 /* Judge every function of idx, each as it is decoded on one of nthreads
  * threads, then each against the function before it.  A function that
  * cannot be decoded stays unresolved, to be reported when it is asked for
  * (interlock_judge). */
-void interlock_judge_all(struct func_index *idx, unsigned nthreads);
+void interlock_judge_all(struct func_index *idx, const struct interlock_opts *o, unsigned nthreads);
 
 /* At attach time: f resolved and not refused, the indexed file unchanged
  * (same size and modification time through the index's descriptor).

@@ -102,10 +102,11 @@ static void line_str(struct line_buf *b, const char *s)
 /* The `retop -l -o json` object for one function (a contract: man retop),
  * RET sites resolved first, on one line.  -ENOMEM when the line could not
  * be built. */
-static int listing_func_json(struct line_buf *b, struct func_index *idx, struct func_info *f)
+static int listing_func_json(struct line_buf *b, struct func_index *idx,
+			     const struct interlock_opts *judge, struct func_info *f)
 {
 	char err[ERR_LEN];
-	bool ok = interlock_judge(idx, f, err) == 0;
+	bool ok = interlock_judge(idx, f, judge, err) == 0;
 
 	if (!ok)
 		log_debug("listing", "%s", err);
@@ -172,10 +173,11 @@ static void listing_text_header(FILE *out)
 		"SOURCE", "FUNCTION");
 }
 
-static void listing_text_row(FILE *out, struct func_index *idx, struct func_info *f)
+static void listing_text_row(FILE *out, struct func_index *idx, const struct interlock_opts *judge,
+			     struct func_info *f)
 {
 	char err[ERR_LEN];
-	bool ok = interlock_judge(idx, f, err) == 0;
+	bool ok = interlock_judge(idx, f, judge, err) == 0;
 	const char *trace = ok ? traceable_name(f->rets.traceable) : "no";
 	const char *reason = ok ? retsites_reason(&f->rets) : err;
 
@@ -225,7 +227,8 @@ static struct func_info **listing_all(struct func_index *idx, size_t *n)
 	return all;
 }
 
-long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json)
+long listing_print(FILE *out, struct func_index *idx, const struct interlock_opts *judge,
+		   const char *pattern, bool json)
 {
 	struct func_info **all = NULL;
 	struct func_info **matches = NULL;
@@ -247,7 +250,7 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 		sorting = n > 64 && pthread_create(&sorter, NULL, listing_sort, idx) == 0;
 	}
 	if (n > 64)
-		interlock_judge_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+		interlock_judge_all(idx, judge, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	if (sorting)
 		pthread_join(sorter, NULL);
 	if (!pattern && !(all = listing_all(idx, &n)))
@@ -257,10 +260,10 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 	for (size_t i = 0; i < n; i++) {
 		struct func_info *f = pattern ? matches[i] : all[i];
 		if (!json) {
-			listing_text_row(out, idx, f);
+			listing_text_row(out, idx, judge, f);
 			continue;
 		}
-		if (listing_func_json(&line, idx, f)) {
+		if (listing_func_json(&line, idx, judge, f)) {
 			free(line.p);
 			free(matches);
 			free(all);

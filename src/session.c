@@ -59,6 +59,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 		.max_memory = o->max_memory, .budget_pct = o->budget_pct,
 		.budget_hits = o->budget_hits,
 		.slow_ns = o->slow_ns,
+		.entry_probe_first = o->entry_probe_first,
 	};
 }
 
@@ -82,6 +83,7 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	if (!s)
 		return err_set(err, ENOMEM, "out of memory");
 	s->opts = *opts;
+	s->judge.entry_probe_first = opts->entry_probe_first;
 	s->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->funcs));
 	s->snap.funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->snap.funcs));
 	if (!s->funcs || !s->snap.funcs) {
@@ -133,12 +135,13 @@ static void session_watch_image(struct session *s, struct func_index *idx)
 	struct interlock_verdict v;
 	char why[ERR_LEN];
 
-	if (!rec || interlock_judge(idx, rec, why) != 0 ||
+	if (!rec || interlock_judge(idx, rec, &s->judge, why) != 0 ||
 	    interlock_approve(idx, rec, &v, why) != 0 ||
 	    tracer_watch_recovery(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.recovery not watched: panics count as restarts");
 	struct func_info *gx = funcs_find(idx, "runtime.goexit1");
-	if (!gx || interlock_judge(idx, gx, why) != 0 || interlock_approve(idx, gx, &v, why) != 0 ||
+	if (!gx || interlock_judge(idx, gx, &s->judge, why) != 0 ||
+	    interlock_approve(idx, gx, &v, why) != 0 ||
 	    tracer_watch_goexit(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
 				    "stay in flight (overdue after --orphan-timeout)");
@@ -363,7 +366,7 @@ static struct func_info *session_func_in(struct session *s, struct session_func 
 		session_not_followed(sf, k, "no such function there");
 		return NULL;
 	}
-	if (interlock_judge(idx, g, why) != 0) {
+	if (interlock_judge(idx, g, &s->judge, why) != 0) {
 		session_not_followed(sf, k, why);
 		return NULL;
 	}
@@ -549,7 +552,7 @@ static int session_attach(struct session *s, struct func_info *f, char *err)
 	sf->pct_cache.valid = false;
 	ret = session_check_go_version(s, why);
 	if (!ret && !f->inline_only)
-		ret = interlock_judge(s->idx, f, why);
+		ret = interlock_judge(s->idx, f, &s->judge, why);
 	/* The one gate for every attach path: dashboard, batch, --serve.  In
 	 * the first binary still run (a deploy may have retired the first),
 	 * then in the others. */
@@ -1331,7 +1334,7 @@ int session_launch(const struct cli_options *o, enum session_launch_mode mode,
 
 int session_judge(struct session *s, struct func_info *f, char *why)
 {
-	return interlock_judge(s->idx, f, why);
+	return interlock_judge(s->idx, f, &s->judge, why);
 }
 
 struct func_index *session_index(struct session *s)

@@ -82,7 +82,7 @@ static void check_rets(struct func_index *idx, struct func_info *f)
 {
 	char err[ERR_LEN];
 
-	if (interlock_judge(idx, f, err) != 0) {
+	if (interlock_judge(idx, f, NULL, err) != 0) {
 		if (!memchr(err, 0, sizeof(err)))
 			abort();
 		return;
