@@ -19,8 +19,12 @@ struct func_names {
 };
 
 /* A pass over the table in its order gives back the pages it has read
- * every so many functions (funcs_drop_behind). */
-#define FUNCS_DROP_EVERY 256
+ * every so many functions (funcs_drop_behind): about 1 MiB of Debian's
+ * prometheus's pc tables.  Every madvise() flushes the TLB of each CPU
+ * the process's threads ran on, an interrupt to each (dear in a VM): one
+ * every 256 functions took a third of the CPU time of prometheus's full
+ * listing, for 1 MiB less resident at its peak. */
+#define FUNCS_DROP_EVERY 4096
 
 /* Give back the pages of pc tables and _func records below function i of
  * the table (the names stay). */
