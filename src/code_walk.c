@@ -4,9 +4,20 @@ size_t code_walk_insn_end(const uint8_t *bits, size_t off, size_t stop)
 {
 	size_t end = off + 1;
 
-	while (end < stop && !code_walk_starts(bits, end))
-		end++;
-	return end;
+	if (end >= stop)
+		return end;
+	/* A byte of the map at a time, not a bit: every proof walks every
+	 * instruction of every function, a few bytes each. */
+	for (;;) {
+		unsigned starts = bits[end / 8] >> (end % 8);
+		if (starts) {
+			end += (size_t)__builtin_ctz(starts);
+			return end < stop ? end : stop;
+		}
+		end = (end | 7) + 1;
+		if (end >= stop)
+			return stop;
+	}
 }
 
 int32_t code_walk_rel32(const uint8_t *p)

@@ -185,7 +185,8 @@ int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t s
 	for (uint64_t off = 0; off < size; off++) {
 		int64_t rel;
 		uint64_t len;
-		if (!code_walk_starts(bits, off) || (code[off] != 0xE9 && code[off] != 0xEB))
+		/* The byte first: few are E9 or EB, every one is in the map. */
+		if ((code[off] != 0xE9 && code[off] != 0xEB) || !code_walk_starts(bits, off))
 			continue;
 		if (code[off] == 0xEB && off + 2 <= size) {
 			rel = (int8_t)code[off + 1];

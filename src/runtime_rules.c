@@ -71,6 +71,9 @@ const char *runtime_rules_check(const char *name, uint8_t flags)
 {
 	for (size_t i = 0; i < sizeof(runtime_rules) / sizeof(runtime_rules[0]); i++) {
 		const struct runtime_rule *r = &runtime_rules[i];
+		/* Every function is asked: most differ at their first byte. */
+		if (name[0] != r->name[0])
+			continue;
 		if (r->prefix ? !strncmp(name, r->name, strlen(r->name)) : !strcmp(name, r->name))
 			return r->why;
 	}
