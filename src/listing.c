@@ -200,9 +200,14 @@ static void listing_text_row(FILE *out, struct func_index *idx, const struct int
 	fputc('\n', out);
 }
 
-static void *listing_sort(void *idx)
+/* The functions by name, then where each was inlined (which looks names
+ * up): beside the decoders, which neither read what these write (the
+ * sorted names, inlined_sites, the inline-only rows) nor write what they
+ * read (names and entries). */
+static void *listing_names(void *idx)
 {
 	funcs_by_name(idx);
+	funcs_inline_scan(idx);
 	return NULL;
 }
 
@@ -237,17 +242,19 @@ long listing_print(FILE *out, struct func_index *idx, const struct interlock_opt
 	bool sorting = false;
 	size_t n;
 
-	funcs_inline_scan(idx);
 	if (pattern) {
+		/* The inline-only functions match too. */
+		funcs_inline_scan(idx);
 		n = funcs_match(idx, pattern, &matches);
 		if (!matches)
 			return -ENOMEM;
 	} else {
-		/* Every function: sorted by name while the others decode (the
-		 * sort reads names and entries only, the decoders never write
-		 * them). */
+		/* Every function: its name and inline facts read while the
+		 * others decode. */
 		n = idx->count;
-		sorting = n > 64 && pthread_create(&sorter, NULL, listing_sort, idx) == 0;
+		sorting = n > 64 && pthread_create(&sorter, NULL, listing_names, idx) == 0;
+		if (!sorting)
+			funcs_inline_scan(idx);
 	}
 	if (n > 64)
 		interlock_judge_all(idx, judge, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
