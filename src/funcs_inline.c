@@ -49,21 +49,28 @@ static int funcs_inline_names(struct func_index *idx, const char ***names, size_
 
 static int funcs_inline_assign(struct func_index *idx, const char **v, size_t n)
 {
+	struct func_info **found = calloc(n ? n : 1, sizeof(*found));
 	size_t only = 0;
 
+	if (!found)
+		return -ENOMEM;
 	qsort(v, n, sizeof(*v), name_ptr_cmp);
+	/* Each name looked up once, its function kept at the first of its
+	 * run of sites in v. */
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
 			;
-		if (!funcs_find(idx, v[i]))
+		if (!(found[i] = funcs_find(idx, v[i])))
 			only++;
 	}
-	if (only && !(idx->inl_only = calloc(only, sizeof(*idx->inl_only))))
+	if (only && !(idx->inl_only = calloc(only, sizeof(*idx->inl_only)))) {
+		free(found);
 		return -ENOMEM;
+	}
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
 			;
-		struct func_info *f = funcs_find(idx, v[i]);
+		struct func_info *f = found[i];
 		if (!f) {
 			f = &idx->inl_only[idx->inl_only_count++];
 			f->name = v[i];
@@ -71,6 +78,7 @@ static int funcs_inline_assign(struct func_index *idx, const char **v, size_t n)
 		}
 		f->inlined_sites = (uint32_t)(j - i);
 	}
+	free(found);
 	return 0;
 }
 
