@@ -23,28 +23,27 @@ struct line_buf {
 	bool oom;
 };
 
-static bool line_reserve(struct line_buf *b, size_t n)
+static bool line_grow(struct line_buf *b, size_t n)
 {
-	if (b->oom)
+	size_t ncap = b->cap ? b->cap : 1024;
+
+	while (ncap < b->len + n)
+		ncap *= 2;
+	char *p = realloc(b->p, ncap);
+	if (!p) {
+		b->oom = true;
 		return false;
-	if (b->len + n > b->cap) {
-		size_t ncap = b->cap ? b->cap : 1024;
-		while (ncap < b->len + n)
-			ncap *= 2;
-		char *p = realloc(b->p, ncap);
-		if (!p) {
-			b->oom = true;
-			return false;
-		}
-		b->p = p;
-		b->cap = ncap;
 	}
+	b->p = p;
+	b->cap = ncap;
 	return true;
 }
 
-static void line_raw(struct line_buf *b, const char *s, size_t n)
+/* Inline: a line is some 25 pieces, most of them literals, whose copies
+ * the compiler then makes a few moves each. */
+static inline void line_raw(struct line_buf *b, const char *s, size_t n)
 {
-	if (line_reserve(b, n)) {
+	if (!b->oom && (b->len + n <= b->cap || line_grow(b, n))) {
 		memcpy(b->p + b->len, s, n);
 		b->len += n;
 	}
@@ -91,7 +90,7 @@ static void line_str(struct line_buf *b, const char *s)
 	}
 	size_t n;
 	const char *text = json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	if (text)
 		line_raw(b, text, n);
 	else
