@@ -176,32 +176,39 @@ static const char *check_r14(struct retsites_engine *eng, const struct func_info
 	return NULL;
 }
 
-/* The first direct jmp (E9 rel32, EB rel8, at an instruction start) out of
- * [0, size): a tail jump.  Its calls leave by another function's RET, with
- * a key this function's RET probes never see.  -1 when there is none. */
+/* A direct jmp at code[off] (E9 rel32, EB rel8, whole before size): its
+ * target, relative to code, in *target. */
+static bool jmp_target(const uint8_t *code, uint64_t off, uint64_t size, int64_t *target)
+{
+	if (code[off] == 0xEB && off + 2 <= size) {
+		*target = (int64_t)(off + 2) + (int8_t)code[off + 1];
+		return true;
+	}
+	if (code[off] == 0xE9 && off + 5 <= size) {
+		int32_t rel;
+		memcpy(&rel, code + off + 1, 4);
+		*target = (int64_t)(off + 5) + rel;
+		return true;
+	}
+	return false;
+}
+
+/* The first direct jmp (at an instruction start) out of [0, size): a tail
+ * jump.  Its calls leave by another function's RET, with a key this
+ * function's RET probes never see.  -1 when there is none. */
 int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t size,
 			    int64_t *target)
 {
-	for (uint64_t off = 0; off < size; off++) {
-		int64_t rel;
-		uint64_t len;
-		/* The byte first: few are E9 or EB, every one is in the map. */
-		if ((code[off] != 0xE9 && code[off] != 0xEB) || !code_walk_starts(bits, off))
-			continue;
-		if (code[off] == 0xEB && off + 2 <= size) {
-			rel = (int8_t)code[off + 1];
-			len = 2;
-		} else if (code[off] == 0xE9 && off + 5 <= size) {
-			int32_t r;
-			memcpy(&r, code + off + 1, 4);
-			rel = r;
-			len = 5;
-		} else
-			continue;
-		*target = (int64_t)(off + len) + rel;
-		if (*target < 0 || (uint64_t)*target >= size)
-			return (int64_t)off;
-	}
+	/* The instruction starts, a byte of the map at a time. */
+	for (uint64_t base = 0; base < size; base += 8)
+		for (unsigned starts = bits[base / 8]; starts; starts &= starts - 1) {
+			uint64_t off = base + (unsigned)__builtin_ctz(starts);
+			if (off >= size)
+				return -1;
+			if (jmp_target(code, off, size, target) &&
+			    (*target < 0 || (uint64_t)*target >= size))
+				return (int64_t)off;
+		}
 	return -1;
 }
 
