@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "elf_image.h"
 #include "funcs_internal.h"
@@ -152,27 +153,80 @@ void funcs_drop_behind(struct func_index *idx, size_t i)
 		elf_image_drop(idx->img, spans[k].p, spans[k].len);
 }
 
+/* Functions [first, end) of the table, filled in by one thread. */
+struct build_part {
+	struct func_index *idx;
+	size_t first, end;
+	size_t failed; /* the first function that could not be read, or end */
+	int ret;       /* why, with err */
+	char err[ERR_LEN];
+	pthread_t thread;
+	bool started;
+};
+
+static void *funcs_build_part(void *arg)
+{
+	struct build_part *p = arg;
+	struct code_window w = {.img = p->idx->img};
+
+	p->failed = p->end;
+	for (size_t i = p->first; i < p->end; i++) {
+		struct gopclntab_func gf;
+		if ((p->ret = gopclntab_func(p->idx->pcln, i, &gf, p->err)) != 0) {
+			p->failed = i;
+			break;
+		}
+		funcs_fill_one(p->idx, &w, &p->idx->funcs[i], &gf);
+		/* One pass in table order: what it has read of the pc tables
+		 * and records is not needed again soon, so its pages go back
+		 * (the names stay).  The first part's only: the second's are
+		 * given back at the end (funcs_build). */
+		if (p->first == 0 && i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1)
+			funcs_drop_behind(p->idx, i + 1);
+	}
+	code_window_drop(&w);
+	return NULL;
+}
+
+/* A table this big is built in two halves on two threads: building is
+ * mostly first touches of pages (the table's, the index's), each a fault.
+ * Two, not one a core: a part gives back no pages before the end but the
+ * first (each drop would stop the other threads to flush their TLBs). */
+#define FUNCS_BUILD_SPLIT (4 * FUNCS_DROP_EVERY)
+
 static int funcs_build(struct func_index *idx, char *err)
 {
 	size_t n = gopclntab_count(idx->pcln);
+	struct build_part part[2] = {{.idx = idx, .end = n}, {.idx = idx, .end = n}};
+	size_t nparts = 1;
 
 	idx->funcs = calloc(n ? n : 1, sizeof(*idx->funcs));
 	if (!idx->funcs)
 		return err_set(err, ENOMEM, "%s: out of memory for %zu functions", idx->path, n);
-	struct code_window w = {.img = idx->img};
-	int ret = 0;
-	for (size_t i = 0; i < n && !ret; i++) {
-		struct gopclntab_func gf;
-		if (!(ret = gopclntab_func(idx->pcln, i, &gf, err)))
-			funcs_fill_one(idx, &w, &idx->funcs[idx->count++], &gf);
-		/* One pass in table order: what it has read of the pc tables
-		 * and records is not needed again soon, so its pages go back
-		 * (the names stay). */
-		if (i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1 || i + 1 == n)
-			funcs_drop_behind(idx, i + 1 < n ? i + 1 : i);
+	if (n >= FUNCS_BUILD_SPLIT && sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		part[0].end = part[1].first = n / 2;
+		part[1].started =
+		    pthread_create(&part[1].thread, NULL, funcs_build_part, &part[1]) == 0;
+		nparts = 2;
 	}
-	code_window_drop(&w);
-	return ret;
+	funcs_build_part(&part[0]);
+	if (nparts == 2 && part[1].started)
+		pthread_join(part[1].thread, NULL);
+	else if (nparts == 2)
+		funcs_build_part(&part[1]);
+	/* The first function that could not be read ends the index there, as
+	 * a build in one pass would have stopped. */
+	for (size_t k = 0; k < nparts; k++)
+		if (part[k].failed < part[k].end) {
+			idx->count = part[k].failed;
+			if (err)
+				snprintf(err, ERR_LEN, "%s", part[k].err);
+			return part[k].ret;
+		}
+	idx->count = n;
+	if (n)
+		funcs_drop_behind(idx, n - 1);
+	return 0;
 }
 
 int funcs_decoder_open(struct funcs_decoder **out, char *err)
