@@ -60,6 +60,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 	    .budget_pct = o->budget_pct,
 	    .budget_hits = o->budget_hits,
 	    .slow_ns = o->slow_ns,
+	    .entry_probe_first = o->entry_probe_first,
 	};
 }
 
@@ -84,6 +85,7 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	if (!s)
 		return err_set(err, ENOMEM, "out of memory");
 	s->opts = *opts;
+	s->judge.entry_probe_first = opts->entry_probe_first;
 	s->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->funcs));
 	s->snap.funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->snap.funcs));
 	if (!s->funcs || !s->snap.funcs) {
@@ -264,7 +266,7 @@ int session_resolve(struct session *s, const struct func_info *f, char *why)
 
 	if (!g)
 		return err_set(why, EINVAL, "not a function of the target's index");
-	return funcs_resolve_rets(s->idx, g, why);
+	return interlock_judge(s->idx, g, &s->judge, why);
 }
 
 const char *session_target(const struct session *s)

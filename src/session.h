@@ -27,6 +27,7 @@ struct session_opts {
 	double budget_pct;     /* --budget PCT%: of one CPU; 0: no CPU cap */
 	double budget_hits;    /* --budget N/s (default 10,000); 0: no budget */
 	uint64_t slow_ns;      /* --slow: report every call this long; 0: off */
+	bool entry_probe_first; /* RETOP_ENTRY_PROBE=first (interlock_opts) */
 };
 
 /* Opaque: the faces read snapshots (session_sample) and the few static

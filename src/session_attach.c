@@ -151,7 +151,7 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 	sf->pct_cache.valid = false;
 	ret = session_check_go_version(s, why);
 	if (!ret && !f->inline_only)
-		ret = funcs_resolve_rets(s->idx, f, why);
+		ret = interlock_judge(s->idx, f, &s->judge, why);
 	/* The one gate for every attach path: dashboard, batch, --serve.  In
 	 * the first binary still run (a deploy may have retired the first),
 	 * then in the others. */

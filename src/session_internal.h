@@ -51,6 +51,7 @@ struct session_image {
 
 struct session {
 	struct session_opts opts;
+	struct interlock_opts judge; /* from opts, for every interlock_judge() */
 	struct func_index *idx; /* the first binary's: images[0].idx */
 	struct session_image images[RETOP_MAX_IMAGES];
 	size_t nimages;

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "clock.h"
+#include "funcs_inline.h"
+#include "funcs_match.h"
 #include "log.h"
 #include "procs.h"
 #include "sdk_facts.h"
