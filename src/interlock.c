@@ -476,6 +476,21 @@ int interlock_approve_marks(const struct func_index *idx, const struct func_info
 			m->counted--;
 			continue;
 		}
+		/* An instruction of the call's line reused as the mark: proven to
+		 * run once per call like a NOP, but the kernel must run it right
+		 * under a probe (single-stepped, most of them). */
+		const char *k = site->insn_len ? uprobe_insn_check(site->insn, site->insn_len)
+					       : "its instruction was not decoded";
+		if (k) {
+			site->counted = false;
+			snprintf(site->why, sizeof(site->why),
+				 "its mark at 0x%llx is an instruction of the call's line that a "
+				 "probe cannot sit on: %.100s",
+				 (unsigned long long)site->addr, k);
+			m->counted--;
+			continue;
+		}
+		v->mark_stepped[v->nmarks] = !uprobe_insn_emulated(site->insn, site->insn_len);
 		v->mark_offsets[v->nmarks++] = off;
 	}
 	*sites = f->inlined_sites;
@@ -515,6 +530,7 @@ int interlock_copy_marks(const struct interlock_verdict *proven, struct interloc
 		return err_set(err, EINVAL, "%s: no earlier proof of its inline marks in this file",
 			       v && v->f ? v->f->name : "?");
 	memcpy(v->mark_offsets, proven->mark_offsets, sizeof(v->mark_offsets));
+	memcpy(v->mark_stepped, proven->mark_stepped, sizeof(v->mark_stepped));
 	v->nmarks = proven->nmarks;
 	v->seal = seal_of(v);
 	return 0;

@@ -59,6 +59,7 @@ struct interlock_verdict {
 	 * (inline_marks.h), added by interlock_approve_marks(); marks_only: a
 	 * function that exists only inlined (no entry, no RETs). */
 	uint64_t mark_offsets[INLINE_MARKS_MAX];
+	bool mark_stepped[INLINE_MARKS_MAX]; /* the kernel single-steps it (not a NOP) */
 	size_t nmarks;
 	bool marks_only;
 	uint64_t seal; /* set by interlock_approve() only */
