@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "code_walk.h"
+#include "retsites.h"
 #include "uprobe_insn.h"
 
 /* Go's stack-check prologue before its conditional jump: each form writes
@@ -77,4 +78,66 @@ uint8_t entry_probe_place(const uint8_t *code, const uint8_t *bits, size_t stop,
 	    off + len > flat_end || uprobe_insn_check(code + off, len) || off > UINT8_MAX)
 		return 0;
 	return (uint8_t)off;
+}
+
+/* Mnemonics a leaf's first instructions may have before its probe: they
+ * compute in registers only, never branch, never trap (no memory operand,
+ * no division); and the operands may not name SP or R14 (the pairing key
+ * at the probe is then the entry's). */
+static bool leaf_plain(const char *text)
+{
+	static const char *const ok[] = {"mov",	  "movzx", "movsx", "movsxd", "lea",  "xor",
+					 "add",	  "sub",   "and",   "or",     "shl",  "shr",
+					 "sar",	  "rol",   "ror",   "imul",   "inc",  "dec",
+					 "neg",	  "not",   "test",  "cmp",    "bswap"};
+	size_t mlen = strcspn(text, " ");
+
+	if (strchr(text, '[') || strstr(text, "sp") || strstr(text, "r14"))
+		return false;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (strlen(ok[i]) == mlen && !strncmp(text, ok[i], mlen))
+			return true;
+	return !strncmp(text, "cmov", 4);
+}
+
+uint8_t entry_probe_leaf(struct retsites_engine *eng, const uint8_t *code, const uint8_t *bits,
+			 size_t stop, uint64_t flat_end, uint64_t addr)
+{
+	size_t off = 0, probe = 0;
+	char text[96];
+
+	/* The first instruction the kernel emulates, a few plain ones in. */
+	for (int n = 0; n < ENTRY_PROBE_LEAF_MAX && off < stop; n++) {
+		size_t end = code_walk_insn_end(bits, off, stop);
+		if (end <= off || end > stop)
+			return 0;
+		if (uprobe_insn_emulated(code + off, end - off)) {
+			probe = off;
+			break;
+		}
+		if (retsites_disasm_one(eng, code + off, end - off, addr + off, text,
+					sizeof(text)) <= 0 ||
+		    !leaf_plain(text))
+			return 0;
+		off = end;
+	}
+	size_t pend = probe ? code_walk_insn_end(bits, probe, stop) : 0;
+	if (!probe || probe > UINT8_MAX || pend > flat_end ||
+	    uprobe_insn_check(code + probe, pend - probe))
+		return 0;
+	/* Every call reaches the probe once: nothing jumps back to it or
+	 * before it, and no jump could land anywhere (indirect). */
+	for (size_t o = 0; o < stop;) {
+		size_t end = code_walk_insn_end(bits, o, stop);
+		int64_t target = 0;
+		bool uncond;
+		enum code_branch k = code_walk_branch(code, o, end, &target, &uncond);
+		if (k == CODE_BRANCH_INDIRECT ||
+		    (k == CODE_BRANCH_DIRECT && target >= 0 && (size_t)target <= probe))
+			return 0;
+		if (end <= o)
+			return 0;
+		o = end;
+	}
+	return (uint8_t)probe;
 }

@@ -256,10 +256,23 @@ static int judge_code(const void *ctx, const struct func_index *idx, struct func
 		return refuse(f, why);
 	f->entry_probe_off =
 	    o && o->entry_probe_first ? 0 : entry_probe_place(code, bits, stop, pcsp.flat_end);
+	/* No prologue: a leaf's first emulated instruction, where there is
+	 * one, keeps the single step out of its calls. */
+	bool leaf = false;
+	if (!f->entry_probe_off && !(o && o->entry_probe_first) &&
+	    !uprobe_insn_emulated(code, stop) && !(flags & GOPCLNTAB_FLAG_ASM))
+		leaf = (f->entry_probe_off =
+			    entry_probe_leaf(eng, code, bits, stop, pcsp.flat_end, f->entry)) != 0;
 	f->entry_emulated =
 	    uprobe_insn_emulated(code + f->entry_probe_off, stop - f->entry_probe_off);
 	f->entry_counts_calls =
 	    entry_count_check(idx, f, code, bits, stop, f->entry_probe_off, &f->entry_jcc_cc);
+	if (leaf) {
+		/* No prologue, no restart: entry_probe_leaf() proved each call
+		 * reaches its probe once.  Its jump is no restart's. */
+		f->entry_counts_calls = true;
+		f->entry_jcc_cc = ENTRY_COUNT_NO_CC;
+	}
 	/* Calls that leave through a tail jump never reach one of its RETs:
 	 * they would stay in flight for ever. */
 	int64_t tail_target, tail = interlock_tail_jump(code, bits, f->size, &tail_target);

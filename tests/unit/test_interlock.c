@@ -397,9 +397,67 @@ static void test_entry_probe_place(void **state)
 	assert_int_equal(place(state, small, 5, 6), 0);
 }
 
+/* A leaf's probe: its first emulated instruction, a few plain ones in. */
+static uint8_t place_leaf(void **state, const uint8_t *code, size_t n, uint64_t flat_end)
+{
+	uint8_t bits[16];
+
+	memset(bits, 0, sizeof(bits));
+	size_t stop = retsites_boundaries(*state, code, n, ADDR, bits);
+	return entry_probe_leaf(*state, code, bits, stop, flat_end, ADDR);
+}
+
+static void test_entry_probe_leaf(void **state)
+{
+	/* Go's loop of a frameless leaf (main.Leaf50us of tests/go/owntraps). */
+	static const uint8_t loop[] = {
+	    0x31, 0xc9,		    /* 0x0: xor ecx, ecx */
+	    0xeb, 0x04,		    /* 0x2: jmp 0x8 */
+	    0x48, 0xff, 0xc1,	    /* 0x4: inc rcx */
+	    0x90,		    /* 0x7: nop */
+	    0x48, 0x39, 0xd9,	    /* 0x8: cmp rcx, rbx */
+	    0x7c, 0xf7,		    /* 0xb: jl 0x4 */
+	    0xc3,		    /* 0xd: ret */
+	};
+	/* The loop comes back to the probe's jump: each call would hit it
+	 * again and again. */
+	static const uint8_t back[] = {
+	    0x31, 0xc9,		    /* 0x0: xor ecx, ecx */
+	    0x48, 0xff, 0xc1,	    /* 0x2: inc rcx */
+	    0x48, 0x39, 0xd9,	    /* 0x5: cmp rcx, rbx */
+	    0x7c, 0xf8,		    /* 0x8: jl 0x2 */
+	    0xc3,		    /* 0xa: ret */
+	};
+	/* A load before it: it may fault (a nil pointer) before the probe. */
+	static const uint8_t load[] = {
+	    0x48, 0x8b, 0x08,	    /* 0x0: mov rcx, [rax] */
+	    0xeb, 0x00,		    /* 0x3: jmp 0x5 */
+	    0xc3,		    /* 0x5: ret */
+	};
+	/* SP written before it: the key at the probe is not the entry's. */
+	static const uint8_t sp[] = {
+	    0x48, 0x89, 0xc4,	    /* 0x0: mov rsp, rax */
+	    0xeb, 0x00,		    /* 0x3: jmp 0x5 */
+	    0xc3,		    /* 0x5: ret */
+	};
+	static const uint8_t straight[] = {
+	    0x48, 0x83, 0xf0, 0x5a, /* 0x0: xor rax, 0x5a */
+	    0xc3,		    /* 0x4: ret */
+	};
+
+	assert_int_equal(place_leaf(state, loop, sizeof(loop), sizeof(loop)), 2);
+	assert_int_equal(place_leaf(state, back, sizeof(back), sizeof(back)), 0);
+	assert_int_equal(place_leaf(state, load, sizeof(load), sizeof(load)), 0);
+	assert_int_equal(place_leaf(state, sp, sizeof(sp), sizeof(sp)), 0);
+	assert_int_equal(place_leaf(state, straight, sizeof(straight), sizeof(straight)), 0);
+	/* The pc-to-SP table says SP moved before the jump ends. */
+	assert_int_equal(place_leaf(state, loop, sizeof(loop), 3), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_entry_probe_leaf),
 	    cmocka_unit_test(test_kernel_go_sites),
 	    cmocka_unit_test(test_kernel_rex_b_nop),
 	    cmocka_unit_test(test_kernel_refused),
