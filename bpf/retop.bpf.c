@@ -717,8 +717,12 @@ int retop_entry(struct pt_regs *ctx)
 SEC("uprobe")
 int retop_inline(struct pt_regs *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 func_id = RETOP_COOKIE_FUNC(bpf_get_attach_cookie(ctx));
+	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
+	__u32 func_id = RETOP_COOKIE_FUNC(cookie);
+	/* A NOP mark is emulated; an instruction of the call's line reused as
+	 * the mark, single-stepped (its cookie says so). */
+	__u32 kind = (RETOP_COOKIE_SITE(cookie) & RETOP_ENTRY_STEPPED) ? RETOP_HIT_ENTRY_STEPPED
+								       : RETOP_HIT_ENTRY_EMULATED;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
 	struct hit h = {.st = st, .counted_to = now};
@@ -729,9 +733,9 @@ int retop_inline(struct pt_regs *ctx)
 	__sync_fetch_and_add(&st->inlined, 1);
 	if (gk.g) {
 		h.gv = bpf_map_lookup_elem(&goroutines, &gk);
-		goroutine_hit(h.gv, RETOP_HIT_ENTRY_EMULATED);
+		goroutine_hit(h.gv, kind);
 	}
-	hit_done(&h, func_id, RETOP_HIT_ENTRY_EMULATED, now);
+	hit_done(&h, func_id, kind, now);
 	return 0;
 }
 

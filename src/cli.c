@@ -412,6 +412,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	if (env && !parse_budget(env, &o->budget_pct, &o->budget_hits))
 		return usage_error("RETOP_BUDGET takes the forms of --budget (10000/s, 2%%, 0), got '%s'",
 				   env);
+	/* For comparisons (docs/UPROBES.md): any other value is the default. */
+	env = getenv("RETOP_ENTRY_PROBE");
+	o->entry_probe_first = env && !strcmp(env, "first");
 	opterr = 0; /* one message, ours */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {

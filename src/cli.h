@@ -50,6 +50,7 @@ struct cli_options {
 	bool sort_given;
 	long top;  /* --top N: batch text rows; 0 = all */
 	bool idle; /* --idle: batch text lists idle functions */
+	bool entry_probe_first; /* RETOP_ENTRY_PROBE=first: entry probes on the first instruction */
 	int verbose;
 };
 

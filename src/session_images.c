@@ -10,20 +10,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "procs.h"
-#include "clock.h"
 
 /* A runtime function for a watcher's entry probe: approved as a traced
  * function's entry where it is one, else on its bytes alone. */
-static int session_approve_watch(struct func_index *idx, const char *name,
+static int session_approve_watch(struct session *s, struct func_index *idx, const char *name,
 				 struct interlock_verdict *v, char *why)
 {
 	struct func_info *f = funcs_find(idx, name);
 
 	if (!f)
 		return err_set(why, ENOENT, "%s: not in the binary", name);
-	if (funcs_resolve_rets(idx, f, why) != 0 && !(f->interlock & INTERLOCK_CHECKED))
+	if (interlock_judge(idx, f, &s->judge, why) != 0)
 		return -EINVAL;
 	if (interlock_approve(idx, f, v, why) == 0)
 		return 0;
@@ -37,8 +37,8 @@ static void session_watch_sched(struct session *s, struct func_index *idx)
 	struct interlock_verdict run, stop;
 	char why[ERR_LEN] = "";
 
-	if (session_approve_watch(idx, "runtime.execute", &run, why) != 0 ||
-	    session_approve_watch(idx, "runtime.schedule", &stop, why) != 0 ||
+	if (session_approve_watch(s, idx, "runtime.execute", &run, why) != 0 ||
+	    session_approve_watch(s, idx, "runtime.schedule", &stop, why) != 0 ||
 	    tracer_watch_sched(s->tracer, &run, &stop, s->attach_pid) != 0)
 		log_warn("session",
 			 "--time-split sched: Go's scheduler not watched (%s): parked calls "
@@ -53,12 +53,12 @@ void session_watch_image(struct session *s, struct func_index *idx)
 	struct interlock_verdict v;
 	char why[ERR_LEN];
 
-	if (!rec || funcs_resolve_rets(idx, rec, why) != 0 ||
+	if (!rec || interlock_judge(idx, rec, &s->judge, why) != 0 ||
 	    interlock_approve(idx, rec, &v, why) != 0 ||
 	    tracer_watch_recovery(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.recovery not watched: panics count as restarts");
 	struct func_info *gx = funcs_find(idx, "runtime.goexit1");
-	if (!gx || funcs_resolve_rets(idx, gx, why) != 0 ||
+	if (!gx || interlock_judge(idx, gx, &s->judge, why) != 0 ||
 	    interlock_approve(idx, gx, &v, why) != 0 ||
 	    tracer_watch_goexit(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
@@ -113,7 +113,7 @@ struct func_info *session_func_in(struct session *s, struct session_func *sf, si
 		session_not_followed(sf, k, "no such function there");
 		return NULL;
 	}
-	if (funcs_resolve_rets(idx, g, why) != 0) {
+	if (interlock_judge(idx, g, &s->judge, why) != 0) {
 		session_not_followed(sf, k, why);
 		return NULL;
 	}

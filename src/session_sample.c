@@ -7,42 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "elf_image.h"
 #include "log.h"
 #include "procs.h"
-#include "clock.h"
-
-/* What a probe hit of each kind costs a call it is inside: the kernel's
- * trap as timed (the 20th percentile of the last hits on retop's own probes) plus
- * the programs' own run time as they measure it, on average so far.  BPF
- * takes it out of the durations of the calls the hits are inside. */
-void session_hit_costs(struct session *s)
-{
-	uint64_t ns[RETOP_HIT_KINDS], n[RETOP_HIT_KINDS];
-
-	if (!s->tracer)
-		return;
-	/* A few more timed hits every tenth sample: the percentile moves slowly,
-	 * and 60 self-traps a refresh would be most of an idle dashboard's CPU. */
-	if (s->samples++ % 10 == 0)
-		hitcost_more(&s->hitcost);
-	tracer_prog_time(s->tracer, ns, n);
-	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
-		s->snap.prog_ns[k] = n[k] ? (double)ns[k] / (double)n[k] : 0;
-		s->snap.trap_ns[k] = s->hitcost.trap_ns[k];
-		s->snap.hit_cost_ns[k] =
-		    s->hitcost.trap_ns[k] > 0 ? s->hitcost.trap_ns[k] + s->snap.prog_ns[k] : 0;
-	}
-	for (int k = 0; k < RETOP_OWN_KINDS; k++) {
-		s->snap.own_window_ns[k] = s->hitcost.own_ns[k];
-		s->snap.resolution_ns[k] = s->hitcost.resolution_ns[k];
-	}
-	s->snap.hit_resolution_ns = s->hitcost.hit_resolution_ns;
-	/* BPF adds each hit's program time itself: the kernel's part here. */
-	tracer_hit_costs(s->tracer, s->hitcost.trap_ns, s->hitcost.own_ns);
-}
 
 /* What sf's probes cost the target: each hit's program, measured, and the
  * kernel's part, at the timed cost of its kind; added up from each
@@ -54,8 +25,8 @@ static void session_fill_cost(struct session *s, struct session_func *sf, double
 	const double *k = s->hitcost.trap_ns;
 	int entry = sf->f->entry_emulated ? RETOP_HIT_ENTRY_EMULATED : RETOP_HIT_ENTRY_STEPPED;
 
-	if (sf->slot >= 0 && sf->have_prev && c->prog_ns >= p->prog_ns && c->entries >= p->entries &&
-	    c->rets >= p->rets && c->inlined >= p->inlined) {
+	if (sf->slot >= 0 && sf->have_prev && c->prog_ns >= p->prog_ns &&
+	    c->entries >= p->entries && c->rets >= p->rets && c->inlined >= p->inlined) {
 		double d = (double)(c->prog_ns - p->prog_ns) +
 			   (double)(c->entries - p->entries) * k[entry] +
 			   (double)(c->rets - p->rets) * k[RETOP_HIT_RET] +
@@ -97,7 +68,8 @@ static void session_target_cpu(struct session *s, double interval)
 	for (size_t i = 0; i < s->snap.npids; i++)
 		cpu += procs_cpu_ns(s->snap.pids[i]);
 	/* A process that exited took its time with it: no figure then. */
-	double d = s->target_cpu_ns && cpu >= s->target_cpu_ns ? (double)(cpu - s->target_cpu_ns) : 0;
+	double d =
+	    s->target_cpu_ns && cpu >= s->target_cpu_ns ? (double)(cpu - s->target_cpu_ns) : 0;
 	s->target_cpu_ns = cpu;
 	s->snap.target_cpu_per_s = interval > 0 ? d / interval : 0;
 	s->snap.cost_share = d > 0 ? s->snap.cost_per_s * interval / d : 0;
@@ -328,6 +300,14 @@ static void session_sample_guard(struct session *s, uint64_t now)
 		s->snap.evidence_lost = tracer_evidence_lost(s->tracer);
 	s->snap.user_bytes = guard_rss_bytes();
 	s->snap.auto_detached = s->guard.auto_detached;
+}
+
+double session_cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
 }
 
 const struct snapshot *session_sample(struct session *s)

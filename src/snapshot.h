@@ -44,7 +44,7 @@ const char *func_state_name(enum func_state st);
 
 struct snapshot_func {
 	const char *name;
-	struct func_info *f; /* in the session's index */
+	const struct func_info *f; /* in the session's index */
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for entry-only, detached and error */
 	bool entry_only;
