@@ -26,6 +26,7 @@ struct bpf_mem_sizes {
 	uint32_t inflight, inflight_spill;
 	bool spill; /* calls may spill */
 	uint32_t func_stats, caller_stats;
+	uint32_t error_stats; /* one a slot whose errors are read, made at attach */
 	uint32_t goroutines, first_entry, recovered, drop_marks;
 };
 

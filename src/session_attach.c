@@ -164,7 +164,7 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 	if (!ret)
 		session_keep_marks(sf, first, &v);
 	if (!ret)
-		ret = tracer_attach(s->tracer, &v, s->attach_pid, &entry_only, why);
+		ret = tracer_attach(s->tracer, &v, s->attach_pid, -1, &entry_only, why);
 	if (ret < 0) {
 		sf->state = FUNC_ERROR;
 		snprintf(sf->reason, sizeof(sf->reason), "%s", why);

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "log.h"
+
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
 {
 	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
@@ -28,6 +30,35 @@ int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *ou
 	return 0;
 }
 
+/* The slot's failing calls start again: a zeroed entry while its errors
+ * are read (BPF only looks it up), none otherwise.  A failure leaves the
+ * count in func_stats.errors exact, their durations and types unknown. */
+static void tracer_errors_reset(struct tracer *t, int slot)
+{
+	static const struct retop_error_stats zero;
+	__u32 key = (__u32)slot;
+	int fd = bpf_map__fd(t->skel->maps.error_stats);
+
+	if (!t->skel->bss->error_reg[slot]) {
+		bpf_map_delete_elem(fd, &key);
+		return;
+	}
+	if (bpf_map_update_elem(fd, &key, &zero, BPF_ANY) != 0)
+		log_warn("tracer", "slot %d: no room for its failing calls' durations: %s", slot,
+			 strerror(errno));
+}
+
+int tracer_read_errors(struct tracer *t, int slot, struct retop_error_stats *out)
+{
+	__u32 key = (__u32)slot;
+
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->skel->bss->error_reg[slot])
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.error_stats), &key, out) != 0)
+		return -errno;
+	return 0;
+}
+
 int tracer_reset(struct tracer *t, int slot)
 {
 	__u32 key = (__u32)slot;
@@ -36,6 +67,7 @@ int tracer_reset(struct tracer *t, int slot)
 	if (bpf_map__update_elem(t->skel->maps.func_stats, &key, sizeof(key), &t->zero,
 				 sizeof(t->zero), BPF_ANY))
 		return -errno;
+	tracer_errors_reset(t, slot);
 	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
 	tracer_slow_rearm(t, slot);
 	tracer_args_set(t, slot, NULL);
