@@ -237,7 +237,7 @@ int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t 
 		n = args_from_sdk(sdk, nsdk, ps);
 		nr = args_from_sdk(rets, nrets, rs);
 	}
-	if (!n && !f->dwarf) {
+	if (!n && !nr && !f->dwarf) {
 		args_plan_raw(out);
 		return 0;
 	}

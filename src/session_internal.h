@@ -3,6 +3,8 @@
 #ifndef RETOP_SESSION_INTERNAL_H
 #define RETOP_SESSION_INTERNAL_H
 
+#include "args.h"
+#include "error_types.h"
 #include "govern.h"
 #include "guard.h"
 #include "hitcost.h"
@@ -34,6 +36,14 @@ struct session_func {
 	char inl_why[200];
 	uint64_t inlined_shown; /* inlined calls in the last snapshot */
 	double cost_ns;		/* what its probes cost the target so far */
+	/* Failing calls (session_errors.c): where its error result is read,
+	 * the failing calls' durations and types as last read, and the
+	 * errors' ledger (exact while every call is timed). */
+	struct args_error err;
+	struct retop_error_stats errs;
+	double errors_est;
+	bool errors_inexact;
+	uint64_t errors_seen, timed_seen, errors_shown;
 	/* The verdict that proved its marks in each binary (NULL: not yet),
 	 * so that the budget puts them back in without proving them again. */
 	struct interlock_verdict *marks_v[RETOP_MAX_IMAGES];
@@ -83,6 +93,10 @@ struct session {
 	struct guard guard;	/* --max-duration */
 	struct govern gov;	/* --budget: the governor */
 	struct hitcost hitcost; /* what a probe hit costs */
+	/* Failing calls' types, named; room for the succeeding calls'
+	 * histogram (session_errors.c). */
+	struct error_types etypes;
+	__u64 ok_hist[RETOP_HIST_BUCKETS];
 	struct snapshot snap;
 };
 
@@ -118,6 +132,17 @@ struct session_func *session_find(const struct session *s, const struct func_inf
 int session_attach(struct session *s, struct func_info *f, char *err);
 void session_detach_all(struct session *s, const char *why);
 void session_set_args(struct session *s, struct session_func *sf, bool on);
+
+/* session_errors.c: failing calls. */
+/* Where f (of binary idx) has its error result at a RET. */
+void session_error_find(struct session *s, const struct func_index *idx, const struct func_info *f,
+			struct args_error *out);
+/* Read sf's failing calls from BPF: before its counters, every sample. */
+void session_read_errors(struct session *s, struct session_func *sf);
+void session_fill_errors(struct session *s, struct session_func *sf, double interval,
+			 struct snapshot_func *out);
+/* Its counters start again (a reset). */
+void session_errors_reset(struct session_func *sf);
 
 /* session_sample.c */
 void session_hit_costs(struct session *s);
