@@ -695,14 +695,17 @@ static void snapshot_text_errors(FILE *out, const struct snapshot_func *f)
 	figure_duration(f, f->succeeding.p50_ns, sp50, sizeof(sp50));
 	figure_duration(f, f->succeeding.p99_ns, sp99, sizeof(sp99));
 	stats_format_count(f->errors_per_s, rate, sizeof(rate));
-	n = (size_t)snprintf(line, sizeof(line),
-			     "errors %s%llu (%.1f%%, %s/s): failing p50 %s p99 %s, succeeding "
-			     "p50 %s p99 %s",
-			     f->errors_exact ? "" : "~", (unsigned long long)f->errors,
-			     100 * f->error_share, rate, fp50, fp99, sp50, sp99);
+	/* One line for the figures (p50/p99 of the failing calls and of the
+	 * others, "ok"), one for the types. */
+	fprintf(out, "    errors %s%llu (%.1f%%, %s/s); p50/p99 failing %s/%s, ok %s/%s\n",
+		f->errors_exact ? "" : "~", (unsigned long long)f->errors, 100 * f->error_share,
+		rate, fp50, fp99, sp50, sp99);
+	n = (size_t)snprintf(line, sizeof(line), "of types");
 	for (size_t i = 0; i < f->ntypes && n < sizeof(line); i++)
-		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %llu", i ? ", " : "; ",
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s %s %llu", i ? "," : "",
 				      f->types[i].name, (unsigned long long)f->types[i].calls);
+	if (!f->ntypes)
+		return;
 	fprintf(out, "    ");
 	snapshot_text_status(out, 4, line);
 }
