@@ -165,6 +165,11 @@ void session_fill_errors(struct session *s, struct session_func *sf, double inte
 	out->returns_error = sf->err.state == ARGS_ERROR_READ || sf->err.state == ARGS_ERROR_UNREAD;
 	out->errors_counted = sf->err.state == ARGS_ERROR_READ && !sf->entry_only;
 	out->errors_why[0] = '\0';
+	/* Never attached (refused): its state says why, there is nothing. */
+	if (sf->slot < 0 && !sf->have_prev) {
+		out->errors_counted = false;
+		return;
+	}
 	if (!out->errors_counted) {
 		if (sf->err.state == ARGS_ERROR_READ)
 			snprintf(out->errors_why, sizeof(out->errors_why),
