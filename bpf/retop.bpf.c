@@ -52,6 +52,24 @@ struct {
 	__type(value, struct retop_func_stats);
 } func_stats SEC(".maps");
 
+/* Per slot, its histogram (retop.h): an entry made at the first timed
+ * call (no memory is charged before), deleted by user space with the slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RETOP_MAX_FUNCS); /* resized by user space before load */
+	__type(key, __u32);
+	__type(value, struct retop_func_hist);
+} func_hist SEC(".maps");
+
+/* A zeroed histogram to make entries from: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_func_hist);
+} hist_zero SEC(".maps");
+
 /* When each goroutine last recovered from a panic (runtime.recovery): the
  * frames a panic unwound never return, and a recovery tells them apart
  * from a function restarted by the stack-check prologue. */
@@ -810,6 +828,27 @@ static __always_inline struct retop_caller_stats *caller_entry(struct retop_call
 	return bpf_map_lookup_elem(&caller_stats, ck);
 }
 
+/* A timed call's bucket in its slot's histogram, made at the first one. */
+static __always_inline void note_hist(struct retop_func_stats *st, __u32 slot, __u64 b)
+{
+	struct retop_func_hist *h = bpf_map_lookup_elem(&func_hist, &slot);
+	__u32 zero = 0;
+
+	if (!h) {
+		struct retop_func_hist *z = bpf_map_lookup_elem(&hist_zero, &zero);
+		/* Losing a race to make it is fine: the winner's is used. */
+		if (z)
+			bpf_map_update_elem(&func_hist, &slot, z, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&func_hist, &slot);
+	}
+	/* Keep the check and the access on one register for the verifier. */
+	asm volatile("" : "+r"(b));
+	if (h && b < RETOP_HIST_BUCKETS)
+		__sync_fetch_and_add(&h->hist[b], 1);
+	else
+		__sync_fetch_and_add(&st->hist_lost, 1);
+}
+
 /* At a RET, [SP] holds the return address the entry saw: the caller.  No
  * per-call state is needed in the in-flight record for it. */
 static __always_inline void note_caller(struct pt_regs *ctx, struct retop_func_stats *st,
@@ -1010,16 +1049,16 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 		__sync_fetch_and_add(&st->evicted, 1);
 	/* The mask keeps the verifier sure of the bound. */
 	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], -1);
+	b = retop_hist_bucket(dur);
+	/* The bucket before calls: a read of calls finds it in the histogram.
+	 * The calibration's calls need none. */
+	if (func_id != cal_slot)
+		note_hist(st, func_id, b);
 	__sync_fetch_and_add(&st->calls, 1);
 	__sync_fetch_and_add(&st->sum_ns, dur);
 	__sync_fetch_and_add(&st->nested_hits, hits);
 	__sync_fetch_and_add(&st->trap_ns, taken);
 	__sync_fetch_and_add(&st->own_ns, own_taken);
-	b = retop_hist_bucket(dur);
-	/* Keep the check and the access on one register for the verifier. */
-	asm volatile("" : "+r"(b));
-	if (b < RETOP_HIST_BUCKETS)
-		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
 	if (func_id != cal_slot) {
 		note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b);

@@ -25,7 +25,7 @@ struct bpf_mem_sizes {
 	 * needs one). */
 	uint32_t inflight, inflight_spill;
 	bool spill; /* calls may spill */
-	uint32_t func_stats, caller_stats;
+	uint32_t func_stats, func_hist, caller_stats;
 	uint32_t goroutines, first_entry, recovered, drop_marks;
 };
 

@@ -261,7 +261,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case 't':
 		if (o->npatterns == CLI_MAX_PATTERNS)
-			return usage_error("too many -t patterns (at most 64): '%s'", optarg);
+			return usage_error("too many -t patterns (at most %d): '%s'", CLI_MAX_PATTERNS,
+					   optarg);
 		o->patterns[o->npatterns++] = optarg;
 		return 0;
 	case 'b':
@@ -294,7 +295,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case OPT_MAX_FUNCTIONS:
 		if (!parse_long(optarg, 1, RETOP_MAX_TRACED, &o->max_functions))
-			return usage_error("--max-functions takes 1 to 256, got '%s'", optarg);
+			return usage_error("--max-functions takes 1 to %d, got '%s'", RETOP_MAX_TRACED,
+					   optarg);
 		return 0;
 	case OPT_MAX_IN_FLIGHT:
 		if (!parse_long(optarg, TRACER_MIN_IN_FLIGHT, TRACER_MAX_IN_FLIGHT, &o->max_in_flight))

@@ -20,7 +20,12 @@ struct session_func {
 	bool entry_only;
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
-	struct retop_func_stats prev, cur;
+	struct stats_read prev, cur;
+	/* The histograms the reads point at, allocated at the first timed
+	 * call (an idle function holds none): cur's, and prev's when its
+	 * calls moved since (session_read_hist). */
+	struct retop_func_hist *hist_buf[2];
+	uint64_t hist_calls; /* cur.st.calls when cur.hist was read */
 	struct stats_cache pct_cache; /* cur's since-start percentiles */
 	struct callers_view callers;  /* the last read */
 	struct slowest_list slowest;  /* since tracing began */

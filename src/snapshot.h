@@ -106,7 +106,7 @@ struct snapshot_func {
 	/* The counters as read from BPF since tracing began, unscaled by the
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
-	const struct retop_func_stats *raw;
+	const struct stats_read *raw;
 	/* Last: each list owns its calls' values (slowest.h), so a snapshot
 	 * is copied with snapshot_funcs_copy() and freed with
 	 * snapshot_funcs_free(). */

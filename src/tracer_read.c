@@ -18,12 +18,23 @@ int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
 	return 0;
 }
 
+int tracer_read_hist(struct tracer *t, int slot, struct retop_func_hist *out)
+{
+	__u32 key = (__u32)slot;
+
+	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
+		return -EINVAL;
+	if (bpf_map__lookup_elem(t->skel->maps.func_hist, &key, sizeof(key), out, sizeof(*out), 0))
+		return -errno;
+	return 0;
+}
+
 int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out)
 {
 	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
 		return -EINVAL;
 	/* Ten times a second per function, from a page BPF writes on every
-	 * CPU: the counters only, not the RET sites' nor the histogram. */
+	 * CPU: the counters only, not the RET sites'. */
 	memcpy(out, &t->stats[slot], offsetof(struct retop_func_stats, ret_hits));
 	return 0;
 }
@@ -36,6 +47,8 @@ int tracer_reset(struct tracer *t, int slot)
 	if (bpf_map__update_elem(t->skel->maps.func_stats, &key, sizeof(key), &t->zero,
 				 sizeof(t->zero), BPF_ANY))
 		return -errno;
+	/* Its next owner's first timed call makes it anew. */
+	bpf_map__delete_elem(t->skel->maps.func_hist, &key, sizeof(key), 0);
 	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);
 	tracer_slow_rearm(t, slot);
 	tracer_args_set(t, slot, NULL);
