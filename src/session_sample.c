@@ -210,6 +210,15 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
 	out->v.calls_per_s =
 	    interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
+	/* Estimated now: the estimate moves only when a sampled slice is
+	 * read (at a share of 10%, none in half of the half-second
+	 * intervals), so its step is no rate.  The rate its sampled slices
+	 * saw, with the probes in (the traps slow the target: at most its
+	 * rate untraced). */
+	if (out->estimated && sf->gf.mode == BUDGET_ESTIMATED && sf->have_prev && interval > 0) {
+		out->v.calls_per_s = sf->gf.calls_per_s;
+		out->v.calls_delta = (uint64_t)(sf->gf.calls_per_s * interval + 0.5);
+	}
 	sf->calls_shown = out->v.calls;
 	out->inlined_calls = sf->cur.st.inlined;
 	/* Exact only while every site where it was inlined is counted, and
