@@ -52,6 +52,24 @@ struct {
 	__type(value, struct retop_func_stats);
 } func_stats SEC(".maps");
 
+/* Per slot, its histogram (retop.h): an entry made at the first timed
+ * call (no memory is charged before), deleted by user space with the slot. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RETOP_MAX_FUNCS); /* resized by user space before load */
+	__type(key, __u32);
+	__type(value, struct retop_func_hist);
+} func_hist SEC(".maps");
+
+/* A zeroed histogram to make entries from: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_func_hist);
+} hist_zero SEC(".maps");
+
 /* When each goroutine last recovered from a panic (runtime.recovery): the
  * frames a panic unwound never return, and a recovery tells them apart
  * from a function restarted by the stack-check prologue. */
@@ -173,8 +191,9 @@ const volatile __u32 callers_enabled = 1;
 const volatile __u32 spill_enabled = 0;
 
 /* Failing calls (retop.h): per slot, where the error result's itab is at
- * a RET (0: not read), and the failing calls' durations and types, made
- * and zeroed by user space for the slots whose errors it reads. */
+ * a RET (0: not read), and the failing calls' durations and types, an
+ * entry made at its first failing call (a function that never fails, or
+ * is not called, costs none) and deleted by user space with the slot. */
 __u8 error_reg[RETOP_MAX_FUNCS];
 
 struct {
@@ -184,6 +203,14 @@ struct {
 	__type(key, __u32);
 	__type(value, struct retop_error_stats);
 } error_stats SEC(".maps");
+
+/* A zeroed entry to make them from: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_error_stats);
+} error_zero SEC(".maps");
 
 /* The slowest calls (retop.h): per slot, the longest durations of this
  * interval; user space zeroes a slot's row at every refresh. */
@@ -752,8 +779,12 @@ int retop_entry(struct pt_regs *ctx)
 SEC("uprobe")
 int retop_inline(struct pt_regs *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 func_id = RETOP_COOKIE_FUNC(bpf_get_attach_cookie(ctx));
+	__u64 now = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
+	__u32 func_id = RETOP_COOKIE_FUNC(cookie);
+	/* A NOP mark is emulated; an instruction of the call's line reused as
+	 * the mark, single-stepped (its cookie says so). */
+	__u32 kind = (RETOP_COOKIE_SITE(cookie) & RETOP_ENTRY_STEPPED) ? RETOP_HIT_ENTRY_STEPPED
+								       : RETOP_HIT_ENTRY_EMULATED;
 	struct retop_func_stats *st = bpf_map_lookup_elem(&func_stats, &func_id);
 	struct retop_goroutine_key gk = {.tgid = bpf_get_current_pid_tgid() >> 32, .g = ctx->r14};
 	struct hit h = {.st = st, .counted_to = now};
@@ -764,9 +795,9 @@ int retop_inline(struct pt_regs *ctx)
 	__sync_fetch_and_add(&st->inlined, 1);
 	if (gk.g) {
 		h.gv = bpf_map_lookup_elem(&goroutines, &gk);
-		goroutine_hit(h.gv, RETOP_HIT_ENTRY_EMULATED);
+		goroutine_hit(h.gv, kind);
 	}
-	hit_done(&h, func_id, RETOP_HIT_ENTRY_EMULATED, now);
+	hit_done(&h, func_id, kind, now);
 	return 0;
 }
 
@@ -883,8 +914,16 @@ static __always_inline int note_error(struct pt_regs *ctx, struct retop_func_sta
 		return 0;
 	__sync_fetch_and_add(&st->errors, 1);
 	es = bpf_map_lookup_elem(&error_stats, &slot);
-	if (!es)
-		return 1;
+	if (!es) {
+		__u32 zero = 0;
+		struct retop_error_stats *z = bpf_map_lookup_elem(&error_zero, &zero);
+		/* Losing a race to make it is fine: the winner's is used. */
+		if (z)
+			bpf_map_update_elem(&error_stats, &slot, z, BPF_NOEXIST);
+		es = bpf_map_lookup_elem(&error_stats, &slot);
+		if (!es)
+			return 1; /* counted; its duration and type not (no memory) */
+	}
 	__sync_fetch_and_add(&es->calls, 1);
 	__sync_fetch_and_add(&es->sum_ns, dur);
 	asm volatile("" : "+r"(b));
@@ -894,6 +933,27 @@ static __always_inline int note_error(struct pt_regs *ctx, struct retop_func_sta
 		type = 0;
 	note_error_type(es, type);
 	return 1;
+}
+
+/* A timed call's bucket in its slot's histogram, made at the first one. */
+static __always_inline void note_hist(struct retop_func_stats *st, __u32 slot, __u64 b)
+{
+	struct retop_func_hist *h = bpf_map_lookup_elem(&func_hist, &slot);
+	__u32 zero = 0;
+
+	if (!h) {
+		struct retop_func_hist *z = bpf_map_lookup_elem(&hist_zero, &zero);
+		/* Losing a race to make it is fine: the winner's is used. */
+		if (z)
+			bpf_map_update_elem(&func_hist, &slot, z, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&func_hist, &slot);
+	}
+	/* Keep the check and the access on one register for the verifier. */
+	asm volatile("" : "+r"(b));
+	if (h && b < RETOP_HIST_BUCKETS)
+		__sync_fetch_and_add(&h->hist[b], 1);
+	else
+		__sync_fetch_and_add(&st->hist_lost, 1);
 }
 
 /* At a RET, [SP] holds the return address the entry saw: the caller.  No
@@ -1099,16 +1159,16 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 		__sync_fetch_and_add(&st->evicted, 1);
 	/* The mask keeps the verifier sure of the bound. */
 	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], -1);
+	b = retop_hist_bucket(dur);
+	/* The bucket before calls: a read of calls finds it in the histogram.
+	 * The calibration's calls need none. */
+	if (func_id != cal_slot)
+		note_hist(st, func_id, b);
 	__sync_fetch_and_add(&st->calls, 1);
 	__sync_fetch_and_add(&st->sum_ns, dur);
 	__sync_fetch_and_add(&st->nested_hits, hits);
 	__sync_fetch_and_add(&st->trap_ns, taken);
 	__sync_fetch_and_add(&st->own_ns, own_taken);
-	b = retop_hist_bucket(dur);
-	/* Keep the check and the access on one register for the verifier. */
-	asm volatile("" : "+r"(b));
-	if (b < RETOP_HIST_BUCKETS)
-		__sync_fetch_and_add(&st->hist[b], 1);
 	stats_update_minmax(st, dur);
 	if (func_id != cal_slot) {
 		int failed = note_error(ctx, st, func_id, dur, b);

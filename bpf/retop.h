@@ -10,7 +10,7 @@
  * it); the per-function maps are sized to --max-functions before load.
  * Functions traced at once: one slot fewer, the last is the calibration's
  * (cal_slot); the CLI default (--max-functions) is lower. */
-#define RETOP_MAX_FUNCS 256
+#define RETOP_MAX_FUNCS 2048
 #define RETOP_MAX_TRACED (RETOP_MAX_FUNCS - 1)
 /* Calls in flight held in the first in-flight map; more spill into a
  * second one (bpf/retop.bpf.c, inflight). */
@@ -268,7 +268,16 @@ struct retop_func_stats {
 			   * (src/inline_marks.h), never timed */
 	__u64 errors;	  /* paired calls that returned a non-nil error
 			   * (error_reg), of calls */
+	__u64 hist_lost;  /* timed calls with no place in func_hist (no memory):
+			   * in calls and sum_ns, not in the percentiles */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
+};
+
+/* A function's durations (the log-linear histogram), in func_hist: made at
+ * its first timed call, so that a thousand functions traced at rest hold
+ * no histogram (10 KiB each).  Each bucket is added to before calls, so a
+ * read after calls holds at least those calls. */
+struct retop_func_hist {
 	__u64 hist[RETOP_HIST_BUCKETS];
 };
 

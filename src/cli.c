@@ -261,7 +261,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case 't':
 		if (o->npatterns == CLI_MAX_PATTERNS)
-			return usage_error("too many -t patterns (at most 64): '%s'", optarg);
+			return usage_error("too many -t patterns (at most %d): '%s'", CLI_MAX_PATTERNS,
+					   optarg);
 		o->patterns[o->npatterns++] = optarg;
 		return 0;
 	case 'b':
@@ -294,7 +295,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case OPT_MAX_FUNCTIONS:
 		if (!parse_long(optarg, 1, RETOP_MAX_TRACED, &o->max_functions))
-			return usage_error("--max-functions takes 1 to 256, got '%s'", optarg);
+			return usage_error("--max-functions takes 1 to %d, got '%s'", RETOP_MAX_TRACED,
+					   optarg);
 		return 0;
 	case OPT_MAX_IN_FLIGHT:
 		if (!parse_long(optarg, TRACER_MIN_IN_FLIGHT, TRACER_MAX_IN_FLIGHT, &o->max_in_flight))
@@ -400,6 +402,9 @@ int cli_parse(int argc, char **argv, struct cli_options *o)
 	if (env && !parse_budget(env, &o->budget_pct, &o->budget_hits))
 		return usage_error("RETOP_BUDGET takes the forms of --budget (10000/s, 2%%, 0), got '%s'",
 				   env);
+	/* For comparisons (docs/UPROBES.md): any other value is the default. */
+	env = getenv("RETOP_ENTRY_PROBE");
+	o->entry_probe_first = env && !strcmp(env, "first");
 	opterr = 0; /* one message, ours */
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":p:x:t:bn:d:o:l::s:vhV", long_options, NULL)) != -1) {

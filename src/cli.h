@@ -12,9 +12,9 @@ enum retop_exit { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 #include "func_order.h"
 
-#define CLI_MAX_PATTERNS 64
+#define CLI_MAX_PATTERNS 2048
 /* --max-functions: the per-function BPF maps are sized for it. */
-#define CLI_DEFAULT_MAX_FUNCTIONS 64
+#define CLI_DEFAULT_MAX_FUNCTIONS 1024
 
 enum cli_mode { CLI_INTERACTIVE = 0, CLI_LIST, CLI_BATCH, CLI_SERVE };
 enum cli_output { CLI_OUT_TEXT = 0, CLI_OUT_JSON };
@@ -48,6 +48,7 @@ struct cli_options {
 	bool sort_given;
 	long top;  /* --top N: batch text rows; 0 = all */
 	bool idle; /* --idle: batch text lists idle functions */
+	bool entry_probe_first; /* RETOP_ENTRY_PROBE=first: entry probes on the first instruction */
 	int verbose;
 };
 

@@ -4,9 +4,20 @@ size_t code_walk_insn_end(const uint8_t *bits, size_t off, size_t stop)
 {
 	size_t end = off + 1;
 
-	while (end < stop && !code_walk_starts(bits, end))
-		end++;
-	return end;
+	if (end >= stop)
+		return end;
+	/* A byte of the map at a time, not a bit: every proof walks every
+	 * instruction of every function, a few bytes each. */
+	for (;;) {
+		unsigned starts = bits[end / 8] >> (end % 8);
+		if (starts) {
+			end += (size_t)__builtin_ctz(starts);
+			return end < stop ? end : stop;
+		}
+		end = (end | 7) + 1;
+		if (end >= stop)
+			return stop;
+	}
 }
 
 int32_t code_walk_rel32(const uint8_t *p)
@@ -15,16 +26,44 @@ int32_t code_walk_rel32(const uint8_t *p)
 			 (uint32_t)p[3] << 24);
 }
 
+/* What code_walk_branch() makes of a byte: a legacy prefix it skips, a REX
+ * it skips after them, an opcode it looks at further; anything else, as
+ * an opcode, is no branch. */
+enum { WALK_PREFIX = 1, WALK_REX = 2, WALK_OP = 4 };
+static const uint8_t walk_byte[256] = {
+    [0x0F] = WALK_OP,
+    [0x26] = WALK_PREFIX,
+    [0x2E] = WALK_PREFIX,
+    [0x36] = WALK_PREFIX,
+    [0x3E] = WALK_PREFIX,
+    [0x40 ... 0x4F] = WALK_REX,
+    [0x64 ... 0x67] = WALK_PREFIX,
+    [0x70 ... 0x7F] = WALK_OP,
+    [0xC2 ... 0xC3] = WALK_OP,
+    [0xCA ... 0xCD] = WALK_OP,
+    [0xCF] = WALK_OP,
+    [0xE0 ... 0xE3] = WALK_OP,
+    [0xE9 ... 0xEB] = WALK_OP,
+    [0xF0] = WALK_PREFIX,
+    [0xF2 ... 0xF3] = WALK_PREFIX,
+    [0xF4] = WALK_OP,
+    [0xFF] = WALK_OP,
+};
+
 enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, int64_t *target,
 				  bool *uncond)
 {
 	size_t p = off;
 
 	*uncond = false;
-	while (p < end &&
-	       (code[p] == 0x26 || code[p] == 0x2E || code[p] == 0x36 || code[p] == 0x3E ||
-		code[p] == 0x64 || code[p] == 0x65 || code[p] == 0x66 || code[p] == 0x67 ||
-		code[p] == 0xF0 || code[p] == 0xF2 || code[p] == 0xF3))
+	/* Most instructions, first: no prefix, at most a REX, and an opcode
+	 * that neither branches nor leaves. */
+	if (off < end) {
+		uint8_t k = walk_byte[code[off]];
+		if (!k || (k == WALK_REX && off + 1 < end && !(walk_byte[code[off + 1]] & WALK_OP)))
+			return CODE_BRANCH_NONE;
+	}
+	while (p < end && (walk_byte[code[p]] & WALK_PREFIX))
 		p++;
 	if (p < end && (code[p] & 0xF0) == 0x40)
 		p++; /* REX */

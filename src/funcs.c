@@ -2,22 +2,18 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "elf_image.h"
+#include "funcs_internal.h"
 #include "gopclntab.h"
-#include "interlock.h"
 #include "log.h"
-
-/* Functions larger than this are not decoded (nothing in Go comes close). */
-#define FUNCS_MAX_DECODE (16u << 20)
 
 const char *func_source_name(enum func_source s)
 {
@@ -71,7 +67,7 @@ static const uint8_t *code_window_get(struct code_window *w, uint64_t vaddr, siz
 	return w->view + (vaddr - start);
 }
 
-/* Trailing int3 padding, from the last bytes only; funcs_resolve_rets()
+/* Trailing int3 padding, from the last bytes only; funcs_decode()
  * later replaces this with the decoder's answer. */
 static uint64_t trim_padding(struct code_window *w, uint64_t entry, uint64_t end)
 {
@@ -125,7 +121,7 @@ static void funcs_fill_one(struct func_index *idx, struct code_window *w, struct
 	}
 }
 
-static int by_name_cmp(const void *a, const void *b)
+int funcs_name_cmp(const void *a, const void *b)
 {
 	const struct func_info *x = *(struct func_info *const *)a;
 	const struct func_info *y = *(struct func_info *const *)b;
@@ -133,31 +129,22 @@ static int by_name_cmp(const void *a, const void *b)
 	return c ? c : (x->entry < y->entry ? -1 : x->entry > y->entry);
 }
 
-struct func_names {
-	pthread_mutex_t lock; /* the UI and its worker may both look up */
-	struct func_info **sorted;
-	pthread_mutex_t inl_lock;
-	bool inl_scanned;
-};
-
 struct func_info *const *funcs_by_name(const struct func_index *idx)
 {
 	struct func_names *names = idx->names;
 
 	pthread_mutex_lock(&names->lock);
-	if (!names->sorted && (names->sorted = calloc(idx->count ? idx->count : 1,
-						      sizeof(*names->sorted)))) {
+	if (!names->sorted &&
+	    (names->sorted = calloc(idx->count ? idx->count : 1, sizeof(*names->sorted)))) {
 		for (size_t i = 0; i < idx->count; i++)
 			names->sorted[i] = &idx->funcs[i];
-		qsort(names->sorted, idx->count, sizeof(*names->sorted), by_name_cmp);
+		qsort(names->sorted, idx->count, sizeof(*names->sorted), funcs_name_cmp);
 	}
 	pthread_mutex_unlock(&names->lock);
 	return names->sorted;
 }
 
-#define FUNCS_DROP_EVERY 256
-
-static void funcs_drop_behind(struct func_index *idx, size_t i)
+void funcs_drop_behind(struct func_index *idx, size_t i)
 {
 	struct gopclntab_span spans[2];
 	size_t n = gopclntab_behind(idx->pcln, i, spans);
@@ -166,41 +153,85 @@ static void funcs_drop_behind(struct func_index *idx, size_t i)
 		elf_image_drop(idx->img, spans[k].p, spans[k].len);
 }
 
+/* Functions [first, end) of the table, filled in by one thread. */
+struct build_part {
+	struct func_index *idx;
+	size_t first, end;
+	size_t failed; /* the first function that could not be read, or end */
+	int ret;       /* why, with err */
+	char err[ERR_LEN];
+	pthread_t thread;
+	bool started;
+};
+
+static void *funcs_build_part(void *arg)
+{
+	struct build_part *p = arg;
+	struct code_window w = {.img = p->idx->img};
+
+	p->failed = p->end;
+	for (size_t i = p->first; i < p->end; i++) {
+		struct gopclntab_func gf;
+		if ((p->ret = gopclntab_func(p->idx->pcln, i, &gf, p->err)) != 0) {
+			p->failed = i;
+			break;
+		}
+		funcs_fill_one(p->idx, &w, &p->idx->funcs[i], &gf);
+		/* One pass in table order: what it has read of the pc tables
+		 * and records is not needed again soon, so its pages go back
+		 * (the names stay).  The first part's only: the second's are
+		 * given back at the end (funcs_build). */
+		if (p->first == 0 && i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1)
+			funcs_drop_behind(p->idx, i + 1);
+	}
+	code_window_drop(&w);
+	return NULL;
+}
+
+/* A table this big is built in two halves on two threads: building is
+ * mostly first touches of pages (the table's, the index's), each a fault.
+ * Two, not one a core: a part gives back no pages before the end but the
+ * first (each drop would stop the other threads to flush their TLBs). */
+#define FUNCS_BUILD_SPLIT (4 * FUNCS_DROP_EVERY)
+
 static int funcs_build(struct func_index *idx, char *err)
 {
 	size_t n = gopclntab_count(idx->pcln);
+	struct build_part part[2] = {{.idx = idx, .end = n}, {.idx = idx, .end = n}};
+	size_t nparts = 1;
 
 	idx->funcs = calloc(n ? n : 1, sizeof(*idx->funcs));
 	if (!idx->funcs)
 		return err_set(err, ENOMEM, "%s: out of memory for %zu functions", idx->path, n);
-	struct code_window w = {.img = idx->img};
-	int ret = 0;
-	for (size_t i = 0; i < n && !ret; i++) {
-		struct gopclntab_func gf;
-		if (!(ret = gopclntab_func(idx->pcln, i, &gf, err)))
-			funcs_fill_one(idx, &w, &idx->funcs[idx->count++], &gf);
-		/* One pass in table order: what it has read of the pc tables
-		 * and records is not needed again soon, so its pages go back
-		 * (the names stay). */
-		if (i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1 || i + 1 == n)
-			funcs_drop_behind(idx, i + 1 < n ? i + 1 : i);
+	if (n >= FUNCS_BUILD_SPLIT && sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		part[0].end = part[1].first = n / 2;
+		part[1].started =
+		    pthread_create(&part[1].thread, NULL, funcs_build_part, &part[1]) == 0;
+		nparts = 2;
 	}
-	code_window_drop(&w);
-	return ret;
+	funcs_build_part(&part[0]);
+	if (nparts == 2 && part[1].started)
+		pthread_join(part[1].thread, NULL);
+	else if (nparts == 2)
+		funcs_build_part(&part[1]);
+	/* The first function that could not be read ends the index there, as
+	 * a build in one pass would have stopped. */
+	for (size_t k = 0; k < nparts; k++)
+		if (part[k].failed < part[k].end) {
+			idx->count = part[k].failed;
+			if (err)
+				snprintf(err, ERR_LEN, "%s", part[k].err);
+			return part[k].ret;
+		}
+	idx->count = n;
+	if (n)
+		funcs_drop_behind(idx, n - 1);
+	return 0;
 }
 
-/* A decoder and code buffers reused from function to function:
- * one per decoding thread. */
-struct decoder {
-	struct retsites_engine *eng;
-	uint8_t *buf, *batch; /* one function; a batch of them */
-	uint8_t *bits;	      /* the interlock's boundary map */
-	size_t cap, batch_cap, bits_cap;
-};
-
-static int decoder_open(struct decoder **out, char *err)
+int funcs_decoder_open(struct funcs_decoder **out, char *err)
 {
-	struct decoder *d = calloc(1, sizeof(*d));
+	struct funcs_decoder *d = calloc(1, sizeof(*d));
 	int ret;
 
 	*out = NULL;
@@ -215,7 +246,7 @@ static int decoder_open(struct decoder **out, char *err)
 	return 0;
 }
 
-static void decoder_close(struct decoder *d)
+void funcs_decoder_close(struct funcs_decoder *d)
 {
 	if (!d)
 		return;
@@ -268,7 +299,8 @@ static void funcs_set_gofunc(struct func_index *idx, const uint8_t *tab, size_t 
 			 idx->path);
 	else
 		log_info("funcs", "%s: no inline trees read (%s)", idx->path,
-			 r == -ENOTSUP ? "Go release or table layout without them" : "no module data");
+			 r == -ENOTSUP ? "Go release or table layout without them"
+				       : "no module data");
 }
 
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err)
@@ -320,7 +352,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		}
 	}
 	if (!ret)
-		ret = decoder_open(&idx->dec, err);
+		ret = funcs_decoder_open(&idx->dec, err);
 	if (!ret)
 		ret = funcs_build(idx, err);
 	if (ret) {
@@ -352,7 +384,7 @@ void funcs_free(struct func_index *idx)
 	pthread_mutex_destroy(&idx->names->inl_lock);
 	free(idx->names->sorted);
 	free(idx->names);
-	decoder_close(idx->dec);
+	funcs_decoder_close(idx->dec);
 	if (idx->dwarf)
 		dwarf_info_free(idx->dwarf);
 	if (idx->pcln)
@@ -360,219 +392,6 @@ void funcs_free(struct func_index *idx)
 	elf_image_close(idx->img);
 	free(idx->path);
 	free(idx);
-}
-
-/* RET sites and their lines from code[0..span), the bytes from f's entry to
- * the next function, and the interlock's verdict on them. */
-static int funcs_resolve_code(struct func_index *idx, struct decoder *dec, struct func_info *f,
-			      const uint8_t *code, uint64_t span, char *err)
-{
-	uint64_t code_end;
-	int ret;
-
-	if (span / 8 + 1 > dec->bits_cap) {
-		uint8_t *bits = realloc(dec->bits, span / 8 + 1);
-		if (!bits)
-			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-		dec->bits = bits;
-		dec->bits_cap = span / 8 + 1;
-	}
-	/* The code ends where the pc-to-SP table says; what follows up to the
-	 * next entry is padding, which the interlock checks byte by byte. */
-	if (gopclntab_code_size(idx->pcln, f->pcln_index, &code_end) != 0 || code_end > span)
-		code_end = span;
-	ret = retsites_find(dec->eng, code, code_end, f->entry, &f->rets);
-	if (ret)
-		return err_set(err, -ret, "%s: out of memory decoding", f->name);
-	if (f->source == SRC_PCLNTAB && f->rets.traceable != TRACEABLE_NO)
-		f->size = f->rets.code_size;
-	/* Decoding ran to the next function to stay on instruction boundaries;
-	 * only RETs inside [entry, entry+size) belong to the function. */
-	uint32_t keep = f->rets.count;
-	while (keep > 0 && retsites_get(&f->rets, keep - 1)->offset >= f->size)
-		keep--;
-	retsites_truncate(&f->rets, keep);
-	if (f->rets.count == 0 && f->rets.traceable == TRACEABLE_FULL) {
-		f->rets.traceable = TRACEABLE_ENTRY_ONLY;
-		if (retsites_set_reason(&f->rets, "no RET inside the symbol's size"))
-			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-	}
-	for (size_t i = 0; i < f->rets.count; i++) {
-		const char *file;
-		int line;
-		if (gopclntab_line(idx->pcln, f->pcln_index,
-				   f->entry + retsites_get(&f->rets, i)->offset, &file, &line) == 0)
-			retsites_set_line(&f->rets, i, line);
-	}
-	if (interlock_check(idx, dec->eng, f, code, code_end, span, dec->bits))
-		return err_set(err, ENOMEM, "%s: out of memory", f->name);
-	f->rets_resolved = true;
-	return 0;
-}
-
-/* Bytes from f's entry to the next function, checked. */
-static int funcs_span(struct func_index *idx, const struct func_info *f, uint64_t *span,
-		      char *err)
-{
-	struct gopclntab_func gf;
-	int ret = gopclntab_func(idx->pcln, f->pcln_index, &gf, err);
-
-	if (ret)
-		return ret;
-	/* Decode up to the next function: the size from symtab or DWARF should
-	 * end at the last instruction, and padding must hold no RET. */
-	*span = gf.end - gf.entry;
-	if (*span == 0 || *span > FUNCS_MAX_DECODE)
-		return err_set(err, ERANGE, "%s: size 0x%llx out of range", f->name,
-			       (unsigned long long)*span);
-	return 0;
-}
-
-static int funcs_resolve_with(struct func_index *idx, struct decoder *dec, struct func_info *f,
-			      char *err)
-{
-	uint64_t span;
-	int ret;
-
-	if (f->rets_resolved)
-		return 0;
-	if ((ret = funcs_span(idx, f, &span, err)) != 0)
-		return ret;
-	if (span > dec->cap) {
-		uint8_t *buf = realloc(dec->buf, span);
-		if (!buf)
-			return err_set(err, ENOMEM, "%s: out of memory", f->name);
-		dec->buf = buf;
-		dec->cap = span;
-	}
-	/* Copied, not read through the mapping: a scan of every function
-	 * would leave the whole text resident. */
-	ret = elf_image_read_code(idx->img, f->entry, dec->buf, span);
-	if (ret)
-		return err_set(err, -ret, "%s: code at 0x%llx is not in an executable segment",
-			       f->name, (unsigned long long)f->entry);
-	return funcs_resolve_code(idx, dec, f, dec->buf, span, err);
-}
-
-int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err)
-{
-	struct func_info *prev;
-	int ret;
-
-	if (f->inline_only)
-		return err_set(err, ENOENT,
-			       "%s: exists only inlined (%u sites): no code of its own; traced by "
-			       "its exact name, its inlined calls are counted where an inline mark "
-			       "proves each",
-			       f->name, f->inlined_sites);
-	prev = interlock_prev(idx, f);
-
-	/* The interlock wants the previous function's evidence too; a
-	 * failure there leaves f without it, and so refused. */
-	if (prev)
-		funcs_resolve_with(idx, idx->dec, prev, NULL);
-	ret = funcs_resolve_with(idx, idx->dec, f, err);
-	if (!ret && interlock_check_prev(idx, f))
-		return err_set(err, ENOMEM, "%s: out of memory", f->name);
-	return ret;
-}
-
-struct resolve_worker {
-	struct func_index *idx;
-	atomic_size_t *next;
-	pthread_t thread;
-	bool started;
-};
-
-/* Functions a worker takes at a time, and the most code it reads for them
- * at once: one read instead of one per function. */
-#define FUNCS_BATCH 64
-#define FUNCS_BATCH_BYTES (1u << 20)
-
-/* Resolve funcs[first..end) from one read of their code; false when that
- * read cannot be done (the caller then reads function by function). */
-static bool funcs_resolve_batch(struct func_index *idx, struct decoder *dec, size_t first,
-				size_t end)
-{
-	struct func_info *fs = idx->funcs;
-	uint64_t base = fs[first].entry, span, last_span;
-
-	if (funcs_span(idx, &fs[end - 1], &last_span, NULL) || fs[end - 1].entry < base ||
-	    (span = fs[end - 1].entry - base + last_span) > FUNCS_BATCH_BYTES)
-		return false;
-	if (span > dec->batch_cap) {
-		uint8_t *buf = realloc(dec->batch, span);
-		if (!buf)
-			return false;
-		dec->batch = buf;
-		dec->batch_cap = span;
-	}
-	if (elf_image_read_code(idx->img, base, dec->batch, span))
-		return false;
-	for (size_t i = first; i < end; i++) {
-		struct func_info *f = &fs[i];
-		uint64_t fspan;
-		if (f->rets_resolved)
-			continue;
-		/* Entries ascend and each span ends at the next entry, so every
-		 * function lies inside the batch; checked all the same. */
-		if (funcs_span(idx, f, &fspan, NULL) || f->entry < base ||
-		    f->entry - base + fspan > span)
-			funcs_resolve_with(idx, dec, f, NULL);
-		else
-			funcs_resolve_code(idx, dec, f, dec->batch + (f->entry - base), fspan, NULL);
-	}
-	return true;
-}
-
-static void *funcs_resolve_worker(void *arg)
-{
-	struct resolve_worker *w = arg;
-	size_t n = w->idx->count;
-	struct decoder *dec;
-	size_t i;
-
-	if (decoder_open(&dec, NULL) != 0)
-		return NULL;
-	while ((i = atomic_fetch_add(w->next, FUNCS_BATCH)) < n) {
-		size_t end = i + FUNCS_BATCH < n ? i + FUNCS_BATCH : n;
-		if (!funcs_resolve_batch(w->idx, dec, i, end))
-			for (size_t k = i; k < end; k++)
-				funcs_resolve_with(w->idx, dec, &w->idx->funcs[k], NULL);
-		/* Batches are handed out in table order: the pages of pc
-		 * tables well behind every thread can go back, as in
-		 * funcs_build(). */
-		if (i % FUNCS_DROP_EVERY == 0 && i >= FUNCS_DROP_EVERY)
-			funcs_drop_behind(w->idx, i - FUNCS_DROP_EVERY / 4);
-	}
-	decoder_close(dec);
-	return NULL;
-}
-
-void funcs_resolve_all(struct func_index *idx, unsigned nthreads)
-{
-	struct resolve_worker w[8];
-	atomic_size_t next = 0;
-
-	/* Decoding is CPU-bound and per-function independent: one decoder per
-	 * thread, functions handed out a batch at a time. */
-	if (nthreads < 1)
-		nthreads = 1;
-	if (nthreads > 8)
-		nthreads = 8;
-	for (unsigned t = 1; t < nthreads; t++) {
-		w[t] = (struct resolve_worker){.idx = idx, .next = &next};
-		w[t].started = pthread_create(&w[t].thread, NULL, funcs_resolve_worker, &w[t]) == 0;
-	}
-	w[0] = (struct resolve_worker){.idx = idx, .next = &next};
-	funcs_resolve_worker(&w[0]);
-	for (unsigned t = 1; t < nthreads; t++)
-		if (w[t].started)
-			pthread_join(w[t].thread, NULL);
-	/* Each function's neighbour is judged once every thread is done. */
-	for (size_t i = 0; i < idx->count; i++)
-		if (idx->funcs[i].rets_resolved)
-			interlock_check_prev(idx, &idx->funcs[i]);
 }
 
 /* Index in by_name of the first function named name, or count. */
@@ -598,8 +417,8 @@ struct func_info *funcs_find(const struct func_index *idx, const char *name)
 
 bool funcs_never_returns(const struct func_index *idx, uint64_t addr)
 {
-	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic", "runtime.gopanic",
-					       "runtime.throw", "runtime.fatal"};
+	static const char *const prefixes[] = {"runtime.panic", "runtime.goPanic",
+					       "runtime.gopanic", "runtime.throw", "runtime.fatal"};
 	const struct func_info *f = idx ? funcs_by_addr(idx, addr) : NULL;
 
 	if (!f || f->entry != addr)
@@ -647,6 +466,16 @@ const struct func_info *funcs_images_caller(const struct func_images *im, unsign
 	return funcs_by_addr(im->idx[image], ret_addr - im->bias[image] - 1);
 }
 
+struct func_info *funcs_prev(const struct func_index *idx, const struct func_info *f)
+{
+	size_t k = (size_t)(f - idx->funcs);
+
+	/* Zero-size entries share the address of the function that follows. */
+	while (k > 0 && idx->funcs[k - 1].entry == f->entry)
+		k--;
+	return k > 0 ? &idx->funcs[k - 1] : NULL;
+}
+
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)
 {
 	size_t lo = 0, hi = idx->count;
@@ -662,213 +491,4 @@ struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr)
 		return NULL;
 	struct func_info *f = &idx->funcs[lo - 1];
 	return addr < f->entry + f->size ? f : NULL;
-}
-
-/* Substring search for one pattern over every name: strstr() would
- * prepare the pattern again for each of tens of thousands of short names. */
-static bool name_contains(const char *name, const char *pattern, size_t plen)
-{
-	for (const char *p = strchr(name, pattern[0]); p; p = strchr(p + 1, pattern[0]))
-		if (!strncmp(p, pattern, plen))
-			return true;
-	return false;
-}
-
-static bool funcs_pattern_matches(const char *pattern, size_t plen, bool glob, const char *name)
-{
-	if (glob)
-		return fnmatch(pattern, name, 0) == 0;
-	return plen == 0 || name_contains(name, pattern, plen);
-}
-
-size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out)
-{
-	bool glob = strpbrk(pattern, "*?[") != NULL;
-	size_t n = 0, plen = strlen(pattern), all = idx->count + idx->inl_only_count;
-
-	*out = calloc(all ? all : 1, sizeof(**out));
-	if (!*out)
-		return 0;
-	/* In address order, then only the matches are sorted by name. */
-	for (size_t i = 0; i < idx->count; i++)
-		if (funcs_pattern_matches(pattern, plen, glob, idx->funcs[i].name))
-			(*out)[n++] = &idx->funcs[i];
-	for (size_t i = 0; i < idx->inl_only_count; i++)
-		if (funcs_pattern_matches(pattern, plen, glob, idx->inl_only[i].name))
-			(*out)[n++] = &idx->inl_only[i];
-	qsort(*out, n, sizeof(**out), by_name_cmp);
-	return n;
-}
-
-/* Levenshtein distance, capped: names longer than 64 compare their tails. */
-static unsigned edit_distance(const char *a, const char *b)
-{
-	unsigned row[65];
-	size_t la = strlen(a), lb = strlen(b);
-
-	if (la > 64) {
-		a += la - 64;
-		la = 64;
-	}
-	if (lb > 64) {
-		b += lb - 64;
-		lb = 64;
-	}
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0];
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned up = row[j];
-			unsigned best = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < best)
-				best = up + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			diag = up;
-		}
-	}
-	return row[lb];
-}
-
-static unsigned name_distance(const char *name, const char *query)
-{
-	const char *dot = strrchr(name, '.');
-	unsigned d = edit_distance(name, query);
-
-	if (dot && dot[1]) {
-		unsigned short_d = edit_distance(dot + 1, query);
-		if (short_d < d)
-			d = short_d;
-	}
-	return d;
-}
-
-size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
-		     size_t max)
-{
-	struct func_info *const *by_name = funcs_by_name(idx);
-	unsigned best[16];
-	size_t n = 0;
-
-	if (max > 16)
-		max = 16;
-	for (size_t i = 0; by_name && i < idx->count && max > 0; i++) {
-		const char *cand = by_name[i]->name;
-		unsigned d = name_distance(cand, name);
-		size_t pos = n;
-		if (n > 0 && !strcmp(out[n - 1], cand))
-			continue; /* duplicate names sit next to each other */
-		while (pos > 0 && best[pos - 1] > d)
-			pos--;
-		if (pos >= max)
-			continue;
-		if (n < max)
-			n++;
-		memmove(&best[pos + 1], &best[pos], (n - 1 - pos) * sizeof(best[0]));
-		memmove(&out[pos + 1], &out[pos], (n - 1 - pos) * sizeof(out[0]));
-		best[pos] = d;
-		out[pos] = cand;
-	}
-	return n;
-}
-
-int funcs_no_match(const struct func_index *idx, const char *pattern, char *err)
-{
-	const char *near[5];
-	size_t n = funcs_nearest(idx, pattern, near, 5), len;
-
-	err_set(err, ENOENT, "no function matches '%s'", pattern);
-	for (size_t i = 0; err && i < n; i++) {
-		len = strlen(err);
-		snprintf(err + len, ERR_LEN - len, "%s%s", i ? ", " : "; nearest: ", near[i]);
-	}
-	if (err) {
-		len = strlen(err);
-		snprintf(err + len, ERR_LEN - len, " (list them with retop -l)");
-	}
-	return -ENOENT;
-}
-
-static int name_ptr_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Every entry of every inline tree, by name: the sites of each function. */
-static int funcs_inline_names(struct func_index *idx, const char ***names, size_t *count)
-{
-	size_t n = 0, cap = 0, nf = gopclntab_count(idx->pcln);
-	const char **v = NULL;
-
-	for (size_t i = 0; i < nf; i++) {
-		uint32_t k, nk;
-		struct gopclntab_inl e;
-		if (gopclntab_inl_count(idx->pcln, i, &nk) != 0)
-			continue; /* a corrupt tree: that function's sites are not known */
-		for (k = 0; k < nk; k++) {
-			if (gopclntab_inl_get(idx->pcln, i, k, &e) != 0)
-				break;
-			if (n == cap) {
-				const char **nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-			}
-			v[n++] = e.name;
-		}
-		if (i % FUNCS_DROP_EVERY == FUNCS_DROP_EVERY - 1)
-			funcs_drop_behind(idx, i + 1 < nf ? i + 1 : i);
-	}
-	*names = v;
-	*count = n;
-	return 0;
-}
-
-static int funcs_inline_assign(struct func_index *idx, const char **v, size_t n)
-{
-	size_t only = 0;
-
-	qsort(v, n, sizeof(*v), name_ptr_cmp);
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
-			;
-		if (!funcs_find(idx, v[i]))
-			only++;
-	}
-	if (only && !(idx->inl_only = calloc(only, sizeof(*idx->inl_only))))
-		return -ENOMEM;
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
-			;
-		struct func_info *f = funcs_find(idx, v[i]);
-		if (!f) {
-			f = &idx->inl_only[idx->inl_only_count++];
-			f->name = v[i];
-			f->inline_only = true;
-		}
-		f->inlined_sites = (uint32_t)(j - i);
-	}
-	return 0;
-}
-
-void funcs_inline_scan(struct func_index *idx)
-{
-	const char **v = NULL;
-	size_t n = 0;
-
-	pthread_mutex_lock(&idx->names->inl_lock);
-	if (!idx->names->inl_scanned && gopclntab_has_inl(idx->pcln)) {
-		if (funcs_inline_names(idx, &v, &n) == 0 && funcs_inline_assign(idx, v, n) == 0)
-			idx->inl_known = true;
-		else
-			log_warn("funcs", "%s: out of memory reading the inline trees", idx->path);
-		free(v);
-	}
-	idx->names->inl_scanned = true;
-	pthread_mutex_unlock(&idx->names->inl_lock);
 }

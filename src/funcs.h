@@ -25,21 +25,21 @@ struct func_info {
 	uint64_t size;
 	const char *file;		/* source file of the entry */
 	const struct dwarf_func *dwarf; /* NULL without DWARF */
-	struct retsites rets;		/* filled by funcs_resolve_rets() */
+	struct retsites rets;		/* filled by funcs_decode() */
 	int line;
 	uint32_t pcln_index;
 	enum func_source source; /* where the entry address came from */
-	bool rets_resolved;
-	uint8_t interlock; /* INTERLOCK_* bits (interlock.h) */
+	bool rets_resolved;	 /* decoded and judged (funcs_decode.h) */
+	uint8_t interlock;	 /* INTERLOCK_* bits (interlock.h) */
 	/* Where the entry probe sits, from the entry: 0, or the conditional
-	 * jump of the stack-check prologue (interlock_check). */
+	 * jump of the stack-check prologue (entry_probe.h). */
 	uint8_t entry_probe_off;
 	/* Whether each call hits the entry probe once (entry_count.h), and
 	 * the prologue jump's condition when the probe sits on it (0xFF: no). */
 	bool entry_counts_calls;
 	uint8_t entry_jcc_cc;
 	/* The kernel emulates the entry probe's instruction (one trap a hit)
-	 * rather than single-stepping it (interlock_kernel_emulates). */
+	 * rather than single-stepping it (uprobe_insn_emulated). */
 	bool entry_emulated;
 	/* SDK cross-check. */
 	bool sdk_mismatch;
@@ -55,9 +55,9 @@ struct func_index {
 	char *path;
 	struct elf_image *img;
 	struct gopclntab *pcln;
-	struct dwarf_info *dwarf; /* NULL when the binary has no DWARF */
-	struct decoder *dec; /* for lookups from the caller's thread */
-	struct func_info *funcs; /* sorted by entry address */
+	struct dwarf_info *dwarf;  /* NULL when the binary has no DWARF */
+	struct funcs_decoder *dec; /* for decodes on the caller's thread */
+	struct func_info *funcs;   /* sorted by entry address */
 	size_t count;
 	struct func_names *names; /* by name, sorted on first use: funcs_by_name() */
 	/* Functions that exist only inlined, by name (funcs_inline_scan). */
@@ -92,24 +92,10 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 void funcs_file_path(const struct func_index *idx, char *buf, size_t len);
 void funcs_free(struct func_index *idx);
 
-/* Decode the function's RET sites (once), map them to source lines and
- * take the interlock's verdict (a refusal is TRACEABLE_NO with a reason). */
-int funcs_resolve_rets(struct func_index *idx, struct func_info *f, char *err);
-
-/* Resolve every function's RET sites on nthreads threads (errors leave a
- * function unresolved, to be reported when it is asked for). */
-void funcs_resolve_all(struct func_index *idx, unsigned nthreads);
-
 /* The functions sorted by name (then entry), idx->count of them; NULL when
  * out of memory.  Sorted on the first call, so a run that never looks a
  * name up (a pattern, an address) does not pay for the sort. */
 struct func_info *const *funcs_by_name(const struct func_index *idx);
-
-/* Read every function's inline tree (once): inlined_sites, and the
- * inline-only functions in idx->inl_only.  Without inline facts (Go <
- * 1.18, a layout retop does not know) inl_known stays false.  A no-op
- * after the first call; safe from several threads. */
-void funcs_inline_scan(struct func_index *idx);
 
 /* True when the function at exactly addr is one of the runtime's that
  * never return (a panic or a throw): Go puts a nop after a call to it, so
@@ -120,19 +106,9 @@ struct func_info *funcs_find(const struct func_index *idx, const char *name);
 /* The function of that name at entry, else the first of that name. */
 struct func_info *funcs_find_at(const struct func_index *idx, const char *name, uint64_t entry);
 struct func_info *funcs_by_addr(const struct func_index *idx, uint64_t addr);
-/* Functions matching a pattern, in name order: a glob when the pattern has
- * any of *?[, otherwise a substring; the inline-only ones too once
- * funcs_inline_scan() ran.  Caller frees *out. */
-size_t funcs_match(const struct func_index *idx, const char *pattern, struct func_info ***out);
-/* Up to max names closest to name (edit distance on the name and its last
- * path element), for "function not found" messages. */
-size_t funcs_nearest(const struct func_index *idx, const char *name, const char **out,
-		     size_t max);
-
-/* err: "no function matches 'X'; nearest: a, b (list them with retop -l)".
- * Returns -ENOENT. */
-int funcs_no_match(const struct func_index *idx, const char *pattern, char *err);
-
+/* The function before f (one of idx->funcs) in address order that has
+ * code, or NULL. */
+struct func_info *funcs_prev(const struct func_index *idx, const struct func_info *f);
 const char *func_source_name(enum func_source s);
 
 #endif

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "interlock.h"
@@ -17,12 +16,6 @@
 #include "snapshot.h"
 #include "tracer.h"
 
-/* How long the calls timed in a slice get to return once it ended, with
- * the RET probes still in; those still in flight then lose their duration
- * (they were counted, at their entry). */
-#define GOVERN_DRAIN_NS 1000000000ull
-/* Looks, a millisecond apart, for them to return before the next slice. */
-#define GOVERN_DRAIN_QUICK 5
 #define GOVERN_FIRST_NS 20000000ull
 /* Quiet: every function in full, and the last second's hits under a tenth
  * of the budget.  Then a slice lasts a second, and BPF wakes the engine
@@ -90,56 +83,6 @@ static void govern_marks(struct session *s, struct session_func *sf, bool want)
 		gf->marks_missed = true;
 		session_marks(s, sf, false, err);
 	}
-}
-
-double govern_rand(struct govern *b)
-{
-	if (!b->rng)
-		b->rng = clock_now_ns() * 0x9E3779B97F4A7C15ull | 1;
-	b->rng ^= b->rng << 13;
-	b->rng ^= b->rng >> 7;
-	b->rng ^= b->rng << 17;
-	return (double)(b->rng >> 11) / 9007199254740992.0;
-}
-
-uint64_t govern_counted(const struct govern_func *gf, const struct retop_func_stats *st)
-{
-	if (gf->entry_only)
-		return st->begun;
-	return st->calls + st->untimed + gf->drained;
-}
-
-/* The RET probes stay while timed calls are in flight, up to the drain's
- * deadline; then the calls left lose their duration (counted all the
- * same) and the probes go. */
-void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
-{
-	struct govern_func *gf = &sf->gf;
-	int slot = sf->slot;
-
-	if (!tracer_rets_are_in(s->tracer, slot))
-		return;
-	if (!gf->drain_until_ns) {
-		gf->drain_until_ns = now + GOVERN_DRAIN_NS;
-		gf->drain_quick = GOVERN_DRAIN_QUICK;
-	}
-	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < gf->drain_until_ns) {
-		/* Short calls return within microseconds: the clock looks again
-		 * in a millisecond, a few times, rather than a slice of RET
-		 * traps later (and the face's thread never sleeps here). */
-		if (gf->drain_quick && gf->drain_quick--) {
-			uint64_t soon = clock_now_ns() + 1000000ull;
-			if (s->gov.next_ns > soon)
-				s->gov.next_ns = soon;
-		}
-		return;
-	}
-	uint64_t n =
-	    tracer_slot_inflight(s->tracer, slot) > 0 ? tracer_untime_inflight(s->tracer, slot) : 0;
-	if (gf->mode != BUDGET_ESTIMATED)
-		gf->drained += n; /* counted exactly: at their entry */
-	tracer_rets_out(s->tracer, slot);
-	gf->drain_until_ns = 0;
 }
 
 /* Move a function to the mode the plan gave it. */
@@ -530,8 +473,13 @@ void govern_fill(struct session_func *sf, struct snapshot_func *out)
 
 	out->mode = gf->mode;
 	out->sampled = gf->mode == BUDGET_FULL ? 1.0 : gf->share;
-	out->timed_calls = sf->cur.calls;
-	ledger_view(&gf->ledger, govern_counted(gf, &sf->cur), gf->mode == BUDGET_ESTIMATED, &lv);
+	/* A call whose bucket found no place has a duration in the mean
+	 * only: the percentiles are then a sample. */
+	out->timed_calls = sf->cur.st.calls - (sf->cur.st.hist_lost < sf->cur.st.calls
+						   ? sf->cur.st.hist_lost
+						   : sf->cur.st.calls);
+	ledger_view(&gf->ledger, govern_counted(gf, &sf->cur.st), gf->mode == BUDGET_ESTIMATED,
+		    &lv);
 	out->v.calls = lv.calls;
 	out->estimated = lv.estimated;
 	if (!lv.estimated)

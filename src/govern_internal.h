@@ -1,5 +1,5 @@
-/* The governor's insides, shared by govern.c (the clock, the modes) and
- * govern_slices.c (the estimated mode's slices). */
+/* The governor's insides: govern.c (the clock: measure, plan, apply)
+ * carries the sampled modes out through govern_slices.c. */
 #ifndef RETOP_GOVERN_INTERNAL_H
 #define RETOP_GOVERN_INTERNAL_H
 

@@ -1,15 +1,74 @@
-/* The estimated mode's slices (estimate.h): which slices are sampled,
- * their probes in and out, BPF's gate, and reading what each slice counted
- * for the time its entry probe was really in. */
+/* Carrying out the sampled modes: the RET probes out once the calls they
+ * timed drained (timing, estimated), and the estimated mode's slices
+ * (estimate.h): which slices are sampled, their probes in and out, BPF's
+ * gate, and reading what each slice counted for the time its entry probe
+ * was really in. */
 #include "govern_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "session_internal.h"
 #include "tracer.h"
-#include "clock.h"
+
+/* How long the calls timed in a slice get to return once it ended, with
+ * the RET probes still in; those still in flight then lose their duration
+ * (they were counted, at their entry). */
+#define GOVERN_DRAIN_NS 1000000000ull
+/* Looks, a millisecond apart, for them to return before the next slice. */
+#define GOVERN_DRAIN_QUICK 5
+
+double govern_rand(struct govern *b)
+{
+	if (!b->rng)
+		b->rng = clock_now_ns() * 0x9E3779B97F4A7C15ull | 1;
+	b->rng ^= b->rng << 13;
+	b->rng ^= b->rng >> 7;
+	b->rng ^= b->rng << 17;
+	return (double)(b->rng >> 11) / 9007199254740992.0;
+}
+
+uint64_t govern_counted(const struct govern_func *gf, const struct retop_func_stats *st)
+{
+	if (gf->entry_only)
+		return st->begun;
+	return st->calls + st->untimed + gf->drained;
+}
+
+/* The RET probes stay while timed calls are in flight, up to the drain's
+ * deadline; then the calls left lose their duration (counted all the
+ * same) and the probes go. */
+void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
+{
+	struct govern_func *gf = &sf->gf;
+	int slot = sf->slot;
+
+	if (!tracer_rets_are_in(s->tracer, slot))
+		return;
+	if (!gf->drain_until_ns) {
+		gf->drain_until_ns = now + GOVERN_DRAIN_NS;
+		gf->drain_quick = GOVERN_DRAIN_QUICK;
+	}
+	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < gf->drain_until_ns) {
+		/* Short calls return within microseconds: the clock looks again
+		 * in a millisecond, a few times, rather than a slice of RET
+		 * traps later (and the face's thread never sleeps here). */
+		if (gf->drain_quick && gf->drain_quick--) {
+			uint64_t soon = clock_now_ns() + 1000000ull;
+			if (s->gov.next_ns > soon)
+				s->gov.next_ns = soon;
+		}
+		return;
+	}
+	uint64_t n =
+	    tracer_slot_inflight(s->tracer, slot) > 0 ? tracer_untime_inflight(s->tracer, slot) : 0;
+	if (gf->mode != BUDGET_ESTIMATED)
+		gf->drained += n; /* counted exactly: at their entry */
+	tracer_rets_out(s->tracer, slot);
+	gf->drain_until_ns = 0;
+}
 
 /* The slice under way at now (the gate may have been set after now was
  * read). */
@@ -207,7 +266,7 @@ void govern_leave_estimate(struct session *s, struct session_func *sf, uint64_t 
 	 * or returned within the microseconds in between. */
 	uint64_t counted = tracer_read_counters(s->tracer, sf->slot, &st) == 0
 			       ? govern_counted(gf, &st)
-			       : govern_counted(gf, &sf->cur);
+			       : govern_counted(gf, &sf->cur.st);
 	counted += (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
 	uint64_t t0 = gf->read_from > start ? gf->read_from : start;
 	tracer_gate(s->tracer, sf->slot, 0, 0, false);

@@ -211,14 +211,7 @@ static bool judge(const struct walk *w, uint32_t k, char *why)
 		why_set(why, c->caller, "its mark (+0x%zx) is not an instruction start", m);
 		return false;
 	}
-	if (code[m] != 0x90 || code_walk_insn_end(w->bits, m, size) != m + 1) {
-		why_set(
-		    why, c->caller,
-		    "the compiler reused an instruction of the call's line as its mark (+0x%zx), "
-		    "which need not run once per call",
-		    m);
-		return false;
-	}
+
 	for (uint32_t j = 0; j < c->nentries; j++)
 		if (j != k && c->entries[j].parent_pc == m) {
 			why_set(why, c->caller, "its mark (+0x%zx) is also another inlined call's",
@@ -268,6 +261,16 @@ int inline_marks_find(struct retsites_engine *eng, const struct inline_marks_cod
 		s->offset = c->entries[k].parent_pc;
 		s->addr = c->addr + s->offset;
 		s->counted = judge(&w, k, s->why);
+		/* Not the NOP the compiler emits for a mark of its own: the
+		 * interlock asks the kernel about the instruction. */
+		if (s->offset < c->size && code_walk_starts(w.bits, s->offset)) {
+			size_t end = code_walk_insn_end(w.bits, s->offset, c->size);
+			s->insn_len =
+			    (uint8_t)(end - s->offset < sizeof(s->insn) ? end - s->offset
+									: sizeof(s->insn));
+			memcpy(s->insn, c->code + s->offset, s->insn_len);
+		}
+		s->reused = s->insn_len != 1 || s->insn[0] != 0x90;
 	}
 	walk_close(&w);
 	return ret;

@@ -4,11 +4,14 @@
  * Go's compiler emits an inline mark where each inlined call begins: a
  * one-byte NOP (0x90) at the inline tree entry's parentPc.  When it can, it
  * reuses another instruction of the call's line as the mark instead and
- * emits no NOP: such a site is not counted.  A site is counted only when:
+ * emits no NOP; the proof is the same for it (what it does to the
+ * registers does not matter: where it sits does), and the interlock then
+ * checks that the kernel runs it right under a probe (single-stepped, a
+ * dearer trap than the NOP's).  A site is counted only when:
  *   - the caller decodes linearly to its end;
- *   - parentPc is an instruction start holding 0x90, and no other inline
- *     entry names the same parentPc;
- *   - the NOP is the caller's own code (the pc-to-entry table says the
+ *   - parentPc is an instruction start, and no other inline entry names
+ *     the same parentPc;
+ *   - the mark is the caller's own code (the pc-to-entry table says the
  *     entry's parent there), not code of an inlined body;
  *   - its basic block holds code of the inlined body (Go 1.19 puts the
  *     mark first; later releases schedule part of the body before it);
@@ -67,6 +70,8 @@ struct inline_mark_site {
 	uint64_t addr;			/* of the mark (vaddr) */
 	uint32_t offset;		/* from the caller's entry */
 	bool counted;			/* proven to run once per inlined call */
+	bool reused;			/* the mark is not a NOP: an instruction of the call's line */
+	uint8_t insn[16], insn_len;	/* the mark's instruction, as decoded */
 	char why[INLINE_MARKS_WHY_LEN]; /* why not counted */
 };
 

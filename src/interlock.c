@@ -6,309 +6,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "code_walk.h"
 #include "elf_image.h"
 #include "entry_count.h"
+#include "entry_probe.h"
+#include "funcs_decode.h"
 #include "gopclntab.h"
 #include "log.h"
-
-/* ---- what the kernel does with the probed instruction (docs/UPROBES.md) */
-
-/* One-byte opcodes that arch/x86/kernel/uprobes.c leaves out of
- * good_insns_64: attaching there fails (uprobe_init_insn). */
-static bool opcode_refused(uint8_t op)
-{
-	switch (op) {
-	case 0x06:
-	case 0x07:
-	case 0x0e:
-	case 0x16:
-	case 0x17:
-	case 0x1e:
-	case 0x1f:
-	case 0x27:
-	case 0x2f:
-	case 0x37:
-	case 0x3f:
-	case 0x60:
-	case 0x61:
-	case 0x62:
-	case 0x6c:
-	case 0x6d:
-	case 0x6e:
-	case 0x6f:
-	case 0x82:
-	case 0x9a:
-	case 0xcc:
-	case 0xcd:
-	case 0xce:
-	case 0xcf:
-	case 0xd4:
-	case 0xd5:
-	case 0xd6:
-	case 0xe4:
-	case 0xe5:
-	case 0xe6:
-	case 0xe7:
-	case 0xea:
-	case 0xec:
-	case 0xed:
-	case 0xee:
-	case 0xef:
-	case 0xf1:
-	case 0xf4:
-	case 0xfa:
-	case 0xfb:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* Two-byte opcodes (0f xx) outside good_2byte_insns. */
-static bool opcode2_refused(uint8_t op)
-{
-	switch (op) {
-	case 0x00:
-	case 0x01:
-	case 0x05:
-	case 0x06:
-	case 0x07:
-	case 0x08:
-	case 0x09:
-	case 0x0b:
-	case 0x30:
-	case 0x34:
-	case 0x35:
-	case 0x37:
-	case 0x78:
-	case 0x79:
-	case 0xae:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool is_branch(uint8_t op)
-{
-	return op == 0xe8 || op == 0xe9 || op == 0xeb || (op >= 0x70 && op <= 0x7f);
-}
-
-const char *interlock_kernel_check(const uint8_t *insn, size_t len)
-{
-	size_t i = 0;
-	bool p66 = false;
-	uint8_t rex = 0;
-
-	for (; i < len; i++) {
-		uint8_t b = insn[i];
-		if (b == 0x26 || b == 0x2e || b == 0x36 || b == 0x3e)
-			return "segment-override prefix: the kernel refuses it (is_prefix_bad)";
-		if (b == 0xf0)
-			return "lock prefix: the kernel refuses it (is_prefix_bad)";
-		if (b == 0x66)
-			p66 = true;
-		else if (b != 0x64 && b != 0x65 && b != 0x67 && b != 0xf2 && b != 0xf3)
-			break;
-	}
-	if (i < len && (insn[i] & 0xf0) == 0x40)
-		rex = insn[i++];
-	if (i >= len)
-		return "instruction truncated";
-	uint8_t op = insn[i];
-	if (op == 0xc4 || op == 0xc5)
-		return "VEX-encoded instruction: not one retop checks against the kernel's tables";
-	if (op == 0x0f) {
-		if (i + 1 >= len)
-			return "instruction truncated";
-		uint8_t op2 = insn[i + 1];
-		if (opcode2_refused(op2))
-			return "system or trapping instruction: the kernel refuses it "
-			       "(good_2byte_insns)";
-		if (op2 == 0x1f)
-			return "multi-byte NOP: newer kernels rewrite it into a call that writes "
-			       "below SP (arch_uprobe_optimize)";
-		if (op2 >= 0x80 && op2 <= 0x8f && p66)
-			return "branch with a 0x66 prefix: the kernel refuses it "
-			       "(branch_setup_xol_ops)";
-		return NULL;
-	}
-	if (opcode_refused(op))
-		return "the kernel refuses this opcode (good_insns_64)";
-	/* mov ss / pop ss mask the single-step trap (insn_masking_exception). */
-	if (op == 0x8e && i + 1 < len && ((insn[i + 1] >> 3) & 7) == 2)
-		return "mov to ss: the kernel refuses it (insn_masking_exception)";
-	if (op == 0x90 && (rex & 1))
-		return "xchg with r8-r15 (REX.B 0x90): the kernel runs every 0x90 as a NOP "
-		       "(branch_setup_xol_ops), the exchange would be lost";
-	if (p66 && is_branch(op))
-		return "branch with a 0x66 prefix: the kernel refuses it (branch_setup_xol_ops)";
-	return NULL;
-}
-
-bool interlock_kernel_emulates(const uint8_t *insn, size_t len)
-{
-	/* branch_setup_xol_ops() and push_setup_xol_ops() of
-	 * arch/x86/kernel/uprobes.c, without prefixes (Go emits none there;
-	 * a prefixed form is counted as single-stepped: the dearer). */
-	if (len < 1)
-		return false;
-	uint8_t op = insn[0];
-	if (op == 0xeb || op == 0xe9 || op == 0xe8 || op == 0x90 || (op >= 0x70 && op <= 0x7f) ||
-	    (op >= 0x50 && op <= 0x57))
-		return true;
-	if (len >= 2 && op == 0x0f && insn[1] >= 0x80 && insn[1] <= 0x8f)
-		return true;
-	/* push r8..r15: REX.B 0x41 only. */
-	return len >= 2 && op == 0x41 && insn[1] >= 0x50 && insn[1] <= 0x57;
-}
-
-/* ---- runtime functions that run without g in R14 or off the goroutine
- * stack: the pairing key {g, g.stack.hi - SP} means nothing there. */
-
-struct runtime_rule {
-	const char *name;
-	bool prefix;
-	const char *why;
-};
-
-static const struct runtime_rule runtime_rules[] = {
-    {"runtime.gcWriteBarrier", true,
-     "write barrier: entered from inside pointer writes with its own register convention"},
-    {"runtime.morestack", true, "stack growth: runs while the goroutine's stack is switched"},
-    {"runtime.systemstack_switch", false, "a return-address marker for tracebacks, never called"},
-    {"runtime.systemstack", false, "switches to the g0 stack"},
-    {"runtime.gosave_systemstack_switch", false, "saves state for a stack switch"},
-    {"runtime.mcall", false, "switches to the g0 stack and does not return to its caller"},
-    /* What mcall runs on g0: each ends in schedule() and never returns, and
-     * the next one on the thread begins in the same g0 frame. */
-    {"runtime.park_m", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.gosched_m", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.goschedguarded_m", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.gopreempt_m", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.preemptPark", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.goyield_m", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.goexit0", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.exitsyscall0", false, "runs on g0 through mcall and never returns (schedule)"},
-    {"runtime.coroswitch_m", false, "runs on g0 through mcall and never returns"},
-    {"runtime.schedule", false, "runs on g0 and never returns: it switches to a goroutine"},
-    {"runtime.mstart0", false, "thread start on g0: never returns"},
-    {"runtime.mstart1", false, "thread start on g0: never returns"},
-    {"runtime.mexit", false, "thread exit on g0: never returns"},
-    {"runtime.gogo", false, "jumps into another goroutine: never returns"},
-    {"runtime.goexit", false, "the bottom frame of every goroutine: entered by a return"},
-    {"runtime.rt0_go", false, "process start: runs before g exists"},
-    {"_rt0_", true, "process start: runs before g exists"},
-    {"runtime.mstart", false, "thread start: runs before g is in R14"},
-    {"runtime.asminit", false, "thread start: runs before g is in R14"},
-    {"runtime.settls", false, "sets up thread-local storage before g exists"},
-    {"runtime.clone", false, "the new thread starts inside it without g"},
-    {"runtime.asmcgocall", true, "switches to the g0 stack to call C"},
-    {"runtime.cgocallback", false, "entered from C: no g in R14"},
-    {"crosscall2", false, "entered from C: no g in R14"},
-    {"runtime.setg_gcc", false, "sets g for C code"},
-    {"runtime.load_g", false, "loads g for C code"},
-    {"runtime.save_g", false, "saves g for C code"},
-    {"runtime.sigtramp", false, "signal handler: entered by the kernel, R14 is not g"},
-    {"runtime.cgoSigtramp", false, "signal handler: entered by the kernel, R14 is not g"},
-    {"runtime.sigprofNonGo", true, "signal handler on a thread without g"},
-    {"runtime.sigreturn", true, "returns from a signal through the kernel: never returns"},
-    {"runtime.asyncPreempt", false, "entered by a signal at any instruction: R14 may not hold g"},
-    {"runtime.debugCallV", true, "debugger call injection: entered at any instruction"},
-    {"runtime.duffzero", false,
-     "entered in the middle (Duff's device): entries and returns do not pair"},
-    {"runtime.duffcopy", false,
-     "entered in the middle (Duff's device): entries and returns do not pair"},
-    {"runtime.nanotime1", false, "calls the vDSO on the g0 stack"},
-    {"runtime.walltime", false, "calls the vDSO on the g0 stack"},
-    {"runtime.vgetrandom1", false, "calls the vDSO on the g0 stack"},
-    {"runtime.abort", false, "crashes the process on purpose"},
-    {"runtime.racecall", true, "switches to the g0 stack to call the race runtime"},
-};
-
-const char *interlock_runtime_check(const char *name, uint8_t flags)
-{
-	for (size_t i = 0; i < sizeof(runtime_rules) / sizeof(runtime_rules[0]); i++) {
-		const struct runtime_rule *r = &runtime_rules[i];
-		if (r->prefix ? !strncmp(name, r->name, strlen(r->name)) : !strcmp(name, r->name))
-			return r->why;
-	}
-	/* runtime.debugCall32 ... debugCall65536: frames for injected calls. */
-	if (!strncmp(name, "runtime.debugCall", 17) && name[17] >= '0' && name[17] <= '9')
-		return "debugger call injection: entered at any instruction";
-	/* What the toolchain itself knows, for the releases and functions the
-	 * list above does not name. */
-	if (flags & GOPCLNTAB_FLAG_TOPFRAME)
-		return "the bottom frame of a stack (TOPFRAME): no caller to return to";
-	if (flags & GOPCLNTAB_FLAG_SPWRITE)
-		return "writes SP (SPWRITE): entry and return may be on different stacks";
-	return NULL;
-}
-
-/* "r14", "r14d", "r14w", "r14b" of length n. */
-static bool is_r14(const char *s, size_t n)
-{
-	return n >= 3 && !strncmp(s, "r14", 3) &&
-	       (n == 3 || (n == 4 && (s[3] == 'd' || s[3] == 'w' || s[3] == 'b')));
-}
-
-/* Any operand of ops that is R14 itself (not a memory operand using it). */
-static bool any_operand_r14(const char *ops)
-{
-	while (*ops) {
-		while (*ops == ' ' || *ops == ',')
-			ops++;
-		size_t n = strcspn(ops, ",");
-		size_t m = n;
-		while (m > 0 && ops[m - 1] == ' ')
-			m--;
-		if (is_r14(ops, m))
-			return true;
-		ops += n;
-	}
-	return false;
-}
-
-bool interlock_writes_r14(const char *text)
-{
-	const char *ops = strchr(text, ' ');
-	size_t mlen = ops ? (size_t)(ops - text) : strlen(text);
-
-	if (!ops)
-		return false;
-	ops++;
-	if ((mlen == 4 && !strncmp(text, "xchg", 4)) || (mlen == 4 && !strncmp(text, "xadd", 4)) ||
-	    (mlen >= 7 && !strncmp(text, "cmpxchg", 7)))
-		return any_operand_r14(ops);
-	size_t n = strcspn(ops, ",");
-	while (n > 0 && ops[n - 1] == ' ')
-		n--;
-	if (!is_r14(ops, n))
-		return false;
-	/* The first operand is the destination, except for these. */
-	static const char *const readers[] = {"cmp", "test", "push", "bt", "call", "jmp"};
-	for (size_t i = 0; i < sizeof(readers) / sizeof(readers[0]); i++)
-		if (strlen(readers[i]) == mlen && !strncmp(text, readers[i], mlen))
-			return false;
-	return true;
-}
+#include "runtime_rules.h"
+#include "uprobe_insn.h"
 
 /* ---- the verdict on the function's own bytes */
-
-static bool bit_at(const uint8_t *bits, uint64_t off)
-{
-	return bits[off / 8] & (1u << (off % 8));
-}
-
-/* Length of the instruction at off: up to the next boundary, or stop. */
-static size_t insn_len(const uint8_t *bits, uint64_t off, size_t stop)
-{
-	uint64_t end = off + 1;
-
-	while (end < stop && !bit_at(bits, end))
-		end++;
-	return (size_t)(end - off);
-}
 
 static int refuse(struct func_info *f, const char *why)
 {
@@ -353,7 +61,7 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 				 (unsigned long long)e, stop);
 			return;
 		}
-		if (s < e && !bit_at(bits, s)) {
+		if (s < e && !code_walk_starts(bits, s)) {
 			snprintf(out->why, sizeof(out->why),
 				 "pc-to-SP table: change at +0x%llx is not an instruction boundary",
 				 (unsigned long long)s);
@@ -373,84 +81,6 @@ static void pcsp_walk(const struct func_index *idx, const struct func_info *f, c
 	else if (ri < f->rets.count)
 		snprintf(out->why, sizeof(out->why), "RET at +0x%x past the pc-to-SP table",
 			 retsites_get(&f->rets, ri)->offset);
-}
-
-/* ---- where the entry probe sits */
-
-/* Go's stack-check prologue before its conditional jump: each form writes
- * only R12 or the flags, never SP or R14 (so the pairing key at the jump
- * is the entry's), and never branches.  Returns the form's length if
- * code[0..n) starts with one, else 0. */
-static size_t prologue_insn(const uint8_t *c, size_t n)
-{
-	static const struct {
-		uint8_t len, cmp_len; /* cmp_len: the fixed bytes; the rest is an immediate */
-		uint8_t bytes[5];
-	} forms[] = {
-	    {4, 4, {0x49, 0x3b, 0x66, 0x10}}, /* cmp rsp, [r14+0x10] (stackguard0) */
-	    {4, 4, {0x49, 0x3b, 0x66, 0x18}}, /* cmp rsp, [r14+0x18] (stackguard1) */
-	    {4, 4, {0x4d, 0x3b, 0x66, 0x10}}, /* cmp r12, [r14+0x10] */
-	    {4, 4, {0x4d, 0x3b, 0x66, 0x18}}, /* cmp r12, [r14+0x18] */
-	    {5, 4, {0x4c, 0x8d, 0x64, 0x24}}, /* lea r12, [rsp+disp8] */
-	    {8, 4, {0x4c, 0x8d, 0xa4, 0x24}}, /* lea r12, [rsp+disp32] */
-	    {3, 3, {0x49, 0x89, 0xe4}},	      /* mov r12, rsp */
-	    {7, 3, {0x49, 0x81, 0xec}},	      /* sub r12, imm32 */
-	    {4, 3, {0x49, 0x83, 0xec}},	      /* sub r12, imm8 */
-	};
-
-	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
-		if (n >= forms[i].len && !memcmp(c, forms[i].bytes, forms[i].cmp_len))
-			return forms[i].len;
-	return 0;
-}
-
-/* jcc rel8 or jcc rel32, no prefix: emulated by the kernel in one trap. */
-static size_t cond_jump_len(const uint8_t *c, size_t n)
-{
-	if (n >= 2 && c[0] >= 0x70 && c[0] <= 0x7f)
-		return 2;
-	if (n >= 6 && c[0] == 0x0f && c[1] >= 0x80 && c[1] <= 0x8f)
-		return 6;
-	return 0;
-}
-
-/* A hit on the entry instruction (a compare or a lea) is single-stepped out
- * of line: two traps.  The prologue's conditional jump, a straight line of
- * at most three such instructions further, is emulated: one trap, at the
- * same SP and g, so the same key (docs/UPROBES.md).  Every path into the
- * function starts at the entry and runs that line, and the morestack path
- * jumps back to the entry.  The offset of that jump when the decode, the
- * pc-to-SP table and the kernel's rules all agree; else 0, the entry. */
-uint8_t interlock_entry_probe(const uint8_t *code, const uint8_t *bits, size_t stop,
-			      uint64_t flat_end)
-{
-	size_t off = 0, len;
-
-	if (getenv("RETOP_ENTRY_PROBE") && !strcmp(getenv("RETOP_ENTRY_PROBE"), "first"))
-		return 0;
-	for (int i = 0; i < 3; i++) {
-		if (!(len = prologue_insn(code + off, stop - off)) || off + len >= stop ||
-		    !bit_at(bits, off + len))
-			return 0;
-		off += len;
-		if ((len = cond_jump_len(code + off, stop - off)))
-			break;
-	}
-	/* Big frames check twice (SP - frame underflows, then the guard):
-	 * the probe goes on the last jump, which every call passes once. */
-	size_t next = off + len, cl;
-	if (len && next + 4 < stop && bit_at(bits, next) && (cl = prologue_insn(code + next, stop - next)) == 4 &&
-	    code[next + 1] == 0x3b && bit_at(bits, next + cl)) {
-		size_t l2 = cond_jump_len(code + next + cl, stop - next - cl);
-		if (l2) {
-			off = next + cl;
-			len = l2;
-		}
-	}
-	if (!len || off + len > stop || (off + len < stop && !bit_at(bits, off + len)) ||
-	    off + len > flat_end || interlock_kernel_check(code + off, len) || off > UINT8_MAX)
-		return 0;
-	return (uint8_t)off;
 }
 
 /* .symtab and DWARF, each on its own, against the table's code size. */
@@ -489,17 +119,18 @@ static const char *check_own(const struct func_index *idx, struct retsites_engin
 {
 	const char *why;
 
-	if ((why = interlock_kernel_check(code, insn_len(bits, 0, stop)))) {
+	if ((why = uprobe_insn_check(code, code_walk_insn_end(bits, 0, stop)))) {
 		snprintf(buf, len, "entry: %s", why);
 		return buf;
 	}
 	for (size_t i = 0; i < f->rets.count; i++) {
 		uint32_t off = retsites_get(&f->rets, i)->offset;
-		if (off >= stop || !bit_at(bits, off)) {
+		if (off >= stop || !code_walk_starts(bits, off)) {
 			snprintf(buf, len, "RET at +0x%x is not an instruction boundary", off);
 			return buf;
 		}
-		if ((why = interlock_kernel_check(code + off, insn_len(bits, off, stop)))) {
+		if ((why = uprobe_insn_check(code + off,
+					     code_walk_insn_end(bits, off, stop) - off))) {
 			snprintf(buf, len, "RET at +0x%x: %s", off, why);
 			return buf;
 		}
@@ -512,7 +143,8 @@ static const char *check_own(const struct func_index *idx, struct retsites_engin
 			 (unsigned long long)pcsp->end);
 		return buf;
 	}
-	if (f->size == 0 || stop < f->size || (f->size < stop && !bit_at(bits, f->size))) {
+	if (f->size == 0 || stop < f->size ||
+	    (f->size < stop && !code_walk_starts(bits, f->size))) {
 		snprintf(buf, len,
 			 "the decode from the entry does not end at +0x%llx on a boundary",
 			 (unsigned long long)f->size);
@@ -529,12 +161,12 @@ static const char *check_r14(struct retsites_engine *eng, const struct func_info
 	char text[96];
 
 	for (uint64_t off = 0; off < f->size; off++) {
-		if (!bit_at(bits, off))
+		if (!code_walk_starts(bits, off))
 			continue;
 		if (retsites_disasm_one(eng, code + off, f->size - off, f->entry + off, text,
 					sizeof(text)) <= 0)
 			return "assembly that does not decode";
-		if (interlock_writes_r14(text)) {
+		if (runtime_rules_writes_r14(text)) {
 			snprintf(buf, len,
 				 "assembly that writes R14, the g register (+0x%llx: %.80s)",
 				 (unsigned long long)off, text);
@@ -544,37 +176,53 @@ static const char *check_r14(struct retsites_engine *eng, const struct func_info
 	return NULL;
 }
 
-/* The first direct jmp (E9 rel32, EB rel8, at an instruction start) out of
- * [0, size): a tail jump.  Its calls leave by another function's RET, with
- * a key this function's RET probes never see.  -1 when there is none. */
+/* A direct jmp at code[off] (E9 rel32, EB rel8, whole before size): its
+ * target, relative to code, in *target. */
+static bool jmp_target(const uint8_t *code, uint64_t off, uint64_t size, int64_t *target)
+{
+	if (code[off] == 0xEB && off + 2 <= size) {
+		*target = (int64_t)(off + 2) + (int8_t)code[off + 1];
+		return true;
+	}
+	if (code[off] == 0xE9 && off + 5 <= size) {
+		int32_t rel;
+		memcpy(&rel, code + off + 1, 4);
+		*target = (int64_t)(off + 5) + rel;
+		return true;
+	}
+	return false;
+}
+
+/* The first direct jmp (at an instruction start) out of [0, size): a tail
+ * jump.  Its calls leave by another function's RET, with a key this
+ * function's RET probes never see.  -1 when there is none. */
 int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t size,
 			    int64_t *target)
 {
-	for (uint64_t off = 0; off < size; off++) {
-		int64_t rel;
-		uint64_t len;
-		if (!bit_at(bits, off) || (code[off] != 0xE9 && code[off] != 0xEB))
-			continue;
-		if (code[off] == 0xEB && off + 2 <= size) {
-			rel = (int8_t)code[off + 1];
-			len = 2;
-		} else if (code[off] == 0xE9 && off + 5 <= size) {
-			int32_t r;
-			memcpy(&r, code + off + 1, 4);
-			rel = r;
-			len = 5;
-		} else
-			continue;
-		*target = (int64_t)(off + len) + rel;
-		if (*target < 0 || (uint64_t)*target >= size)
-			return (int64_t)off;
-	}
+	/* The instruction starts, a byte of the map at a time. */
+	for (uint64_t base = 0; base < size; base += 8)
+		for (unsigned starts = bits[base / 8]; starts; starts &= starts - 1) {
+			uint64_t off = base + (unsigned)__builtin_ctz(starts);
+			if (off >= size)
+				return -1;
+			if (jmp_target(code, off, size, target) &&
+			    (*target < 0 || (uint64_t)*target >= size))
+				return (int64_t)off;
+		}
 	return -1;
 }
 
-int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
-		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits)
+/* The verdict on f's own bytes, taken on the thread that decoded them
+ * (funcs_decode.h): c->code[0..span) is f's bytes up to the next entry,
+ * c->code[0..code_end) what retsites_find() decoded.  -ENOMEM only. */
+static int judge_code(const void *ctx, const struct func_index *idx, struct func_info *f,
+		      const struct funcs_code *c)
 {
+	const struct interlock_opts *o = ctx;
+	struct retsites_engine *eng = c->eng;
+	const uint8_t *code = c->code;
+	size_t code_end = c->code_end, span = c->span;
+	uint8_t *bits = c->bits;
 	struct pcsp_facts pcsp;
 	char buf[200];
 	const char *why;
@@ -602,15 +250,29 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	if ((why = check_own(idx, eng, f, code, bits, stop, &pcsp, buf, sizeof(buf))))
 		return refuse(f, why);
 	gopclntab_func_flags(idx->pcln, f->pcln_index, &flags);
-	if ((why = interlock_runtime_check(f->name, flags)))
+	if ((why = runtime_rules_check(f->name, flags)))
 		return refuse(f, why);
 	if ((flags & GOPCLNTAB_FLAG_ASM) && (why = check_r14(eng, f, code, bits, buf, sizeof(buf))))
 		return refuse(f, why);
-	f->entry_probe_off = interlock_entry_probe(code, bits, stop, pcsp.flat_end);
-	f->entry_emulated = interlock_kernel_emulates(code + f->entry_probe_off,
-						      stop - f->entry_probe_off);
+	f->entry_probe_off =
+	    o && o->entry_probe_first ? 0 : entry_probe_place(code, bits, stop, pcsp.flat_end);
+	/* No prologue: a leaf's first emulated instruction, where there is
+	 * one, keeps the single step out of its calls. */
+	bool leaf = false;
+	if (!f->entry_probe_off && !(o && o->entry_probe_first) &&
+	    !uprobe_insn_emulated(code, stop) && !(flags & GOPCLNTAB_FLAG_ASM))
+		leaf = (f->entry_probe_off =
+			    entry_probe_leaf(eng, code, bits, stop, pcsp.flat_end, f->entry)) != 0;
+	f->entry_emulated =
+	    uprobe_insn_emulated(code + f->entry_probe_off, stop - f->entry_probe_off);
 	f->entry_counts_calls =
 	    entry_count_check(idx, f, code, bits, stop, f->entry_probe_off, &f->entry_jcc_cc);
+	if (leaf) {
+		/* No prologue, no restart: entry_probe_leaf() proved each call
+		 * reaches its probe once.  Its jump is no restart's. */
+		f->entry_counts_calls = true;
+		f->entry_jcc_cc = ENTRY_COUNT_NO_CC;
+	}
 	/* Calls that leave through a tail jump never reach one of its RETs:
 	 * they would stay in flight for ever. */
 	int64_t tail_target, tail = interlock_tail_jump(code, bits, f->size, &tail_target);
@@ -620,7 +282,8 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 		return retsites_set_reason(&f->rets,
 					   "leaves through a tail jump too (+0x%llx to %s): those "
 					   "calls never reach its RETs; calls counted, no duration",
-					   (unsigned long long)tail, to ? to->name : "another function");
+					   (unsigned long long)tail,
+					   to ? to->name : "another function");
 	}
 	/* The BPF side counts hits per RET site in a fixed array. */
 	if (f->rets.count > RETOP_MAX_RET_SITES) {
@@ -639,19 +302,11 @@ int interlock_check(const struct func_index *idx, struct retsites_engine *eng, s
 	return 0;
 }
 
-struct func_info *interlock_prev(const struct func_index *idx, const struct func_info *f)
+/* The neighbour's evidence: refuse f unless the function before it ends
+ * cleanly at f's entry.  Both must have been judged. */
+static int check_prev(const struct func_index *idx, struct func_info *f)
 {
-	size_t k = (size_t)(f - idx->funcs);
-
-	/* Zero-size entries share the address of the function that follows. */
-	while (k > 0 && idx->funcs[k - 1].entry == f->entry)
-		k--;
-	return k > 0 ? &idx->funcs[k - 1] : NULL;
-}
-
-int interlock_check_prev(const struct func_index *idx, struct func_info *f)
-{
-	struct func_info *prev = interlock_prev(idx, f);
+	struct func_info *prev = funcs_prev(idx, f);
 	char why[200];
 
 	if (!prev || f->rets.traceable == TRACEABLE_NO)
@@ -661,6 +316,35 @@ int interlock_check_prev(const struct func_index *idx, struct func_info *f)
 	snprintf(why, sizeof(why), "the code of %s before it does not end cleanly at this entry",
 		 prev->name);
 	return refuse(f, why);
+}
+
+int interlock_judge(struct func_index *idx, struct func_info *f, const struct interlock_opts *o,
+		    char *err)
+{
+	const struct funcs_judge j = {.judge = judge_code, .ctx = o};
+	struct func_info *prev;
+	int ret = funcs_decode(idx, f, &j, err);
+
+	if (ret)
+		return ret;
+	/* The previous function's evidence too; a failure to decode it
+	 * leaves f without it, and so refused. */
+	if ((prev = funcs_prev(idx, f)))
+		funcs_decode(idx, prev, &j, NULL);
+	if (check_prev(idx, f))
+		return err_set(err, ENOMEM, "%s: out of memory", f->name);
+	return 0;
+}
+
+void interlock_judge_all(struct func_index *idx, const struct interlock_opts *o, unsigned nthreads)
+{
+	const struct funcs_judge j = {.judge = judge_code, .ctx = o};
+
+	funcs_decode_all(idx, nthreads, &j);
+	/* Each function's neighbour is judged once every thread is done. */
+	for (size_t i = 0; i < idx->count; i++)
+		if (idx->funcs[i].rets_resolved)
+			check_prev(idx, &idx->funcs[i]);
 }
 
 /* ---- at attach time */
@@ -805,6 +489,21 @@ int interlock_approve_marks(const struct func_index *idx, const struct func_info
 			m->counted--;
 			continue;
 		}
+		/* An instruction of the call's line reused as the mark: proven to
+		 * run once per call like a NOP, but the kernel must run it right
+		 * under a probe (single-stepped, most of them). */
+		const char *k = site->insn_len ? uprobe_insn_check(site->insn, site->insn_len)
+					       : "its instruction was not decoded";
+		if (k) {
+			site->counted = false;
+			snprintf(site->why, sizeof(site->why),
+				 "its mark at 0x%llx is an instruction of the call's line that a "
+				 "probe cannot sit on: %.100s",
+				 (unsigned long long)site->addr, k);
+			m->counted--;
+			continue;
+		}
+		v->mark_stepped[v->nmarks] = !uprobe_insn_emulated(site->insn, site->insn_len);
 		v->mark_offsets[v->nmarks++] = off;
 	}
 	*sites = f->inlined_sites;
@@ -844,6 +543,7 @@ int interlock_copy_marks(const struct interlock_verdict *proven, struct interloc
 		return err_set(err, EINVAL, "%s: no earlier proof of its inline marks in this file",
 			       v && v->f ? v->f->name : "?");
 	memcpy(v->mark_offsets, proven->mark_offsets, sizeof(v->mark_offsets));
+	memcpy(v->mark_stepped, proven->mark_stepped, sizeof(v->mark_stepped));
 	v->nmarks = proven->nmarks;
 	v->seal = seal_of(v);
 	return 0;

@@ -16,10 +16,12 @@
  *   - the function runs with g in R14 on its goroutine's stack (the
  *     pairing key), which rules out parts of the runtime.
  *
- * The verdict on the function's own bytes is taken when its RET sites are
- * resolved (funcs.c calls interlock_check), so `retop -l` and the browser
- * show it; interlock_approve() repeats the cheap checks at attach time and
- * is the only maker of the approval that tracer_attach() requires.
+ * The index is built, then judged, then attached.  interlock_judge() takes
+ * the verdict on a function's own bytes as the index decodes them
+ * (funcs_decode.h hands each decoded function to the judge, on the thread
+ * that decoded it), so `retop -l` and the browser show it;
+ * interlock_approve() repeats the cheap checks at attach time and is the
+ * only maker of the approval that tracer_attach() requires.
  */
 #ifndef RETOP_INTERLOCK_H
 #define RETOP_INTERLOCK_H
@@ -33,7 +35,7 @@
 #include "inline_marks.h"
 
 /* Bits of func_info.interlock. */
-#define INTERLOCK_CHECKED 0x1	 /* interlock_check() ran */
+#define INTERLOCK_CHECKED 0x1	 /* judged on its bytes (interlock_judge) */
 #define INTERLOCK_TAIL_CLEAN 0x2 /* code ends on a boundary, then int3 only */
 
 /* What tracer_attach() may attach: file offsets that passed the interlock,
@@ -57,25 +59,34 @@ struct interlock_verdict {
 	 * (inline_marks.h), added by interlock_approve_marks(); marks_only: a
 	 * function that exists only inlined (no entry, no RETs). */
 	uint64_t mark_offsets[INLINE_MARKS_MAX];
+	bool mark_stepped[INLINE_MARKS_MAX]; /* the kernel single-steps it (not a NOP) */
 	size_t nmarks;
 	bool marks_only;
-	uint64_t seal;	 /* set by interlock_approve() only */
+	uint64_t seal; /* set by interlock_approve() only */
 };
 
-/* Judge f on its code: code[0..span) is its bytes up to the next function's
- * entry, code[0..code_end) what retsites_find() decoded (the pc-to-SP
- * table's span), bits a scratch area of at least span / 8 + 1 bytes.  A
- * refusal sets f->rets.traceable to TRACEABLE_NO with the reason.
- * -ENOMEM only. */
-int interlock_check(const struct func_index *idx, struct retsites_engine *eng, struct func_info *f,
-		    const uint8_t *code, size_t code_end, size_t span, uint8_t *bits);
+/* How functions are judged: set up once, for a session or a listing. */
+struct interlock_opts {
+	/* Every entry probe on the function's first instruction, not on the
+	 * stack-check prologue's jump (RETOP_ENTRY_PROBE=first: for
+	 * comparisons, docs/UPROBES.md). */
+	bool entry_probe_first;
+};
 
-/* The neighbour's evidence: refuse f unless the function before it ends
- * cleanly at f's entry.  Both must have been through interlock_check(). */
-int interlock_check_prev(const struct func_index *idx, struct func_info *f);
+/* Decode f (once) and judge it on its bytes and on the previous
+ * function's (decoded too when it was not): a refusal sets
+ * f->rets.traceable to TRACEABLE_NO with the reason.  Returns 0 when f was
+ * judged, else a negative errno with a one-line reason in err (a function
+ * that exists only inlined has no code to judge).  o NULL: the defaults;
+ * a function is judged once, so one index is judged with one o. */
+int interlock_judge(struct func_index *idx, struct func_info *f, const struct interlock_opts *o,
+		    char *err);
 
-/* The function before f in address order that has code, or NULL. */
-struct func_info *interlock_prev(const struct func_index *idx, const struct func_info *f);
+/* Judge every function of idx, each as it is decoded on one of nthreads
+ * threads, then each against the function before it.  A function that
+ * cannot be decoded stays unresolved, to be reported when it is asked for
+ * (interlock_judge). */
+void interlock_judge_all(struct func_index *idx, const struct interlock_opts *o, unsigned nthreads);
 
 /* At attach time: f resolved and not refused, the indexed file unchanged
  * (same size and modification time through the index's descriptor).
@@ -102,27 +113,8 @@ int interlock_copy_marks(const struct interlock_verdict *proven, struct interloc
 /* True when v came from interlock_approve() and was not altered since. */
 bool interlock_sealed(const struct interlock_verdict *v);
 
-/* Building blocks, exposed for unit tests on fixed bytes. */
-
-/* Why the kernel would refuse or mis-execute a uprobe on the instruction
- * at insn[0..len) (len: its decoded length), or NULL when it is safe. */
-const char *interlock_kernel_check(const uint8_t *insn, size_t len);
-/* True when the kernel emulates the instruction at insn[0..len) under a
- * uprobe (one trap a hit: a direct jmp, call or jcc, a one-byte NOP, push
- * of a register) rather than single-stepping it out of line (two traps). */
-bool interlock_kernel_emulates(const uint8_t *insn, size_t len);
-/* Why a runtime function must not be probed, or NULL. */
-const char *interlock_runtime_check(const char *name, uint8_t flags);
-/* Where the entry probe goes in code[0..stop) (boundaries in bits, the
- * pc-to-SP table's first range, delta 0, ends at flat_end): the offset of
- * the stack-check prologue's conditional jump, or 0.  RETOP_ENTRY_PROBE=first
- * keeps it at the entry (for comparisons). */
-uint8_t interlock_entry_probe(const uint8_t *code, const uint8_t *bits, size_t stop,
-			      uint64_t flat_end);
-/* True when the Intel-syntax instruction text writes R14 (the g register). */
-bool interlock_writes_r14(const char *text);
-/* The offset of the first direct jmp out of [0, size) among the
- * instruction starts in bits (its target, relative to the entry, in
+/* A building block, exposed for unit tests on fixed bytes: the offset of the first direct jmp out
+ * of [0, size) among the instruction starts in bits (its target, relative to the entry, in
  * *target); -1 when none. */
 int64_t interlock_tail_jump(const uint8_t *code, const uint8_t *bits, uint64_t size,
 			    int64_t *target);

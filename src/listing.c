@@ -8,6 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "funcs_inline.h"
+#include "funcs_match.h"
+#include "interlock.h"
 #include "log.h"
 
 /* One JSON line, written into a buffer reused from line to line: json-c
@@ -20,28 +23,27 @@ struct line_buf {
 	bool oom;
 };
 
-static bool line_reserve(struct line_buf *b, size_t n)
+static bool line_grow(struct line_buf *b, size_t n)
 {
-	if (b->oom)
+	size_t ncap = b->cap ? b->cap : 1024;
+
+	while (ncap < b->len + n)
+		ncap *= 2;
+	char *p = realloc(b->p, ncap);
+	if (!p) {
+		b->oom = true;
 		return false;
-	if (b->len + n > b->cap) {
-		size_t ncap = b->cap ? b->cap : 1024;
-		while (ncap < b->len + n)
-			ncap *= 2;
-		char *p = realloc(b->p, ncap);
-		if (!p) {
-			b->oom = true;
-			return false;
-		}
-		b->p = p;
-		b->cap = ncap;
 	}
+	b->p = p;
+	b->cap = ncap;
 	return true;
 }
 
-static void line_raw(struct line_buf *b, const char *s, size_t n)
+/* Inline: a line is some 25 pieces, most of them literals, whose copies
+ * the compiler then makes a few moves each. */
+static inline void line_raw(struct line_buf *b, const char *s, size_t n)
 {
-	if (line_reserve(b, n)) {
+	if (!b->oom && (b->len + n <= b->cap || line_grow(b, n))) {
 		memcpy(b->p + b->len, s, n);
 		b->len += n;
 	}
@@ -88,7 +90,7 @@ static void line_str(struct line_buf *b, const char *s)
 	}
 	size_t n;
 	const char *text = json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	    o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
 	if (text)
 		line_raw(b, text, n);
 	else
@@ -99,10 +101,11 @@ static void line_str(struct line_buf *b, const char *s)
 /* The `retop -l -o json` object for one function (a contract: man retop),
  * RET sites resolved first, on one line.  -ENOMEM when the line could not
  * be built. */
-static int listing_func_json(struct line_buf *b, struct func_index *idx, struct func_info *f)
+static int listing_func_json(struct line_buf *b, struct func_index *idx,
+			     const struct interlock_opts *judge, struct func_info *f)
 {
 	char err[ERR_LEN];
-	bool ok = funcs_resolve_rets(idx, f, err) == 0;
+	bool ok = interlock_judge(idx, f, judge, err) == 0;
 
 	if (!ok)
 		log_debug("listing", "%s", err);
@@ -169,10 +172,11 @@ static void listing_text_header(FILE *out)
 		"SOURCE", "FUNCTION");
 }
 
-static void listing_text_row(FILE *out, struct func_index *idx, struct func_info *f)
+static void listing_text_row(FILE *out, struct func_index *idx, const struct interlock_opts *judge,
+			     struct func_info *f)
 {
 	char err[ERR_LEN];
-	bool ok = funcs_resolve_rets(idx, f, err) == 0;
+	bool ok = interlock_judge(idx, f, judge, err) == 0;
 	const char *trace = ok ? traceable_name(f->rets.traceable) : "no";
 	const char *reason = ok ? retsites_reason(&f->rets) : err;
 
@@ -195,9 +199,14 @@ static void listing_text_row(FILE *out, struct func_index *idx, struct func_info
 	fputc('\n', out);
 }
 
-static void *listing_sort(void *idx)
+/* The functions by name, then where each was inlined (which looks names
+ * up): beside the decoders, which neither read what these write (the
+ * sorted names, inlined_sites, the inline-only rows) nor write what they
+ * read (names and entries). */
+static void *listing_names(void *idx)
 {
 	funcs_by_name(idx);
+	funcs_inline_scan(idx);
 	return NULL;
 }
 
@@ -222,7 +231,8 @@ static struct func_info **listing_all(struct func_index *idx, size_t *n)
 	return all;
 }
 
-long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json)
+long listing_print(FILE *out, struct func_index *idx, const struct interlock_opts *judge,
+		   const char *pattern, bool json)
 {
 	struct func_info **all = NULL;
 	struct func_info **matches = NULL;
@@ -231,20 +241,22 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 	bool sorting = false;
 	size_t n;
 
-	funcs_inline_scan(idx);
 	if (pattern) {
+		/* The inline-only functions match too. */
+		funcs_inline_scan(idx);
 		n = funcs_match(idx, pattern, &matches);
 		if (!matches)
 			return -ENOMEM;
 	} else {
-		/* Every function: sorted by name while the others decode (the
-		 * sort reads names and entries only, the decoders never write
-		 * them). */
+		/* Every function: its name and inline facts read while the
+		 * others decode. */
 		n = idx->count;
-		sorting = n > 64 && pthread_create(&sorter, NULL, listing_sort, idx) == 0;
+		sorting = n > 64 && pthread_create(&sorter, NULL, listing_names, idx) == 0;
+		if (!sorting)
+			funcs_inline_scan(idx);
 	}
 	if (n > 64)
-		funcs_resolve_all(idx, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+		interlock_judge_all(idx, judge, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
 	if (sorting)
 		pthread_join(sorter, NULL);
 	if (!pattern && !(all = listing_all(idx, &n)))
@@ -254,10 +266,10 @@ long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool 
 	for (size_t i = 0; i < n; i++) {
 		struct func_info *f = pattern ? matches[i] : all[i];
 		if (!json) {
-			listing_text_row(out, idx, f);
+			listing_text_row(out, idx, judge, f);
 			continue;
 		}
-		if (listing_func_json(&line, idx, f)) {
+		if (listing_func_json(&line, idx, judge, f)) {
 			free(line.p);
 			free(matches);
 			free(all);

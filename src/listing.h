@@ -7,8 +7,11 @@
 
 #include "funcs.h"
 
-/* Print every function matching pattern (NULL: all).  Returns the number
- * printed, or a negative errno. */
-long listing_print(FILE *out, struct func_index *idx, const char *pattern, bool json);
+struct interlock_opts;
+
+/* Print every function matching pattern (NULL: all), each judged by the
+ * interlock with judge.  Returns the number printed, or a negative errno. */
+long listing_print(FILE *out, struct func_index *idx, const struct interlock_opts *judge,
+		   const char *pattern, bool json);
 
 #endif

@@ -8,6 +8,8 @@
 #include "batch.h"
 #include "cli.h"
 #include "funcs.h"
+#include "funcs_match.h"
+#include "interlock.h"
 #include "listing.h"
 #include "log.h"
 #include "procs.h"
@@ -49,6 +51,7 @@ static int main_load_index(const struct cli_options *o, struct func_index **idx,
 
 static int main_list(const struct cli_options *o)
 {
+	const struct interlock_opts judge = {.entry_probe_first = o->entry_probe_first};
 	struct func_index *idx;
 	char err[ERR_LEN];
 	long n;
@@ -64,7 +67,7 @@ static int main_list(const struct cli_options *o)
 			fprintf(stderr, "retop: %s\n", sdk->status);
 		sdk_facts_close(sdk);
 	}
-	n = listing_print(stdout, idx, o->list_pattern, o->output == CLI_OUT_JSON);
+	n = listing_print(stdout, idx, &judge, o->list_pattern, o->output == CLI_OUT_JSON);
 	if (n == 0 && o->list_pattern) {
 		funcs_no_match(idx, o->list_pattern, err);
 		fprintf(stderr, "retop: %s\n", err);

@@ -278,19 +278,19 @@ static uint64_t get_timed(const struct snapshot_func *sn)
 }
 static uint64_t get_entries(const struct snapshot_func *sn)
 {
-	return sn->raw->entries;
+	return sn->raw->st.entries;
 }
 static uint64_t get_unmatched(const struct snapshot_func *sn)
 {
-	return sn->raw->unmatched;
+	return sn->raw->st.unmatched;
 }
 static uint64_t get_reentries(const struct snapshot_func *sn)
 {
-	return sn->raw->reentries;
+	return sn->raw->st.reentries;
 }
 static uint64_t get_dropped(const struct snapshot_func *sn)
 {
-	return sn->raw->dropped;
+	return sn->raw->st.dropped;
 }
 static uint64_t get_in_flight(const struct snapshot_func *sn)
 {
@@ -314,19 +314,19 @@ static uint64_t get_max(const struct snapshot_func *sn)
 }
 static uint64_t get_hits_inside(const struct snapshot_func *sn)
 {
-	return sn->raw->nested_hits;
+	return sn->raw->st.nested_hits;
 }
 static uint64_t get_evicted(const struct snapshot_func *sn)
 {
-	return sn->raw->evicted;
+	return sn->raw->st.evicted;
 }
 static uint64_t get_trap(const struct snapshot_func *sn)
 {
-	return sn->raw->trap_ns;
+	return sn->raw->st.trap_ns;
 }
 static uint64_t get_own(const struct snapshot_func *sn)
 {
-	return sn->raw->own_ns;
+	return sn->raw->st.own_ns;
 }
 static uint64_t get_resolution(const struct snapshot_func *sn)
 {
@@ -342,7 +342,7 @@ static uint64_t get_cost(const struct snapshot_func *sn)
 }
 static uint64_t get_slow(const struct snapshot_func *sn)
 {
-	return sn->raw->slow_over;
+	return sn->raw->st.slow_over;
 }
 
 /* No percentile gauges: a p50 since tracing began can be neither summed
@@ -479,28 +479,29 @@ static void serve_render_fam(struct render *r, const struct serve_fam *fam)
 /* Cumulative counts at each `le`: exact sums of log-linear buckets. */
 static void serve_render_hist_one(struct render *r, size_t i)
 {
-	const __u64 *h = r->snap->funcs[i].raw->hist;
+	const __u64 *h = r->snap->funcs[i].raw->hist; /* NULL: no timed call yet */
 	uint64_t acc = 0;
 	uint32_t b = 0;
 
 	for (size_t k = 0; k < serve_nle; k++) {
-		while (b < serve_le_bucket[k])
-			acc += h[b++];
+		for (; b < serve_le_bucket[k]; b++)
+			acc += h ? h[b] : 0;
 		fprintf(r->f, "retop_function_duration_seconds_bucket{%s,le=\"%s\"} %" PRIu64 "\n",
 			r->labels + r->off[i + 1], serve_le_text[k], acc);
 	}
-	while (b < RETOP_HIST_BUCKETS)
+	while (h && b < RETOP_HIST_BUCKETS)
 		acc += h[b++];
 	fputs("retop_function_duration_seconds_bucket{", r->f);
 	serve_func_labels(r, i);
 	fprintf(r->f, ",le=\"+Inf\"} %" PRIu64 "\nretop_function_duration_seconds_sum{", acc);
 	serve_func_labels(r, i);
 	fputs("} ", r->f);
-	prom_text_put_seconds(r->f, r->snap->funcs[i].raw->sum_ns);
+	prom_text_put_seconds(r->f, r->snap->funcs[i].raw->st.sum_ns);
 	fputs("\nretop_function_duration_seconds_count{", r->f);
 	serve_func_labels(r, i);
-	/* From the buckets, not cur.calls: the format wants _count == +Inf,
-	 * and the BPF side bumps calls a moment before the bucket. */
+	/* From the buckets, not calls: the format wants _count == +Inf (and
+	 * a bucket may hold a call its calls do not yet, or one whose bucket
+	 * found no place, hist_lost, is in calls only). */
 	fprintf(r->f, "} %" PRIu64 "\n", acc);
 }
 

@@ -60,6 +60,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 	    .budget_pct = o->budget_pct,
 	    .budget_hits = o->budget_hits,
 	    .slow_ns = o->slow_ns,
+	    .entry_probe_first = o->entry_probe_first,
 	};
 }
 
@@ -84,6 +85,7 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	if (!s)
 		return err_set(err, ENOMEM, "out of memory");
 	s->opts = *opts;
+	s->judge.entry_probe_first = opts->entry_probe_first;
 	s->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->funcs));
 	s->snap.funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->snap.funcs));
 	if (!s->funcs || !s->snap.funcs) {
@@ -108,102 +110,6 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	session_open_sdk(s);
 	*out = s;
 	return 0;
-}
-
-/* --max-memory: the maps are loaded (and charged) but nothing is attached
- * yet, so refusing here leaves the target untouched.  The in-flight map
- * grows with the calls in flight: counted full, the limit holds later. */
-static int session_check_memory(struct session *s, char *err)
-{
-	uint64_t maps = tracer_map_bytes(s->tracer) + tracer_inflight_room_bytes(s->tracer);
-	uint64_t user = guard_rss_bytes();
-	char m[32], u[32], lim[32];
-
-	if (!s->opts.max_memory || maps + user <= s->opts.max_memory)
-		return 0;
-	guard_format_bytes(maps, m, sizeof(m));
-	guard_format_bytes(user, u, sizeof(u));
-	guard_format_bytes(s->opts.max_memory, lim, sizeof(lim));
-	return err_set(err, ENOMEM,
-		       "not attaching: BPF maps %s (the in-flight map full) + retop %s exceed "
-		       "--max-memory %s: "
-		       "lower --max-in-flight or raise --max-memory",
-		       m, u, lim);
-}
-
-/* Load the programs, check --max-memory, watch the runtime's panic and
- * goroutine exits.  Again after auto-detach closed it, on the next trace. */
-int session_open_tracer(struct session *s, char *err)
-{
-	struct tracer_opts to = {
-	    .max_functions = s->opts.max_functions,
-	    .inflight_max = s->opts.max_in_flight,
-	    .orphan_timeout_ns = (uint64_t)(s->opts.orphan_timeout_s * 1e9),
-	    .latency_only = s->opts.latency_only,
-	    .slow_ns = s->opts.slow_ns,
-	};
-	if (goid_offset(s->binary, elf_image_go_version(s->idx->img), &to.goid_offset) != 0)
-		log_info("session", "offset of goid in runtime.g unknown (no DWARF, release not in "
-				    "the table): the slowest calls show goroutine 0");
-	int ret = tracer_open(&to, &s->tracer, err);
-
-	if (ret)
-		return ret;
-	ret = session_check_memory(s, err);
-	if (!ret) {
-		ret = slowest_open(tracer_slow_fd(s->tracer), &s->names, &s->slow);
-		if (ret)
-			ret = err_set(err, -ret, "cannot read the slowest calls' ring buffer: %s",
-				      strerror(-ret));
-	}
-	if (ret) {
-		tracer_close(s->tracer);
-		s->tracer = NULL;
-		return ret;
-	}
-	for (size_t k = 0; k < s->nimages; k++)
-		if (s->images[k].idx && !s->images[k].retired)
-			session_watch_image(s, s->images[k].idx);
-	if (s->attach_pid > 0 && tracer_watch_exec(s->tracer, s->attach_pid) == 0)
-		s->exec_ns = tracer_exec_ns(s->tracer, s->attach_pid);
-	return 0;
-}
-
-/* The cost of a probe hit of each kind: for --budget (a RET's), and to take
- * the traps of traced callees out of a call's duration.  When it cannot be
- * measured, the budget takes the dearest single-stepped hit measured on
- * this kind of machine (50 us), so that it errs on the target's side, and
- * durations are not corrected. */
-static void session_calibrate(struct session *s)
-{
-	char why[ERR_LEN];
-
-	s->gov.pct = s->opts.budget_pct;
-	s->gov.hits_per_s = s->opts.budget_hits;
-	if (hitcost_calibrate(&s->hitcost, s->tracer, why) != 0) {
-		memset(s->hitcost.trap_ns, 0, sizeof(s->hitcost.trap_ns));
-		log_warn("session",
-			 "cannot time a probe hit (%s): durations keep the traps of "
-			 "traced callees; the budget assumes 50 us a hit",
-			 why);
-		s->gov.hit_ns = 50000;
-	} else {
-		s->gov.hit_ns = s->hitcost.trap_ns[RETOP_HIT_RET];
-	}
-	log_info("session",
-		 "a probe hit costs %.0f ns (entry at the prologue's jump), %.0f ns "
-		 "(entry single-stepped), %.0f ns (RET)",
-		 s->hitcost.trap_ns[RETOP_HIT_ENTRY_EMULATED],
-		 s->hitcost.trap_ns[RETOP_HIT_ENTRY_STEPPED], s->hitcost.trap_ns[RETOP_HIT_RET]);
-	log_info("session",
-		 "a call's own probe hits leave %.0f ns in its duration (entry at the prologue's "
-		 "jump), %.0f ns (entry single-stepped), taken out; resolution %.0f ns, %.0f ns",
-		 s->hitcost.own_ns[RETOP_OWN_EMULATED], s->hitcost.own_ns[RETOP_OWN_STEPPED],
-		 s->hitcost.resolution_ns[RETOP_OWN_EMULATED],
-		 s->hitcost.resolution_ns[RETOP_OWN_STEPPED]);
-	if (s->gov.hits_per_s > 0)
-		log_info("budget", "the budget allows %.0f hits/s", govern_allowed_hits(&s->gov));
-	session_hit_costs(s);
 }
 
 int session_start_tracing(struct session *s, char *err)
@@ -237,18 +143,12 @@ void session_close(struct session *s)
 	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++) {
 		slowest_clear(&s->funcs[i].slowest);
 		session_forget_marks(&s->funcs[i]);
+		free(s->funcs[i].hist_buf[0]);
+		free(s->funcs[i].hist_buf[1]);
 	}
 	free(s->funcs);
 	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);
 	free(s);
-}
-
-double session_cpu_seconds(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	       ru.ru_stime.tv_usec / 1e6;
 }
 
 /* One slice of the overhead budget (and the -p target's exec() seen);
@@ -357,9 +257,18 @@ int session_launch(const struct cli_options *o, enum session_launch_mode mode, s
 	return EXIT_OK;
 }
 
-struct func_index *session_index(struct session *s)
+const struct func_index *session_index(const struct session *s)
 {
 	return s->idx;
+}
+
+int session_resolve(struct session *s, const struct func_info *f, char *why)
+{
+	struct func_info *g = session_own(s, f);
+
+	if (!g)
+		return err_set(why, EINVAL, "not a function of the target's index");
+	return interlock_judge(s->idx, g, &s->judge, why);
 }
 
 const char *session_target(const struct session *s)

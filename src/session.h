@@ -27,6 +27,7 @@ struct session_opts {
 	double budget_pct;     /* --budget PCT%: of one CPU; 0: no CPU cap */
 	double budget_hits;    /* --budget N/s (default 10,000); 0: no budget */
 	uint64_t slow_ns;      /* --slow: report every call this long; 0: off */
+	bool entry_probe_first; /* RETOP_ENTRY_PROBE=first (interlock_opts) */
 };
 
 /* Opaque: the faces read snapshots (session_sample) and the few static
@@ -35,7 +36,7 @@ struct session;
 
 /* One function the session lists: traced, or refused with a reason. */
 struct session_entry {
-	struct func_info *f;
+	const struct func_info *f;
 	enum func_state state;
 	const char *reason; /* valid until the session changes */
 	size_t probes;	    /* uprobes attached for it */
@@ -63,8 +64,8 @@ void session_close(struct session *s);
 
 /* Attach one function; on failure the function is listed with an error
  * status and nothing of it stays attached. */
-int session_trace(struct session *s, struct func_info *f, char *err);
-void session_untrace(struct session *s, struct func_info *f);
+int session_trace(struct session *s, const struct func_info *f, char *err);
+void session_untrace(struct session *s, const struct func_info *f);
 /* Capture f's arguments (and results, where their types are known) with
  * its slowest calls, or stop: the dashboard's key, --args for a pattern.
  * -ENOENT when f is not attached, -ENOTSUP for an entry-only function or
@@ -78,8 +79,8 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
  * round for all of them; the ones the interlock refuses are listed with
  * their reasons and warned about in one line.  How many attached in
  * *attached; an error only when the -p target exited meanwhile. */
-int session_trace_list(struct session *s, struct func_info **fs, size_t n, size_t *attached,
-		       char *err);
+int session_trace_list(struct session *s, const struct func_info *const *fs, size_t n,
+		       size_t *attached, char *err);
 /* The same checks as session_trace_patterns(), attaching nothing. */
 int session_check_patterns(struct session *s, const char *const *patterns, size_t n, char *err);
 
@@ -116,7 +117,11 @@ void session_extend(struct session *s);
  * are resolved on demand), what the operator named as the target, the PID
  * traced (-1: every process running the binary), and whether the BPF
  * programs were loaded. */
-struct func_index *session_index(struct session *s);
+const struct func_index *session_index(const struct session *s);
+/* Decode f's code (its RET sites and the interlock's verdict), once: what
+ * the function browser shows of a function before it is traced.  The
+ * index is the engine's: the faces read it, this fills it in. */
+int session_resolve(struct session *s, const struct func_info *f, char *why);
 const char *session_target(const struct session *s);
 int session_attach_pid(const struct session *s);
 bool session_started(const struct session *s); /* the BPF programs loaded once */

@@ -8,10 +8,10 @@
 #include <string.h>
 
 #include "args.h"
+#include "clock.h"
 #include "elf_image.h"
 #include "log.h"
 #include "sdk_facts.h"
-#include "clock.h"
 
 struct session_func *session_find(const struct session *s, const struct func_info *f)
 {
@@ -103,8 +103,21 @@ int session_toggle_args(struct session *s, const struct func_info *f, bool *on)
 	return 0;
 }
 
-int session_trace(struct session *s, struct func_info *f, char *err)
+struct func_info *session_own(struct session *s, const struct func_info *f)
 {
+	const struct func_index *idx = s->idx;
+
+	if (!f || f < idx->funcs || f >= idx->funcs + idx->count)
+		return NULL;
+	return &s->idx->funcs[f - idx->funcs];
+}
+
+int session_trace(struct session *s, const struct func_info *cf, char *err)
+{
+	struct func_info *f = session_own(s, cf);
+
+	if (!f)
+		return err_set(err, EINVAL, "not a function of the target's index");
 	if (!session_is_traced(s, f))
 		sdk_facts_validate_all(s->sdk, &f, 1);
 	return session_attach(s, f, err);
@@ -138,7 +151,7 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 	sf->pct_cache.valid = false;
 	ret = session_check_go_version(s, why);
 	if (!ret && !f->inline_only)
-		ret = funcs_resolve_rets(s->idx, f, why);
+		ret = interlock_judge(s->idx, f, &s->judge, why);
 	/* The one gate for every attach path: dashboard, batch, --serve.  In
 	 * the first binary still run (a deploy may have retired the first),
 	 * then in the others. */
@@ -199,7 +212,7 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 	return 0;
 }
 
-void session_untrace(struct session *s, struct func_info *f)
+void session_untrace(struct session *s, const struct func_info *f)
 {
 	struct session_func *sf = session_find(s, f);
 

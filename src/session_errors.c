@@ -62,7 +62,7 @@ void session_errors_reset(struct session_func *sf)
 static void session_errors_ledger(struct session_func *sf, struct snapshot_func *out,
 				  double *share_interval)
 {
-	uint64_t e = sf->cur.errors, t = sf->cur.calls, dc = out->v.calls_delta;
+	uint64_t e = sf->cur.st.errors, t = sf->cur.st.calls, dc = out->v.calls_delta;
 
 	if (e < sf->errors_seen || t < sf->timed_seen)
 		sf->errors_seen = sf->timed_seen = 0; /* the counters started again */
@@ -98,15 +98,18 @@ static void session_error_durations(struct session *s, struct session_func *sf,
 				    struct snapshot_func *out)
 {
 	const struct retop_error_stats *es = &sf->errs;
+	/* No timed call yet: no histogram (its buckets all 0). */
+	static const __u64 none[RETOP_HIST_BUCKETS];
+	const __u64 *h = sf->cur.hist ? sf->cur.hist : none;
 	uint64_t ok = 0;
 
 	session_durations(es->hist, es->calls, es->sum_ns, &out->failing);
 	for (size_t b = 0; b < RETOP_HIST_BUCKETS; b++) {
-		s->ok_hist[b] = sf->cur.hist[b] > es->hist[b] ? sf->cur.hist[b] - es->hist[b] : 0;
+		s->ok_hist[b] = h[b] > es->hist[b] ? h[b] - es->hist[b] : 0;
 		ok += s->ok_hist[b];
 	}
 	session_durations(s->ok_hist, ok,
-			  sf->cur.sum_ns > es->sum_ns ? sf->cur.sum_ns - es->sum_ns : 0,
+			  sf->cur.st.sum_ns > es->sum_ns ? sf->cur.st.sum_ns - es->sum_ns : 0,
 			  &out->succeeding);
 }
 
@@ -183,7 +186,7 @@ void session_fill_errors(struct session *s, struct session_func *sf, double inte
 	out->errors_per_s =
 	    interval > 0 && sf->have_prev ? (double)out->errors_delta / interval : 0;
 	sf->errors_shown = out->errors;
-	out->error_share = sf->cur.calls ? (double)sf->cur.errors / (double)sf->cur.calls : 0;
+	out->error_share = sf->cur.st.calls ? (double)sf->cur.st.errors / (double)sf->cur.st.calls : 0;
 	out->error_share_interval = share_interval;
 	session_error_durations(s, sf, out);
 	session_error_types(s, sf, out);

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "procs.h"
-#include "clock.h"
 
 /* Approve a binary's runtime.recovery and runtime.goexit1 for watching. */
 void session_watch_image(struct session *s, struct func_index *idx)
@@ -21,12 +21,12 @@ void session_watch_image(struct session *s, struct func_index *idx)
 	struct interlock_verdict v;
 	char why[ERR_LEN];
 
-	if (!rec || funcs_resolve_rets(idx, rec, why) != 0 ||
+	if (!rec || interlock_judge(idx, rec, &s->judge, why) != 0 ||
 	    interlock_approve(idx, rec, &v, why) != 0 ||
 	    tracer_watch_recovery(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.recovery not watched: panics count as restarts");
 	struct func_info *gx = funcs_find(idx, "runtime.goexit1");
-	if (!gx || funcs_resolve_rets(idx, gx, why) != 0 ||
+	if (!gx || interlock_judge(idx, gx, &s->judge, why) != 0 ||
 	    interlock_approve(idx, gx, &v, why) != 0 ||
 	    tracer_watch_goexit(s->tracer, &v, s->attach_pid) != 0)
 		log_info("session", "runtime.goexit1 not watched: calls of exited goroutines "
@@ -79,7 +79,7 @@ struct func_info *session_func_in(struct session *s, struct session_func *sf, si
 		session_not_followed(sf, k, "no such function there");
 		return NULL;
 	}
-	if (funcs_resolve_rets(idx, g, why) != 0) {
+	if (interlock_judge(idx, g, &s->judge, why) != 0) {
 		session_not_followed(sf, k, why);
 		return NULL;
 	}

@@ -22,7 +22,12 @@ struct session_func {
 	bool entry_only;
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
-	struct retop_func_stats prev, cur;
+	struct stats_read prev, cur;
+	/* The histograms the reads point at, allocated at the first timed
+	 * call (an idle function holds none): cur's, and prev's when its
+	 * calls moved since (session_read_hist). */
+	struct retop_func_hist *hist_buf[2];
+	uint64_t hist_calls; /* cur.st.calls when cur.hist was read */
 	struct stats_cache pct_cache; /* cur's since-start percentiles */
 	struct callers_view callers;  /* the last read */
 	struct slowest_list slowest;  /* since tracing began */
@@ -61,6 +66,7 @@ struct session_image {
 
 struct session {
 	struct session_opts opts;
+	struct interlock_opts judge; /* from opts, for every interlock_judge() */
 	struct func_index *idx; /* the first binary's: images[0].idx */
 	struct session_image images[RETOP_MAX_IMAGES];
 	size_t nimages;
@@ -100,8 +106,11 @@ struct session {
 	struct snapshot snap;
 };
 
-/* session.c: load the BPF programs (again after auto-detach closed them). */
+/* session_tracer.c: load the BPF programs (again after auto-detach closed
+ * them); time what a probe hit costs; hand the costs to BPF. */
 int session_open_tracer(struct session *s, char *err);
+void session_calibrate(struct session *s);
+void session_hit_costs(struct session *s);
 
 /* session_probes.c: moving probes in every binary a function is traced in. */
 /* Put sf's entry probe, its RET probes, or both in, in every binary the
@@ -126,6 +135,10 @@ void session_check_reexec(struct session *s);
 /* Who is traced; why tracing ends (NULL: it goes on). */
 const char *session_check_target(struct session *s);
 
+/* The session's own (writable) entry for f, a function of its first
+ * binary's index as the faces see it (const); NULL if not one. */
+struct func_info *session_own(struct session *s, const struct func_info *f);
+
 /* session_attach.c: one function in or out. */
 struct session_func *session_find(const struct session *s, const struct func_info *f);
 /* Attach f; the SDK, if any, was asked about it before. */
@@ -145,7 +158,6 @@ void session_fill_errors(struct session *s, struct session_func *sf, double inte
 void session_errors_reset(struct session_func *sf);
 
 /* session_sample.c */
-void session_hit_costs(struct session *s);
 uint64_t session_load_bias(struct session *s);
 
 #endif

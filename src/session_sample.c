@@ -7,42 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 
+#include "clock.h"
 #include "elf_image.h"
 #include "log.h"
 #include "procs.h"
-#include "clock.h"
-
-/* What a probe hit of each kind costs a call it is inside: the kernel's
- * trap as timed (the 20th percentile of the last hits on retop's own probes) plus
- * the programs' own run time as they measure it, on average so far.  BPF
- * takes it out of the durations of the calls the hits are inside. */
-void session_hit_costs(struct session *s)
-{
-	uint64_t ns[RETOP_HIT_KINDS], n[RETOP_HIT_KINDS];
-
-	if (!s->tracer)
-		return;
-	/* A few more timed hits every tenth sample: the percentile moves slowly,
-	 * and 60 self-traps a refresh would be most of an idle dashboard's CPU. */
-	if (s->samples++ % 10 == 0)
-		hitcost_more(&s->hitcost);
-	tracer_prog_time(s->tracer, ns, n);
-	for (int k = 0; k < RETOP_HIT_KINDS; k++) {
-		s->snap.prog_ns[k] = n[k] ? (double)ns[k] / (double)n[k] : 0;
-		s->snap.trap_ns[k] = s->hitcost.trap_ns[k];
-		s->snap.hit_cost_ns[k] =
-		    s->hitcost.trap_ns[k] > 0 ? s->hitcost.trap_ns[k] + s->snap.prog_ns[k] : 0;
-	}
-	for (int k = 0; k < RETOP_OWN_KINDS; k++) {
-		s->snap.own_window_ns[k] = s->hitcost.own_ns[k];
-		s->snap.resolution_ns[k] = s->hitcost.resolution_ns[k];
-	}
-	s->snap.hit_resolution_ns = s->hitcost.hit_resolution_ns;
-	/* BPF adds each hit's program time itself: the kernel's part here. */
-	tracer_hit_costs(s->tracer, s->hitcost.trap_ns, s->hitcost.own_ns);
-}
 
 /* What sf's probes cost the target: each hit's program, measured, and the
  * kernel's part, at the timed cost of its kind; added up from each
@@ -50,12 +21,12 @@ void session_hit_costs(struct session *s)
 static void session_fill_cost(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
-	const struct retop_func_stats *c = &sf->cur, *p = &sf->prev;
+	const struct retop_func_stats *c = &sf->cur.st, *p = &sf->prev.st;
 	const double *k = s->hitcost.trap_ns;
 	int entry = sf->f->entry_emulated ? RETOP_HIT_ENTRY_EMULATED : RETOP_HIT_ENTRY_STEPPED;
 
-	if (sf->slot >= 0 && sf->have_prev && c->prog_ns >= p->prog_ns && c->entries >= p->entries &&
-	    c->rets >= p->rets && c->inlined >= p->inlined) {
+	if (sf->slot >= 0 && sf->have_prev && c->prog_ns >= p->prog_ns &&
+	    c->entries >= p->entries && c->rets >= p->rets && c->inlined >= p->inlined) {
 		double d = (double)(c->prog_ns - p->prog_ns) +
 			   (double)(c->entries - p->entries) * k[entry] +
 			   (double)(c->rets - p->rets) * k[RETOP_HIT_RET] +
@@ -97,7 +68,8 @@ static void session_target_cpu(struct session *s, double interval)
 	for (size_t i = 0; i < s->snap.npids; i++)
 		cpu += procs_cpu_ns(s->snap.pids[i]);
 	/* A process that exited took its time with it: no figure then. */
-	double d = s->target_cpu_ns && cpu >= s->target_cpu_ns ? (double)(cpu - s->target_cpu_ns) : 0;
+	double d =
+	    s->target_cpu_ns && cpu >= s->target_cpu_ns ? (double)(cpu - s->target_cpu_ns) : 0;
 	s->target_cpu_ns = cpu;
 	s->snap.target_cpu_per_s = interval > 0 ? d / interval : 0;
 	s->snap.cost_share = d > 0 ? s->snap.cost_per_s * interval / d : 0;
@@ -153,6 +125,32 @@ static void session_fill_sites(struct session *s, struct session_func *sf,
 	}
 }
 
+/* sf's histogram, read again (a syscall) only when its calls moved since
+ * the last read: a thousand idle functions cost none.  cur.hist points at
+ * one of the two buffers, prev.hist (the read before) may at the other. */
+static void session_read_hist(struct session *s, struct session_func *sf)
+{
+	struct stats_read *c = &sf->cur;
+
+	if (!c->st.calls) {
+		c->hist = NULL;
+		return;
+	}
+	if (c->hist && sf->hist_calls == c->st.calls)
+		return;
+	int k = sf->hist_buf[0] && sf->prev.hist == sf->hist_buf[0]->hist ? 1 : 0;
+	if (!sf->hist_buf[k])
+		sf->hist_buf[k] = malloc(sizeof(*sf->hist_buf[k]));
+	/* No memory, or no histogram (every timed call lost its place:
+	 * hist_lost): the percentiles stay unknown. */
+	if (!sf->hist_buf[k] || tracer_read_hist(s->tracer, sf->slot, sf->hist_buf[k]) != 0) {
+		c->hist = NULL;
+		return;
+	}
+	c->hist = sf->hist_buf[k]->hist;
+	sf->hist_calls = c->st.calls;
+}
+
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
@@ -177,8 +175,10 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		sf->prev = sf->cur;
 		/* Unreadable (a slot out of range: none is handed out), the
 		 * row keeps its last counters rather than showing none. */
-		if (tracer_read(s->tracer, sf->slot, &sf->cur) != 0)
+		if (tracer_read(s->tracer, sf->slot, &sf->cur.st) != 0)
 			sf->cur = sf->prev;
+		else
+			session_read_hist(s, sf);
 		stats_compute_cached(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v,
 				     &sf->pct_cache);
 		sf->have_prev = true;
@@ -187,8 +187,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->oldest_in_flight_ns = s->inflight[sf->slot].oldest_ns;
 		/* Proven dead by the sweep, plus those the BPF side saw
 		 * abandoned (a new call in the same frame after a panic). */
-		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
-		out->before_attach = sf->cur.before_attach;
+		out->orphans = s->inflight[sf->slot].orphans + sf->cur.st.abandoned;
+		out->before_attach = sf->cur.st.before_attach;
 		session_load_bias(s);
 		tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
 		slowest_take(s->slow, sf->slot, &out->slowest_interval);
@@ -204,16 +204,25 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	/* Detached: the last callers read stay shown, like the counters. */
 	out->callers = sf->callers;
 	slowest_copy(&out->slowest, &sf->slowest);
-	out->entries = sf->cur.entries;
+	out->entries = sf->cur.st.entries;
 	/* Calls as the governor counts them: at their RET when timed, at their
 	 * entry when not (or estimated); the rates follow. */
 	govern_fill(sf, out);
 	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
 	out->v.calls_per_s =
 	    interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
+	/* Estimated now: the estimate moves only when a sampled slice is
+	 * read (at a share of 10%, none in half of the half-second
+	 * intervals), so its step is no rate.  The rate its sampled slices
+	 * saw, with the probes in (the traps slow the target: at most its
+	 * rate untraced). */
+	if (out->estimated && sf->gf.mode == BUDGET_ESTIMATED && sf->have_prev && interval > 0) {
+		out->v.calls_per_s = sf->gf.calls_per_s;
+		out->v.calls_delta = (uint64_t)(sf->gf.calls_per_s * interval + 0.5);
+	}
 	sf->calls_shown = out->v.calls;
 	session_fill_errors(s, sf, interval, out);
-	out->inlined_calls = sf->cur.inlined;
+	out->inlined_calls = sf->cur.st.inlined;
 	/* Exact only while every site where it was inlined is counted, and
 	 * the budget never took the marks out. */
 	out->inlined_calls_exact = !sf->gf.marks_missed && out->inlined_sites >= 0 &&
@@ -293,6 +302,14 @@ static void session_sample_guard(struct session *s, uint64_t now)
 		s->snap.evidence_lost = tracer_evidence_lost(s->tracer);
 	s->snap.user_bytes = guard_rss_bytes();
 	s->snap.auto_detached = s->guard.auto_detached;
+}
+
+double session_cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	       ru.ru_stime.tv_usec / 1e6;
 }
 
 const struct snapshot *session_sample(struct session *s)

@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
+#include "funcs_inline.h"
+#include "funcs_match.h"
 #include "log.h"
 #include "procs.h"
 #include "sdk_facts.h"
-#include "clock.h"
 
 /* Functions one -t pattern names: a glob, or an exact name (of a function
  * with code, else of one that exists only inlined). */
@@ -87,8 +89,9 @@ int session_check_patterns(struct session *s, const char *const *patterns, size_
 	return session_select(s, patterns, n, chosen, &nchosen, err);
 }
 
-int session_trace_list(struct session *s, struct func_info **fs, size_t n, size_t *attached,
-		       char *err)
+/* Attach fs, the session's own entries. */
+static int session_attach_list(struct session *s, struct func_info **fs, size_t n, size_t *attached,
+			       char *err)
 {
 	size_t refused = 0;
 	char first_refused[ERR_LEN] = "";
@@ -128,13 +131,31 @@ int session_trace_list(struct session *s, struct func_info **fs, size_t n, size_
 	return 0;
 }
 
+int session_trace_list(struct session *s, const struct func_info *const *fs, size_t n,
+		       size_t *attached, char *err)
+{
+	struct func_info **own = calloc(n ? n : 1, sizeof(*own));
+	int ret = 0;
+
+	*attached = 0;
+	if (!own)
+		return err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; !ret && i < n; i++)
+		if (!(own[i] = session_own(s, fs[i])))
+			ret = err_set(err, EINVAL, "not a function of the target's index");
+	if (!ret)
+		ret = session_attach_list(s, own, n, attached, err);
+	free(own);
+	return ret;
+}
+
 int session_trace_patterns(struct session *s, const char *const *patterns, size_t n, char *err)
 {
 	struct func_info *chosen[RETOP_MAX_FUNCS];
 	size_t nchosen, attached;
 	int ret = session_select(s, patterns, n, chosen, &nchosen, err);
 
-	if (ret || (ret = session_trace_list(s, chosen, nchosen, &attached, err)))
+	if (ret || (ret = session_attach_list(s, chosen, nchosen, &attached, err)))
 		return ret;
 	/* The first interval starts when the probes are in, not before; so
 	 * does the first measure of retop's own CPU use. */

@@ -57,7 +57,7 @@ const char *func_state_name(enum func_state st);
 
 struct snapshot_func {
 	const char *name;
-	struct func_info *f; /* in the session's index */
+	const struct func_info *f; /* in the session's index */
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for entry-only, detached and error */
 	bool entry_only;
@@ -141,7 +141,7 @@ struct snapshot_func {
 	/* The counters as read from BPF since tracing began, unscaled by the
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
-	const struct retop_func_stats *raw;
+	const struct stats_read *raw;
 	/* Last: each list owns its calls' values (slowest.h), so a snapshot
 	 * is copied with snapshot_funcs_copy() and freed with
 	 * snapshot_funcs_free(). */

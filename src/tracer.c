@@ -27,6 +27,7 @@ static void tracer_size_maps(struct tracer *t)
 	bpf_map__set_max_entries(sk->maps.inflight_spill, z.inflight_spill);
 	sk->rodata->spill_enabled = z.spill;
 	bpf_map__set_max_entries(sk->maps.func_stats, z.func_stats);
+	bpf_map__set_max_entries(sk->maps.func_hist, z.func_hist);
 	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
 	bpf_map__set_max_entries(sk->maps.error_stats, z.error_stats);
 	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);

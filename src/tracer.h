@@ -162,8 +162,11 @@ int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
 /* The slot's failing calls: their durations and types (retop.h), since it
  * was attached or reset.  -ENOENT when its errors are not read. */
 int tracer_read_errors(struct tracer *t, int slot, struct retop_error_stats *out);
-/* The counters only (out->ret_hits and out->hist are left as they were):
- * what the budget reads every slice, from the mapped counters. */
+/* The slot's histogram: -ENOENT while it has none (no timed call since
+ * its reset).  A syscall: read when its calls moved. */
+int tracer_read_hist(struct tracer *t, int slot, struct retop_func_hist *out);
+/* The counters only (out->ret_hits is left as it was): what the budget
+ * reads every slice, from the mapped counters. */
 int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out);
 int tracer_reset(struct tracer *t, int slot);
 /* The slowest calls: the ring buffer's fd, each slot's attach generation

@@ -217,7 +217,7 @@ int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *
 	if (s->sets[v->image][TRACER_MARKS] || !v->nmarks)
 		return 0;
 	for (size_t i = 0; i < v->nmarks; i++)
-		cookie[i] = RETOP_COOKIE(slot, 0);
+		cookie[i] = RETOP_COOKIE(slot, v->mark_stepped[i] ? RETOP_ENTRY_STEPPED : 0);
 	ret = probe_set_attach(t->skel->progs.retop_inline, t->multi, v->path, pid, v->mark_offsets,
 			       cookie, v->nmarks, &s->sets[v->image][TRACER_MARKS], &failed);
 	return ret ? tracer_attach_error(-ret, v, v->mark_offsets[failed], err) : 0;

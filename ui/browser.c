@@ -21,7 +21,7 @@ struct browser_pkg {
 };
 
 struct browser {
-	struct func_index *idx;
+	const struct func_index *idx;
 	size_t n;
 	uint16_t *pkglen;   /* length of each function's package prefix */
 	uint32_t *by_pkg;   /* function indices by package, then name */

@@ -59,7 +59,7 @@ void detail_close(struct ui *ui)
 	ui->detail = NULL;
 }
 
-void detail_show(struct ui *ui, struct func_info *f)
+void detail_show(struct ui *ui, const struct func_info *f)
 {
 	struct detail *d = ui->detail;
 
@@ -531,7 +531,7 @@ static int detail_key_untrace(struct ui *ui, int key)
 {
 	(void)key;
 	if (ui->detail->f)
-		ui_toggle_trace(ui, (struct func_info *)ui->detail->f);
+		ui_toggle_trace(ui, (const struct func_info *)ui->detail->f);
 	return UI_REDRAW;
 }
 
@@ -540,7 +540,7 @@ static int detail_key_args(struct ui *ui, int key)
 	(void)key;
 	if (ui->detail->f)
 		worker_post(&ui->w, &(struct worker_job){.kind = JOB_ARGS,
-							 .f = (struct func_info *)ui->detail->f});
+							 .f = (const struct func_info *)ui->detail->f});
 	return UI_REDRAW;
 }
 

@@ -386,7 +386,7 @@ static int live_key_enter(struct ui *ui, int key)
 
 	if (!ui->nfuncs || !lv->sel)
 		return UI_HANDLED;
-	detail_show(ui, (struct func_info *)lv->sel);
+	detail_show(ui, (const struct func_info *)lv->sel);
 	ui_push(ui, SCR_DETAIL);
 	return UI_REDRAW;
 }
@@ -397,7 +397,7 @@ static int live_key_space(struct ui *ui, int key)
 	(void)key;
 
 	if (lv->sel)
-		ui_toggle_trace(ui, (struct func_info *)lv->sel);
+		ui_toggle_trace(ui, (const struct func_info *)lv->sel);
 	return UI_REDRAW;
 }
 

@@ -77,13 +77,13 @@ struct ui {
 	/* Copied from the worker under its mutex: drawing never holds it long. */
 	enum worker_state wstate; /* the UI's view: NONE on the picker */
 	uint64_t open_gen;
-	struct func_index *idx; /* immutable parts only */
+	const struct func_index *idx; /* the engine's: read only */
 	char target[600];
 	int target_pid;
 	bool can_trace;
 	struct snapshot snap;
 	struct snapshot_func *funcs;
-	struct func_info **fptr;
+	const struct func_info **fptr;
 	size_t nfuncs;
 	uint64_t snap_seq, ticks_seen, progress_seq;
 	bool have_snap, busy;
@@ -152,7 +152,7 @@ void ui_confirm(struct ui *ui, ui_confirm_fn fn, const char *fmt, ...)
 
 /* session_view.c: the worker's publications, tracing, leaving a target */
 bool ui_sync(struct ui *ui);
-void ui_toggle_trace(struct ui *ui, struct func_info *f);
+void ui_toggle_trace(struct ui *ui, const struct func_info *f);
 int ui_back(struct ui *ui); /* Esc */
 
 /* logsink.c: log lines and stderr while curses owns the terminal */
@@ -175,7 +175,7 @@ void live_close(struct ui *ui);
 int detail_open(struct ui *ui);
 void detail_close(struct ui *ui);
 /* Show the detail of f (the live table's Enter). */
-void detail_show(struct ui *ui, struct func_info *f);
+void detail_show(struct ui *ui, const struct func_info *f);
 static inline int ui_body_height(void) { return LINES - UI_BODY_TOP - 2; }
 
 #endif

@@ -7,7 +7,7 @@
 
 #include "screens.h"
 
-void ui_toggle_trace(struct ui *ui, struct func_info *f)
+void ui_toggle_trace(struct ui *ui, const struct func_info *f)
 {
 	struct worker *w = &ui->w;
 	bool full = false, queued = false;

@@ -153,7 +153,7 @@ static void worker_disasm_run_locked(struct worker *w)
 
 static void worker_meta_fill(struct worker *w, size_t i, int ret)
 {
-	struct func_info *f = &w->idx->funcs[i];
+	const struct func_info *f = &w->idx->funcs[i];
 	struct worker_meta *m = &w->meta[i];
 
 	m->size = f->size;
@@ -172,7 +172,7 @@ static void worker_meta_fill(struct worker *w, size_t i, int ret)
 /* Make the session's index visible to the UI (mu held). */
 static int worker_publish_session_locked(struct worker *w, struct session *s)
 {
-	struct func_index *idx = session_index(s);
+	const struct func_index *idx = session_index(s);
 	size_t n = idx->count;
 
 	w->meta = calloc(n ? n : 1, sizeof(*w->meta));
@@ -233,10 +233,10 @@ static void worker_sync_tstate_locked(struct worker *w)
 	w->ntraced = attached;
 }
 
-static void worker_resolve(struct worker *w, struct func_info *f)
+static void worker_resolve(struct worker *w, const struct func_info *f)
 {
 	char why[ERR_LEN];
-	int ret = funcs_resolve_rets(w->idx, f, why);
+	int ret = session_resolve(w->s, f, why);
 	long k = worker_func_at(w, f);
 
 	worker_lock(w);
@@ -245,7 +245,7 @@ static void worker_resolve(struct worker *w, struct func_info *f)
 	worker_unlock(w);
 }
 
-static void worker_job_trace(struct worker *w, struct func_info *f)
+static void worker_job_trace(struct worker *w, const struct func_info *f)
 {
 	char err[ERR_LEN];
 
@@ -287,7 +287,7 @@ static void worker_job_trace(struct worker *w, struct func_info *f)
 		log_warn("ui", "%s", err);
 }
 
-static void worker_job_untrace(struct worker *w, struct func_info *f)
+static void worker_job_untrace(struct worker *w, const struct func_info *f)
 {
 	long k = worker_func_at(w, f);
 
@@ -302,7 +302,7 @@ static void worker_job_untrace(struct worker *w, struct func_info *f)
 
 /* f decoded, and its row of meta[] saying so: the interlock decodes the
  * function before f too, and that one's row may still say not yet. */
-static void worker_resolve_once(struct worker *w, struct func_info *f)
+static void worker_resolve_once(struct worker *w, const struct func_info *f)
 {
 	long k = worker_func_at(w, f);
 
@@ -342,7 +342,7 @@ static void worker_job_trace_list(struct worker *w, const struct worker_list *l)
 		if (!l->f[i]->inline_only)
 			worker_resolve_once(w, l->f[i]);
 	if (w->can_trace)
-		ret = session_trace_list(w->s, (struct func_info **)l->f, l->n, &attached, err);
+		ret = session_trace_list(w->s, (const struct func_info **)l->f, l->n, &attached, err);
 	worker_lock(w);
 	for (size_t i = 0; i < l->n; i++) {
 		long k = worker_func_at(w, l->f[i]);
@@ -361,7 +361,7 @@ static void worker_job_trace_list(struct worker *w, const struct worker_list *l)
 		log_warn("ui", "%s", err);
 }
 
-static void worker_job_args(struct worker *w, struct func_info *f)
+static void worker_job_args(struct worker *w, const struct func_info *f)
 {
 	bool on = false;
 	int ret = session_toggle_args(w->s, f, &on);
@@ -527,13 +527,16 @@ static void worker_copy_hist_locked(struct worker *w, const struct snapshot *sna
 	if (!w->detail_f)
 		return;
 	for (size_t i = 0; i < snap->nfuncs; i++) {
-		const struct retop_func_stats *raw = snap->funcs[i].raw;
+		const struct stats_read *raw = snap->funcs[i].raw;
 		if (snap->funcs[i].f != w->detail_f || !raw)
 			continue;
-		memcpy(w->hist, raw->hist, sizeof(raw->hist));
-		w->hist_min = raw->min_ns;
-		w->hist_max = raw->max_ns;
-		w->hist_calls = raw->calls;
+		if (raw->hist)
+			memcpy(w->hist, raw->hist, RETOP_HIST_BUCKETS * sizeof(*w->hist));
+		else
+			memset(w->hist, 0, RETOP_HIST_BUCKETS * sizeof(*w->hist));
+		w->hist_min = raw->st.min_ns;
+		w->hist_max = raw->st.max_ns;
+		w->hist_calls = raw->st.calls;
 		w->hist_seq++;
 		return;
 	}

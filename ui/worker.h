@@ -43,12 +43,12 @@ enum worker_job_kind {
 struct worker_list {
 	char label[128];
 	size_t n;
-	struct func_info *f[];
+	const struct func_info *f[];
 };
 
 struct worker_job {
 	enum worker_job_kind kind;
-	struct func_info *f;
+	const struct func_info *f;
 	int pid;
 	struct worker_list *list;
 };
@@ -92,7 +92,7 @@ struct worker {
 	enum worker_state state;
 	uint64_t session_gen; /* bumped by every open, failure and close */
 	char open_err[ERR_LEN];
-	struct func_index *idx; /* immutable parts only, see above */
+	const struct func_index *idx; /* the engine's: read only */
 	char target[600];
 	int pid;
 	bool can_trace;
@@ -106,7 +106,7 @@ struct worker {
 	uint64_t snap_seq;
 	struct snapshot snap; /* header; funcs points at snap_funcs */
 	struct snapshot_func *snap_funcs;
-	struct func_info **snap_fptr;
+	const struct func_info **snap_fptr;
 	size_t snap_n;
 
 	const struct func_info *detail_f; /* whose histogram to copy */

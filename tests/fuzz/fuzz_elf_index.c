@@ -10,6 +10,7 @@
 #include "elf_image.h"
 #include "funcs.h"
 #include "gopclntab.h"
+#include "interlock.h"
 #include "log.h"
 
 #include <stdint.h>
@@ -54,7 +55,7 @@ static void check_sites(struct func_index *idx, const struct func_info *f)
 		return;
 	if (gopclntab_func(idx->pcln, f->pcln_index, &gf, NULL) != 0 ||
 	    gf.end - gf.entry > (1u << 24))
-		abort(); /* funcs_resolve_rets() succeeded on this very function */
+		abort(); /* interlock_judge() succeeded on this very function */
 	/* A decoder of its own: the check must not share the index's state. */
 	static struct retsites_engine *eng;
 	if (!eng && retsites_engine_open(&eng, NULL) != 0)
@@ -81,7 +82,7 @@ static void check_rets(struct func_index *idx, struct func_info *f)
 {
 	char err[ERR_LEN];
 
-	if (funcs_resolve_rets(idx, f, err) != 0) {
+	if (interlock_judge(idx, f, NULL, err) != 0) {
 		if (!memchr(err, 0, sizeof(err)))
 			abort();
 		return;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # An estimate never freezes.  8 goroutines of the estload fixture call
-# main.Work (~100 us of CPU) back to back for 12 s: far over the default
-# budget, so retop estimates it from random slices.  4 s in, retop itself
+# main.Work (~20 us of CPU) back to back for 12 s: far over the default
+# budget even on a loaded machine, so retop estimates it from random
+# slices.  4 s in, retop itself
 # is stopped (SIGSTOP) for 1.5 s, as CPU starvation or a slow step on its
 # ticking thread would stop it; its slices in that time were never planned.
 # At the defaults: every snapshot taken while the load runs shows calls/s
@@ -16,7 +17,7 @@ need_retop
 need_fixture estload-default
 
 out=$T/estload.out
-start_fixture estload-default -load steady -workers 8 -duration 12s -settle 1s -out "$out"
+start_fixture estload-default -load steady -workers 8 -work 20us -duration 12s -settle 1s -out "$out"
 retop_batch "$T/snap" -p "$FIXTURE_PID" -t main.Work -d 0.5
 t_go=$(date +%s.%N)
 kill -USR1 "$FIXTURE_PID"

@@ -47,4 +47,21 @@ case $r in
 "0 entry-only no RET"*) ;;
 *) fail "main.Forever: got '$r'; expected 0 RET sites, entry-only, reason 'no RET...'" ;;
 esac
+
+# The entry probe sits on the stack-check prologue's jump where the evidence
+# allows, and RETOP_ENTRY_PROBE=first keeps every one on the first
+# instruction; nothing else changes (docs/UPROBES.md).
+expect_exit 0 env RETOP_ENTRY_PROBE=first "$RETOP" -l -x "$FIXTURES/payments-default" -o json
+python3 - "$T/payments-default.json" "$T/out" <<'PY' || fail "RETOP_ENTRY_PROBE=first: $(cat "$T/err")"
+import json, sys
+load = lambda p: [json.loads(l) for l in open(p) if l.strip()]
+moved, first = load(sys.argv[1]), load(sys.argv[2])
+if not any(o["entry_probe"] for o in moved):
+    sys.exit("no entry probe on a prologue's jump by default")
+if any(o["entry_probe"] for o in first):
+    sys.exit("an entry probe off the first instruction")
+strip = lambda os: [{k: v for k, v in o.items() if k not in ("entry_probe", "counts_at_entry")} for o in os]
+if strip(moved) != strip(first):
+    sys.exit("the listings differ beyond entry_probe and counts_at_entry")
+PY
 exit 0

@@ -9,8 +9,9 @@ in package main (the fixture's parents are kept out of line, so each such
 line is one site in the binary).  For every function of package main,
 `retop -l -o json` must give inlined_sites equal to the compiler's count;
 main.(*Acc).Add must be listed inline-only and main.Scale not.  As root,
-each build is also run and traced (retop -b at its defaults): main.Scale
-and main.(*Acc).Add count exactly the inlined calls the program made, at
+each build is also run and traced (retop -b at its defaults): main.Scale,
+main.(*Acc).Add and main.Twice (whose marks are instructions of the call's
+line, no NOP) count exactly the inlined calls the program made, at
 every site (their inline marks, src/inline_marks.h), and main.Scale its
 calls out of line.
 
@@ -161,7 +162,8 @@ def trace_run(binary, work):
             raise RuntimeError("did not become ready in 10 s")
         with open(snap, "w") as so, open(work + ".err", "w") as se:
             rt = subprocess.Popen([RETOP, "-b", "-p", str(fx.pid), "-t", "main.Scale", "-t",
-                                   "main.(*Acc).Add", "-d", "0.2", "-o", "json"],
+                                   "main.(*Acc).Add", "-t", "main.Twice", "-d", "0.2", "-o",
+                                   "json"],
                                   stdout=so, stderr=se)
         if not wait_for(lambda: lines(snap) or rt.poll() is not None, 15) or not lines(snap):
             raise RuntimeError("retop did not attach: %s" % open(work + ".err").read()[:300])
@@ -182,11 +184,16 @@ def trace_run(binary, work):
                 p.wait()
 
 
+# main.Twice's marks are instructions of the call's line, no NOP of their
+# own: counted all the same where the proof holds.
+TRACED = ("main.Scale", "main.(*Acc).Add", "main.Twice")
+
+
 def check_trace(binary):
     snap, fx = trace_run(binary, binary + ".trace")
     funcs = {f["name"]: f for f in snap.get("functions", [])}
     bad = []
-    for name in ("main.Scale", "main.(*Acc).Add"):
+    for name in TRACED:
         f, want = funcs.get(name), fx["per_func"][name]
         if f is None:
             bad.append("%s: not in the snapshot" % name)
@@ -202,7 +209,7 @@ def check_trace(binary):
     if not bad:
         print("%s traced: %s" % (binary, ", ".join("%s %d inlined calls at %d sites" % (
             n, funcs[n]["inlined_calls"], funcs[n]["inlined_sites_counted"])
-            for n in ("main.Scale", "main.(*Acc).Add"))))
+            for n in TRACED)))
     return bad
 
 

@@ -5,9 +5,13 @@
 # 25 calls through a func value, and its 2000 inlined calls at the inline
 # marks of its 3 sites (src/inline_marks.h), apart; main.(*Acc).Add, which
 # exists only inlined, is matched by name, traced entry-only with its 2000
-# inlined calls counted, none out of line.  A lying copy whose mark in
-# main.ScaleLoop is overwritten (0x90 -> 0x50, an instruction of the line)
-# counts at the two other sites and says why not there.  main.ScaleLoop,
+# inlined calls counted, none out of line.  main.Twice's two sites have no
+# NOP for a mark: the compiler reused an instruction of the call's line (the
+# load of its argument), proven to run once per call all the same: its
+# 2000 inlined calls and 25 out of line, exactly (retop counted 0 of its
+# inlined calls when it refused such marks).  A lying copy whose mark in
+# main.ScaleLoop is overwritten with int3 (0x90 -> 0xcc: a trap, its block
+# ends there) counts at the two other sites and says why not there.  main.ScaleLoop,
 # traced too, has its 1000 inlined calls of main.Scale inside its one call:
 # their marks' traps are probe hits inside it, taken out of its duration.  Patterns that
 # name nothing at all are still an error (exit 1).  -d 0.2: snapshots
@@ -22,7 +26,7 @@ need_fixture inlined-default
 start_fixture inlined-default -out "$T/out"
 fixture=$FIXTURE_PID
 retop_batch "$T/snap" -p "$fixture" -t main.Scale -t main.NoSuchFunction -t 'main.(*Acc).Add' \
-    -t main.ScaleLoop -d 0.2
+    -t main.ScaleLoop -t main.Twice -d 0.2
 fixture_go "$T/out"
 retop_snapshots 1
 retop_stop
@@ -33,7 +37,8 @@ retop_stop
 sc exact "$T/snap" "$T/out" main.Scale || fail "main.Scale's calls through a func value"
 [ "$(sc get "$T/snap" main.Scale inlined_sites)" = 3 ] ||
     fail "main.Scale's snapshot says inlined_sites $(sc get "$T/snap" main.Scale inlined_sites), expected 3"
-sc inlined "$T/snap" "$T/out" main.Scale 'main.(*Acc).Add' || fail "the inlined calls"
+sc inlined "$T/snap" "$T/out" main.Scale 'main.(*Acc).Add' main.Twice || fail "the inlined calls"
+sc exact "$T/snap" "$T/out" main.Twice || fail "main.Twice's calls through a func value"
 [ "$(sc get "$T/snap" main.ScaleLoop calls)" = 1 ] &&
     [ "$(sc get "$T/snap" main.ScaleLoop probe_hits_inside)" = 1000.0 ] ||
     fail "main.ScaleLoop: $(sc get "$T/snap" main.ScaleLoop calls) calls with $(sc get "$T/snap" main.ScaleLoop probe_hits_inside) probe hits inside, expected 1 with its 1000 inlined calls' marks"
@@ -46,15 +51,15 @@ sc status "$T/snap" "entry-only: exists only inlined: its inlined calls are coun
 grep -q "^    also inlined at 3 sites: [0-9]* inlined calls at 3 of them (not timed); calls and durations above are of calls out of line$" "$T/text" ||
     fail "no note on main.Scale's inlined calls in the text snapshot: $(cat "$T/text")"
 
-# A lying copy: main.ScaleLoop's mark is no NOP any more.  Never run (the
-# byte would push on its stack); -x traces the file.
+# A lying copy: main.ScaleLoop's mark is a trap now.  Never run; -x traces
+# the file.
 python3 "$abs_top_srcdir/tests/integration/lie.py" byte "$FIXTURES/inlined-default" "$T/lying" \
-    main.ScaleLoop 0x90 0x50 >"$T/lie" || fail "lie.py byte failed"
+    main.ScaleLoop 0x90 0xcc >"$T/lie" || fail "lie.py byte failed"
 "$RETOP" -b -x "$T/lying" -t main.Scale -n 1 -d 0.2 -o json >"$T/lsnap" 2>"$T/err5" ||
     fail "retop -x on the lying copy failed: $(head -n 3 "$T/err5")"
 [ "$(sc get "$T/lsnap" main.Scale inlined_sites_counted)" = 2 ] ||
     fail "the lying copy's main.Scale is counted at $(sc get "$T/lsnap" main.Scale inlined_sites_counted) sites, expected 2 ($(cat "$T/lie"))"
-sc get "$T/lsnap" main.Scale inlined_uncounted_why | grep -q "^in main.ScaleLoop: the compiler reused an instruction of the call's line as its mark (+0x[0-9a-f]*), which need not run once per call$" ||
+sc get "$T/lsnap" main.Scale inlined_uncounted_why | grep -q "^in main.ScaleLoop: its mark (+0x[0-9a-f]*) is not in a block with the inlined code$" ||
     fail "the lying copy's reason: $(sc get "$T/lsnap" main.Scale inlined_uncounted_why)"
 
 # A glob picks functions with code only: main.(*Acc).Add is not among

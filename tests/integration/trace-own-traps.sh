@@ -1,10 +1,12 @@
 #!/bin/sh
 # Durations are the call's, not retop's.  The owntraps fixture has functions
 # of a few nanoseconds, ~5 us and ~50 us, each a frameless leaf (no stack
-# check: the kernel single-steps its entry probe, inside the call's timed
-# window) and a framed function (the probe on the prologue's emulated
+# check) and a framed function (the probe on the prologue's emulated
 # jump), and times them with its own clock before retop attaches: the
-# untraced ground truth.  Traced at retop's defaults (1000 paced calls of
+# untraced ground truth.  The ~5 us and ~50 us leaves get their probe on
+# their loop's first jump, two bytes in (emulated, outside the window);
+# main.LeafTiny has no jump: the kernel single-steps its probe, inside the
+# call's timed window, and retop takes the step out.  Traced at retop's defaults (1000 paced calls of
 # each, far inside the budget), every call is counted, and each p50 is
 # within max(10%, 2 us) of the untraced p50; a function of a few ns reads
 # under 2 us or is shown under the resolution (under_resolution names its
@@ -63,8 +65,24 @@ sys.exit(1 if bad else 0)
 EOF
 }
 
+# placed LABEL FIXTURE: where the listing puts each function's entry probe.
+placed() {
+    "$RETOP" -l -o json -x "$FIXTURES/$2" >"$T/list.json" 2>"$T/list.err" ||
+        fail "$1: retop -l failed: $(head -n 3 "$T/list.err")"
+    python3 - "$T/list.json" "$1" <<'EOF3' || fail "$1: an entry probe is not where it belongs"
+import json, sys
+at = {f["name"]: f["entry_probe"] for f in map(json.loads, open(sys.argv[1]))}
+want = {"main.LeafTiny": "0", "main.Leaf5us": ">0", "main.Leaf50us": ">0",
+        "main.FramedTiny": ">0", "main.Framed5us": ">0", "main.Framed50us": ">0"}
+print("%s entry probes: %s" % (sys.argv[2], " ".join("%s+%d" % (n, at.get(n, -1)) for n in want)))
+bad = [n for n, w in want.items() if n not in at or (at[n] > 0) != (w == ">0")]
+sys.exit("entry probe misplaced: %s" % bad if bad else 0)
+EOF3
+}
+
 # trace LABEL FIXTURE: the fixture traced at the defaults, checked.
 trace() {
+    placed "$1" "$2"
     # shellcheck disable=SC2086 # $funcs is a list
     set -- "$1" "$2" $(for f in $funcs; do printf ' -t %s' "$f"; done)
     label=$1 fixture=$2

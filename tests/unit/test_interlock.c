@@ -13,10 +13,13 @@
 /* cmocka needs the four headers above first. */
 #include <cmocka.h>
 
+#include "entry_probe.h"
 #include "gopclntab.h"
 #include "interlock.h"
 #include "log.h"
 #include "retsites.h"
+#include "runtime_rules.h"
+#include "uprobe_insn.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -26,7 +29,7 @@
 
 static const char *kcheck(const uint8_t *b, size_t n)
 {
-	return interlock_kernel_check(b, n);
+	return uprobe_insn_check(b, n);
 }
 
 #define KOK(...)                                                                                   \
@@ -85,21 +88,21 @@ static void test_kernel_emulates(void **state)
 			     cmp_g[] = {0x49, 0x3b, 0x66, 0x10}, lea[] = {0x48, 0x8d, 0x04, 0x40},
 			     ret[] = {0xc3}, push_r12_w[] = {0x49, 0x54}, sub_rsp[] = {0x48, 0x83, 0xec, 0x18};
 	(void)state;
-	assert_true(interlock_kernel_emulates(jbe8, sizeof(jbe8)));
-	assert_true(interlock_kernel_emulates(jbe32, sizeof(jbe32)));
-	assert_true(interlock_kernel_emulates(jmp8, sizeof(jmp8)));
-	assert_true(interlock_kernel_emulates(call32, sizeof(call32)));
-	assert_true(interlock_kernel_emulates(nop, sizeof(nop)));
-	assert_true(interlock_kernel_emulates(push_rbp, sizeof(push_rbp)));
-	assert_true(interlock_kernel_emulates(push_r12, sizeof(push_r12)));
+	assert_true(uprobe_insn_emulated(jbe8, sizeof(jbe8)));
+	assert_true(uprobe_insn_emulated(jbe32, sizeof(jbe32)));
+	assert_true(uprobe_insn_emulated(jmp8, sizeof(jmp8)));
+	assert_true(uprobe_insn_emulated(call32, sizeof(call32)));
+	assert_true(uprobe_insn_emulated(nop, sizeof(nop)));
+	assert_true(uprobe_insn_emulated(push_rbp, sizeof(push_rbp)));
+	assert_true(uprobe_insn_emulated(push_r12, sizeof(push_r12)));
 	/* Go's stack check, a leaf's first lea, RET, a push with REX.W, a
 	 * frame's sub: single-stepped. */
-	assert_false(interlock_kernel_emulates(cmp_g, sizeof(cmp_g)));
-	assert_false(interlock_kernel_emulates(lea, sizeof(lea)));
-	assert_false(interlock_kernel_emulates(ret, sizeof(ret)));
-	assert_false(interlock_kernel_emulates(push_r12_w, sizeof(push_r12_w)));
-	assert_false(interlock_kernel_emulates(sub_rsp, sizeof(sub_rsp)));
-	assert_false(interlock_kernel_emulates(jbe32, 1)); /* truncated */
+	assert_false(uprobe_insn_emulated(cmp_g, sizeof(cmp_g)));
+	assert_false(uprobe_insn_emulated(lea, sizeof(lea)));
+	assert_false(uprobe_insn_emulated(ret, sizeof(ret)));
+	assert_false(uprobe_insn_emulated(push_r12_w, sizeof(push_r12_w)));
+	assert_false(uprobe_insn_emulated(sub_rsp, sizeof(sub_rsp)));
+	assert_false(uprobe_insn_emulated(jbe32, 1)); /* truncated */
 }
 
 static void test_kernel_refused(void **state)
@@ -219,47 +222,46 @@ static void test_pcsp_walk(void **state)
 static void test_writes_r14(void **state)
 {
 	(void)state;
-	assert_true(interlock_writes_r14("mov r14, rax"));
-	assert_true(interlock_writes_r14("mov r14d, ecx"));
-	assert_true(interlock_writes_r14("pop r14"));
-	assert_true(interlock_writes_r14("xchg rax, r14"));
-	assert_true(interlock_writes_r14("rorx r14, rdx, 0x10"));
-	assert_true(interlock_writes_r14("mov r14, qword ptr fs:[0xfffffffffffffff8]"));
-	assert_false(interlock_writes_r14("mov rax, r14"));
-	assert_false(interlock_writes_r14("cmp r14, rax"));
-	assert_false(interlock_writes_r14("push r14"));
-	assert_false(interlock_writes_r14("mov qword ptr [r14 + 0x10], rax"));
-	assert_false(interlock_writes_r14("xchg rax, qword ptr [r14]"));
-	assert_false(interlock_writes_r14("mov r15, rax"));
-	assert_false(interlock_writes_r14("ret"));
+	assert_true(runtime_rules_writes_r14("mov r14, rax"));
+	assert_true(runtime_rules_writes_r14("mov r14d, ecx"));
+	assert_true(runtime_rules_writes_r14("pop r14"));
+	assert_true(runtime_rules_writes_r14("xchg rax, r14"));
+	assert_true(runtime_rules_writes_r14("rorx r14, rdx, 0x10"));
+	assert_true(runtime_rules_writes_r14("mov r14, qword ptr fs:[0xfffffffffffffff8]"));
+	assert_false(runtime_rules_writes_r14("mov rax, r14"));
+	assert_false(runtime_rules_writes_r14("cmp r14, rax"));
+	assert_false(runtime_rules_writes_r14("push r14"));
+	assert_false(runtime_rules_writes_r14("mov qword ptr [r14 + 0x10], rax"));
+	assert_false(runtime_rules_writes_r14("xchg rax, qword ptr [r14]"));
+	assert_false(runtime_rules_writes_r14("mov r15, rax"));
+	assert_false(runtime_rules_writes_r14("ret"));
 }
 
 static void test_runtime_rules(void **state)
 {
 	(void)state;
-	assert_non_null(interlock_runtime_check("runtime.gcWriteBarrierR8", 0));
-	assert_non_null(interlock_runtime_check("runtime.gcWriteBarrier2", 0));
-	assert_non_null(interlock_runtime_check("runtime.morestack_noctxt", 0));
-	assert_non_null(interlock_runtime_check("runtime.systemstack_switch", 0));
-	assert_non_null(interlock_runtime_check("runtime.systemstack", 0));
-	assert_non_null(interlock_runtime_check("runtime.debugCall1024", 0));
-	assert_non_null(interlock_runtime_check("runtime.debugCallV2", 0));
-	assert_non_null(interlock_runtime_check("runtime.duffzero", 0));
-	assert_non_null(interlock_runtime_check("_rt0_amd64_linux", 0));
+	assert_non_null(runtime_rules_check("runtime.gcWriteBarrierR8", 0));
+	assert_non_null(runtime_rules_check("runtime.gcWriteBarrier2", 0));
+	assert_non_null(runtime_rules_check("runtime.morestack_noctxt", 0));
+	assert_non_null(runtime_rules_check("runtime.systemstack_switch", 0));
+	assert_non_null(runtime_rules_check("runtime.systemstack", 0));
+	assert_non_null(runtime_rules_check("runtime.debugCall1024", 0));
+	assert_non_null(runtime_rules_check("runtime.debugCallV2", 0));
+	assert_non_null(runtime_rules_check("runtime.duffzero", 0));
+	assert_non_null(runtime_rules_check("_rt0_amd64_linux", 0));
 	/* Go code that only shares a prefix traces. */
-	assert_null(interlock_runtime_check("runtime.debugCallCheck", 0));
-	assert_null(interlock_runtime_check("runtime.goexit1", 0));
+	assert_null(runtime_rules_check("runtime.debugCallCheck", 0));
+	assert_null(runtime_rules_check("runtime.goexit1", 0));
 	/* mcall's targets run on g0 and never return. */
-	assert_non_null(strstr(interlock_runtime_check("runtime.park_m", 0), "g0"));
-	assert_non_null(strstr(interlock_runtime_check("runtime.goexit0", 0), "never returns"));
-	assert_null(interlock_runtime_check("runtime.park_mx", 0));
-	assert_null(interlock_runtime_check("runtime.asyncPreempt2", 0));
-	assert_null(interlock_runtime_check("main.main", 0));
+	assert_non_null(strstr(runtime_rules_check("runtime.park_m", 0), "g0"));
+	assert_non_null(strstr(runtime_rules_check("runtime.goexit0", 0), "never returns"));
+	assert_null(runtime_rules_check("runtime.park_mx", 0));
+	assert_null(runtime_rules_check("runtime.asyncPreempt2", 0));
+	assert_null(runtime_rules_check("main.main", 0));
 	/* The toolchain's own flags. */
-	assert_non_null(
-	    strstr(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_TOPFRAME), "TOPFRAME"));
-	assert_non_null(strstr(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_SPWRITE), "SPWRITE"));
-	assert_null(interlock_runtime_check("x.f", GOPCLNTAB_FLAG_ASM));
+	assert_non_null(strstr(runtime_rules_check("x.f", GOPCLNTAB_FLAG_TOPFRAME), "TOPFRAME"));
+	assert_non_null(strstr(runtime_rules_check("x.f", GOPCLNTAB_FLAG_SPWRITE), "SPWRITE"));
+	assert_null(runtime_rules_check("x.f", GOPCLNTAB_FLAG_ASM));
 }
 
 /* runtime.memequal's shape: a RET, and a jmp to memeqbody outside. */
@@ -337,7 +339,7 @@ static uint8_t place(void **state, const uint8_t *code, size_t n, uint64_t flat_
 
 	memset(bits, 0, sizeof(bits));
 	size_t stop = retsites_boundaries(*state, code, n, ADDR, bits);
-	return interlock_entry_probe(code, bits, stop, flat_end);
+	return entry_probe_place(code, bits, stop, flat_end);
 }
 
 static void test_entry_probe_place(void **state)
@@ -393,14 +395,69 @@ static void test_entry_probe_place(void **state)
 	assert_int_equal(place(state, small, sizeof(small), 4), 0);
 	/* Cut short before the jump ends: the entry. */
 	assert_int_equal(place(state, small, 5, 6), 0);
-	setenv("RETOP_ENTRY_PROBE", "first", 1);
-	assert_int_equal(place(state, small, sizeof(small), 6), 0);
-	unsetenv("RETOP_ENTRY_PROBE");
+}
+
+/* A leaf's probe: its first emulated instruction, a few plain ones in. */
+static uint8_t place_leaf(void **state, const uint8_t *code, size_t n, uint64_t flat_end)
+{
+	uint8_t bits[16];
+
+	memset(bits, 0, sizeof(bits));
+	size_t stop = retsites_boundaries(*state, code, n, ADDR, bits);
+	return entry_probe_leaf(*state, code, bits, stop, flat_end, ADDR);
+}
+
+static void test_entry_probe_leaf(void **state)
+{
+	/* Go's loop of a frameless leaf (main.Leaf50us of tests/go/owntraps). */
+	static const uint8_t loop[] = {
+	    0x31, 0xc9,		    /* 0x0: xor ecx, ecx */
+	    0xeb, 0x04,		    /* 0x2: jmp 0x8 */
+	    0x48, 0xff, 0xc1,	    /* 0x4: inc rcx */
+	    0x90,		    /* 0x7: nop */
+	    0x48, 0x39, 0xd9,	    /* 0x8: cmp rcx, rbx */
+	    0x7c, 0xf7,		    /* 0xb: jl 0x4 */
+	    0xc3,		    /* 0xd: ret */
+	};
+	/* The loop comes back to the probe's jump: each call would hit it
+	 * again and again. */
+	static const uint8_t back[] = {
+	    0x31, 0xc9,		    /* 0x0: xor ecx, ecx */
+	    0x48, 0xff, 0xc1,	    /* 0x2: inc rcx */
+	    0x48, 0x39, 0xd9,	    /* 0x5: cmp rcx, rbx */
+	    0x7c, 0xf8,		    /* 0x8: jl 0x2 */
+	    0xc3,		    /* 0xa: ret */
+	};
+	/* A load before it: it may fault (a nil pointer) before the probe. */
+	static const uint8_t load[] = {
+	    0x48, 0x8b, 0x08,	    /* 0x0: mov rcx, [rax] */
+	    0xeb, 0x00,		    /* 0x3: jmp 0x5 */
+	    0xc3,		    /* 0x5: ret */
+	};
+	/* SP written before it: the key at the probe is not the entry's. */
+	static const uint8_t sp[] = {
+	    0x48, 0x89, 0xc4,	    /* 0x0: mov rsp, rax */
+	    0xeb, 0x00,		    /* 0x3: jmp 0x5 */
+	    0xc3,		    /* 0x5: ret */
+	};
+	static const uint8_t straight[] = {
+	    0x48, 0x83, 0xf0, 0x5a, /* 0x0: xor rax, 0x5a */
+	    0xc3,		    /* 0x4: ret */
+	};
+
+	assert_int_equal(place_leaf(state, loop, sizeof(loop), sizeof(loop)), 2);
+	assert_int_equal(place_leaf(state, back, sizeof(back), sizeof(back)), 0);
+	assert_int_equal(place_leaf(state, load, sizeof(load), sizeof(load)), 0);
+	assert_int_equal(place_leaf(state, sp, sizeof(sp), sizeof(sp)), 0);
+	assert_int_equal(place_leaf(state, straight, sizeof(straight), sizeof(straight)), 0);
+	/* The pc-to-SP table says SP moved before the jump ends. */
+	assert_int_equal(place_leaf(state, loop, sizeof(loop), 3), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_entry_probe_leaf),
 	    cmocka_unit_test(test_kernel_go_sites),
 	    cmocka_unit_test(test_kernel_rex_b_nop),
 	    cmocka_unit_test(test_kernel_refused),

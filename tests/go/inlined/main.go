@@ -2,7 +2,9 @@
 // sites (one in ScaleLoop, two in ScalePairs) and also called through a
 // func value, so it has an out-of-line copy too; main.(*Acc).Add is only
 // ever inlined (three sites, in AddLoop and AddPairs) and has no copy of
-// its own.  The parents are kept out of line so each site is one site in
+// its own; main.Twice is inlined at two sites (TwiceLoop, TwiceMix) whose
+// marks are no NOP of their own but an instruction of the call's line
+// (the load of its argument), and called through a func value too.  The parents are kept out of line so each site is one site in
 // the binary.  The result counts every call by how it was made.
 package main
 
@@ -21,6 +23,32 @@ func (a *Acc) Add(v int64) {
 // Scale is small enough to inline.
 func Scale(x int64) int64 {
 	return x*3 + 1
+}
+
+// Twice is inlined where the compiler reuses an instruction of the call's
+// line as the inline mark.
+func Twice(x int64) int64 {
+	return x ^ (x >> 3)
+}
+
+var twiceFn = Twice
+
+//go:noinline
+func TwiceLoop(p *int64, n int) int64 {
+	var s int64
+	for i := 0; i < n; i++ {
+		s += Twice(*p - int64(i))
+	}
+	return s
+}
+
+//go:noinline
+func TwiceMix(p *int64, n int) int64 {
+	var s int64
+	for i := 0; i < n; i++ {
+		s ^= Twice(*p ^ int64(i))
+	}
+	return s
 }
 
 // scaleFn calls Scale out of line: a package variable the inliner cannot
@@ -87,6 +115,10 @@ func main() {
 		AddLoop(&acc, n)
 		AddPairs(&acc, n/2)
 		sink += ScaleByValue(25)
+		sink += TwiceLoop(&sink, n) + TwiceMix(&sink, n)
+		for i := 0; i < 25; i++ {
+			sink += twiceFn(int64(i))
+		}
 		rounds++
 	}
 	sink += acc.n
@@ -95,6 +127,7 @@ func main() {
 		"per_func": map[string]map[string]int64{
 			"main.Scale":      {"inlined_calls": rounds * int64(n+2*(n/2)), "calls": rounds * 25},
 			"main.(*Acc).Add": {"inlined_calls": rounds * int64(n+2*(n/2)), "calls": 0},
+			"main.Twice":      {"inlined_calls": rounds * int64(2*n), "calls": rounds * 25},
 		},
 	})
 }

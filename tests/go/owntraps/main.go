@@ -1,8 +1,9 @@
 // owntraps: functions of a few nanoseconds, ~5 us and ~50 us, each as a
-// frameless leaf (no stack check: its entry probe sits on its first
-// instruction, which the kernel single-steps) and as a framed function (a
-// stack-check prologue: the probe sits on the prologue's jump, which the
-// kernel emulates).  The ground truth is the program's untraced clock:
+// frameless leaf (no stack check: the entry probe of the loops sits on
+// their first jump, which the kernel emulates; LeafTiny has none, its
+// probe sits on its first instruction, which the kernel single-steps) and
+// as a framed function (a stack-check prologue: the probe sits on the
+// prologue's jump, which the kernel emulates).  The ground truth is the program's untraced clock:
 // before it announces readiness (before retop attaches), it makes
 // -untraced rounds, each calling every function once and timing each call
 // with the Go clock around it; then -calls rounds untimed.  After SIGUSR1

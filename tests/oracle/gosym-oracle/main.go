@@ -4,6 +4,7 @@
 //	gosym-oracle dump BINARY              one JSON object per function
 //	gosym-oracle check BINARY LIST.json   check `retop -l -x BINARY -o json`
 //	gosym-oracle bench BINARY             time debug/gosym on BINARY
+//	gosym-oracle names BINARY             time debug/gosym reading names alone
 //	gosym-oracle compare A.json B.json    compare two retop lists
 //	gosym-oracle packages BINARY          distinct package names (Sym.PackageName)
 //
@@ -24,7 +25,7 @@ import (
 	"time"
 )
 
-const usage = "usage: gosym-oracle dump BINARY | check BINARY LIST.json | bench BINARY | compare A.json B.json | packages BINARY"
+const usage = "usage: gosym-oracle dump BINARY | check BINARY LIST.json | bench BINARY | names BINARY | compare A.json B.json | packages BINARY"
 
 // fn is one function as debug/gosym sees it.
 type fn struct {
@@ -54,6 +55,8 @@ func main() {
 		err = check(args[1], args[2])
 	case args[0] == "bench" && len(args) == 2:
 		err = bench(args[1])
+	case args[0] == "names" && len(args) == 2:
+		err = names(args[1])
 	case args[0] == "compare" && len(args) == 3:
 		err = compare(args[1], args[2])
 	case args[0] == "packages" && len(args) == 2:
@@ -79,9 +82,29 @@ func load(path string) (img *image, err error) {
 			err = fmt.Errorf("%s: debug/gosym: %v", path, r)
 		}
 	}()
-	f, err := elf.Open(path)
+	f, table, err := open(path)
 	if err != nil {
 		return nil, err
+	}
+	img = &image{elf: f, table: table}
+	for i := range table.Funcs {
+		g := &table.Funcs[i]
+		file, line, _ := table.PCToLine(g.Entry)
+		img.funcs = append(img.funcs, fn{g.Name, g.Entry, g.End, file, line})
+	}
+	return img, nil
+}
+
+// open reads the function table of the binary at path.
+func open(path string) (f *elf.File, table *gosym.Table, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: debug/gosym: %v", path, r)
+		}
+	}()
+	f, err = elf.Open(path)
+	if err != nil {
+		return nil, nil, err
 	}
 	var pcln *elf.Section
 	for _, s := range f.Sections {
@@ -92,23 +115,17 @@ func load(path string) (img *image, err error) {
 		}
 	}
 	if pcln == nil {
-		return nil, fmt.Errorf("%s: no .gopclntab section", path)
+		return nil, nil, fmt.Errorf("%s: no .gopclntab section", path)
 	}
 	data, err := pcln.Data()
 	if err != nil {
-		return nil, fmt.Errorf("%s: .gopclntab: %v", path, err)
+		return nil, nil, fmt.Errorf("%s: .gopclntab: %v", path, err)
 	}
-	table, err := gosym.NewTable(nil, gosym.NewLineTable(data, textStart(f)))
+	table, err = gosym.NewTable(nil, gosym.NewLineTable(data, textStart(f)))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
 	}
-	img = &image{elf: f, table: table}
-	for i := range table.Funcs {
-		g := &table.Funcs[i]
-		file, line, _ := table.PCToLine(g.Entry)
-		img.funcs = append(img.funcs, fn{g.Name, g.Entry, g.End, file, line})
-	}
-	return img, nil
+	return f, table, nil
 }
 
 // textStart is runtime.text when the binary has a symbol table, else the
@@ -151,6 +168,23 @@ func bench(path string) error {
 	}
 	secs := time.Since(start).Seconds()
 	fmt.Printf("{\"funcs\":%d,\"seconds\":%.6f}\n", len(img.funcs), secs)
+	return nil
+}
+
+// names times debug/gosym reading every function's name and nothing else:
+// the least any listing of a binary's functions does.
+func names(path string) error {
+	start := time.Now()
+	_, table, err := open(path)
+	if err != nil {
+		return err
+	}
+	bytes := 0
+	for i := range table.Funcs {
+		bytes += len(table.Funcs[i].Name)
+	}
+	secs := time.Since(start).Seconds()
+	fmt.Printf("{\"funcs\":%d,\"name_bytes\":%d,\"seconds\":%.6f}\n", len(table.Funcs), bytes, secs)
 	return nil
 }
 
