@@ -25,7 +25,8 @@ struct bpf_mem_sizes {
 	 * needs one). */
 	uint32_t inflight, inflight_spill;
 	bool spill; /* calls may spill */
-	uint32_t func_stats, caller_stats;
+	uint32_t func_stats, func_hist, caller_stats;
+	uint32_t error_stats; /* one a slot that failed, made at its first failing call */
 	uint32_t goroutines, first_entry, recovered, drop_marks;
 	/* The time split: its counters per slot, and the calls' figures at
 	 * their entry (bpf/split.h; one entry when the split is off). */

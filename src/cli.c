@@ -85,10 +85,10 @@ void cli_usage(FILE *out)
 		"  -o, --output text|json     batch and list format; json is one object per line\n"
 		"  -l, --list[=PATTERN]       list functions of -p/-x and exit\n"
 		"      --sort KEY             order of the batch rows (text and JSON) and of the\n"
-		"                             live table: p99 (default), p50, max, calls,\n"
-		"                             calls/s, inflight, oldest, orphans, unmatched,\n"
-		"                             dropped (highest first), name (A to Z); -KEY\n"
-		"                             lowest first, +KEY highest first\n"
+		"                             live table: p99 (default), p50, err%%, max,\n"
+		"                             calls, calls/s, inflight, oldest, orphans,\n"
+		"                             unmatched, dropped (highest first), name (A to\n"
+		"                             Z); -KEY lowest first, +KEY highest first\n"
 		"      --top N                batch text: only the first N rows\n"
 		"      --idle                 batch text: a row for each function with no calls\n"
 		"                             in the interval (default: one line counts them)\n"
@@ -269,7 +269,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case 't':
 		if (o->npatterns == CLI_MAX_PATTERNS)
-			return usage_error("too many -t patterns (at most 64): '%s'", optarg);
+			return usage_error("too many -t patterns (at most %d): '%s'", CLI_MAX_PATTERNS,
+					   optarg);
 		o->patterns[o->npatterns++] = optarg;
 		return 0;
 	case 'b':
@@ -302,7 +303,8 @@ static int cli_parse_one(int c, struct cli_options *o)
 		return 0;
 	case OPT_MAX_FUNCTIONS:
 		if (!parse_long(optarg, 1, RETOP_MAX_TRACED, &o->max_functions))
-			return usage_error("--max-functions takes 1 to 256, got '%s'", optarg);
+			return usage_error("--max-functions takes 1 to %d, got '%s'", RETOP_MAX_TRACED,
+					   optarg);
 		return 0;
 	case OPT_MAX_IN_FLIGHT:
 		if (!parse_long(optarg, TRACER_MIN_IN_FLIGHT, TRACER_MAX_IN_FLIGHT, &o->max_in_flight))

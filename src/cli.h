@@ -13,9 +13,9 @@ enum retop_exit { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 #include "func_order.h"
 #include "timesplit.h"
 
-#define CLI_MAX_PATTERNS 64
+#define CLI_MAX_PATTERNS 2048
 /* --max-functions: the per-function BPF maps are sized for it. */
-#define CLI_DEFAULT_MAX_FUNCTIONS 64
+#define CLI_DEFAULT_MAX_FUNCTIONS 1024
 
 enum cli_mode { CLI_INTERACTIVE = 0, CLI_LIST, CLI_BATCH, CLI_SERVE };
 enum cli_output { CLI_OUT_TEXT = 0, CLI_OUT_JSON };

@@ -481,8 +481,13 @@ void govern_fill(struct session_func *sf, struct snapshot_func *out)
 
 	out->mode = gf->mode;
 	out->sampled = gf->mode == BUDGET_FULL ? 1.0 : gf->share;
-	out->timed_calls = sf->cur.calls;
-	ledger_view(&gf->ledger, govern_counted(gf, &sf->cur), gf->mode == BUDGET_ESTIMATED, &lv);
+	/* A call whose bucket found no place has a duration in the mean
+	 * only: the percentiles are then a sample. */
+	out->timed_calls = sf->cur.st.calls - (sf->cur.st.hist_lost < sf->cur.st.calls
+						   ? sf->cur.st.hist_lost
+						   : sf->cur.st.calls);
+	ledger_view(&gf->ledger, govern_counted(gf, &sf->cur.st), gf->mode == BUDGET_ESTIMATED,
+		    &lv);
 	out->v.calls = lv.calls;
 	out->estimated = lv.estimated;
 	if (!lv.estimated)

@@ -266,7 +266,7 @@ void govern_leave_estimate(struct session *s, struct session_func *sf, uint64_t 
 	 * or returned within the microseconds in between. */
 	uint64_t counted = tracer_read_counters(s->tracer, sf->slot, &st) == 0
 			       ? govern_counted(gf, &st)
-			       : govern_counted(gf, &sf->cur);
+			       : govern_counted(gf, &sf->cur.st);
 	counted += (uint64_t)tracer_slot_inflight(s->tracer, sf->slot);
 	uint64_t t0 = gf->read_from > start ? gf->read_from : start;
 	tracer_gate(s->tracer, sf->slot, 0, 0, false);

@@ -141,9 +141,13 @@ int probe_set_attach(struct bpf_program *prog, bool multi, const char *binary, i
 size_t probe_set_count(const struct probe_set *ps) { return ps ? ps->count : 0; }
 
 /* Removing a uprobe waits for RCU grace periods (tens of ms on a VM).
- * Closes from several threads at once share the grace periods, so a
- * session of 64 functions detaches in a fraction of a second. */
-#define PROBES_CLOSE_THREADS 32
+ * Closes from several threads at once share the grace periods, so the
+ * detach of a whole package (a thousand functions, each set a link) takes
+ * a few grace periods, not a thousand: one thread per PROBES_CLOSE_EACH
+ * sets, each on a small stack (it only calls close()). */
+#define PROBES_CLOSE_THREADS 256
+#define PROBES_CLOSE_EACH 2
+#define PROBES_CLOSE_STACK (64 * 1024)
 
 struct close_job {
 	struct probe_set **sets;
@@ -174,14 +178,23 @@ void probe_sets_destroy(struct probe_set **sets, size_t n)
 	pthread_t threads[PROBES_CLOSE_THREADS];
 	struct close_job jobs[PROBES_CLOSE_THREADS];
 	bool started[PROBES_CLOSE_THREADS] = {false};
-	size_t nthreads = n < PROBES_CLOSE_THREADS ? n : PROBES_CLOSE_THREADS;
+	size_t nthreads = (n + PROBES_CLOSE_EACH - 1) / PROBES_CLOSE_EACH;
+	pthread_attr_t attr;
+	bool small = pthread_attr_init(&attr) == 0;
 
 	if (n == 0)
 		return;
+	if (nthreads > PROBES_CLOSE_THREADS)
+		nthreads = PROBES_CLOSE_THREADS;
+	if (small && pthread_attr_setstacksize(&attr, PROBES_CLOSE_STACK))
+		small = false;
 	for (size_t t = 1; t < nthreads; t++) {
 		jobs[t] = (struct close_job){sets, n, t, nthreads};
-		started[t] = pthread_create(&threads[t], NULL, probes_close_some, &jobs[t]) == 0;
+		started[t] = pthread_create(&threads[t], small ? &attr : NULL, probes_close_some,
+					    &jobs[t]) == 0;
 	}
+	if (small)
+		pthread_attr_destroy(&attr);
 	/* This thread takes share 0, and the share of any thread that failed. */
 	for (size_t t = 0; t < nthreads; t++) {
 		if (t > 0 && started[t])

@@ -144,6 +144,8 @@ void session_close(struct session *s)
 	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++) {
 		slowest_clear(&s->funcs[i].slowest);
 		session_forget_marks(&s->funcs[i]);
+		free(s->funcs[i].hist_buf[0]);
+		free(s->funcs[i].hist_buf[1]);
 	}
 	free(s->funcs);
 	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);

@@ -176,8 +176,16 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 					      &sf->inl_sites, &sf->inl_counted, sf->inl_why, why);
 	if (!ret)
 		session_keep_marks(sf, first, &v);
+	/* Its errors are read from its first call on: where, before the
+	 * probes go in. */
+	if (!ret) {
+		session_error_find(s, s->images[first].idx, sf->fi[first], &sf->err);
+		session_errors_reset(sf);
+	}
 	if (!ret)
-		ret = tracer_attach(s->tracer, &v, s->attach_pid, &entry_only, why);
+		ret = tracer_attach(s->tracer, &v, s->attach_pid,
+				    sf->err.state == ARGS_ERROR_READ ? sf->err.reg : -1,
+				    &entry_only, why);
 	if (ret < 0) {
 		sf->state = FUNC_ERROR;
 		snprintf(sf->reason, sizeof(sf->reason), "%s", why);

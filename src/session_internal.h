@@ -3,6 +3,8 @@
 #ifndef RETOP_SESSION_INTERNAL_H
 #define RETOP_SESSION_INTERNAL_H
 
+#include "args.h"
+#include "error_types.h"
 #include "govern.h"
 #include "guard.h"
 #include "hitcost.h"
@@ -20,7 +22,12 @@ struct session_func {
 	bool entry_only;
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
-	struct retop_func_stats prev, cur;
+	struct stats_read prev, cur;
+	/* The histograms the reads point at, allocated at the first timed
+	 * call (an idle function holds none): cur's, and prev's when its
+	 * calls moved since (session_read_hist). */
+	struct retop_func_hist *hist_buf[2];
+	uint64_t hist_calls; /* cur.st.calls when cur.hist was read */
 	struct retop_split_stats split_prev, split_cur; /* the time split's */
 	struct stats_cache pct_cache; /* cur's since-start percentiles */
 	struct callers_view callers;  /* the last read */
@@ -35,6 +42,14 @@ struct session_func {
 	char inl_why[200];
 	uint64_t inlined_shown; /* inlined calls in the last snapshot */
 	double cost_ns;		/* what its probes cost the target so far */
+	/* Failing calls (session_errors.c): where its error result is read,
+	 * the failing calls' durations and types as last read, and the
+	 * errors' ledger (exact while every call is timed). */
+	struct args_error err;
+	struct retop_error_stats errs;
+	double errors_est;
+	bool errors_inexact;
+	uint64_t errors_seen, timed_seen, errors_shown;
 	/* The verdict that proved its marks in each binary (NULL: not yet),
 	 * so that the budget puts them back in without proving them again. */
 	struct interlock_verdict *marks_v[RETOP_MAX_IMAGES];
@@ -92,6 +107,10 @@ struct session {
 	bool split_sched;    /* --time-split sched, with Go's offsets for it */
 	int split_go_minor;  /* the binary's Go release: its wait reasons */
 	uint64_t sched_hits; /* the scheduler's probes' hits at the last sample */
+	/* Failing calls' types, named; room for the succeeding calls'
+	 * histogram (session_errors.c). */
+	struct error_types etypes;
+	__u64 ok_hist[RETOP_HIST_BUCKETS];
 	struct snapshot snap;
 };
 
@@ -134,6 +153,17 @@ struct session_func *session_find(const struct session *s, const struct func_inf
 int session_attach(struct session *s, struct func_info *f, char *err);
 void session_detach_all(struct session *s, const char *why);
 void session_set_args(struct session *s, struct session_func *sf, bool on);
+
+/* session_errors.c: failing calls. */
+/* Where f (of binary idx) has its error result at a RET. */
+void session_error_find(struct session *s, const struct func_index *idx, const struct func_info *f,
+			struct args_error *out);
+/* Read sf's failing calls from BPF: before its counters, every sample. */
+void session_read_errors(struct session *s, struct session_func *sf);
+void session_fill_errors(struct session *s, struct session_func *sf, double interval,
+			 struct snapshot_func *out);
+/* Its counters start again (a reset). */
+void session_errors_reset(struct session_func *sf);
 
 /* session_sample.c */
 uint64_t session_load_bias(struct session *s);

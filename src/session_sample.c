@@ -21,7 +21,7 @@
 static void session_fill_cost(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
-	const struct retop_func_stats *c = &sf->cur, *p = &sf->prev;
+	const struct retop_func_stats *c = &sf->cur.st, *p = &sf->prev.st;
 	const double *k = s->hitcost.trap_ns;
 	int entry = sf->f->entry_emulated ? RETOP_HIT_ENTRY_EMULATED : RETOP_HIT_ENTRY_STEPPED;
 
@@ -125,6 +125,32 @@ static void session_fill_sites(struct session *s, struct session_func *sf,
 	}
 }
 
+/* sf's histogram, read again (a syscall) only when its calls moved since
+ * the last read: a thousand idle functions cost none.  cur.hist points at
+ * one of the two buffers, prev.hist (the read before) may at the other. */
+static void session_read_hist(struct session *s, struct session_func *sf)
+{
+	struct stats_read *c = &sf->cur;
+
+	if (!c->st.calls) {
+		c->hist = NULL;
+		return;
+	}
+	if (c->hist && sf->hist_calls == c->st.calls)
+		return;
+	int k = sf->hist_buf[0] && sf->prev.hist == sf->hist_buf[0]->hist ? 1 : 0;
+	if (!sf->hist_buf[k])
+		sf->hist_buf[k] = malloc(sizeof(*sf->hist_buf[k]));
+	/* No memory, or no histogram (every timed call lost its place:
+	 * hist_lost): the percentiles stay unknown. */
+	if (!sf->hist_buf[k] || tracer_read_hist(s->tracer, sf->slot, sf->hist_buf[k]) != 0) {
+		c->hist = NULL;
+		return;
+	}
+	c->hist = sf->hist_buf[k]->hist;
+	sf->hist_calls = c->st.calls;
+}
+
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
@@ -145,11 +171,14 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	snprintf(out->inlined_uncounted_why, sizeof(out->inlined_uncounted_why), "%s", sf->inl_why);
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
+		session_read_errors(s, sf);
 		sf->prev = sf->cur;
 		/* Unreadable (a slot out of range: none is handed out), the
 		 * row keeps its last counters rather than showing none. */
-		if (tracer_read(s->tracer, sf->slot, &sf->cur) != 0)
+		if (tracer_read(s->tracer, sf->slot, &sf->cur.st) != 0)
 			sf->cur = sf->prev;
+		else
+			session_read_hist(s, sf);
 		stats_compute_cached(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v,
 				     &sf->pct_cache);
 		sf->have_prev = true;
@@ -158,8 +187,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->oldest_in_flight_ns = s->inflight[sf->slot].oldest_ns;
 		/* Proven dead by the sweep, plus those the BPF side saw
 		 * abandoned (a new call in the same frame after a panic). */
-		out->orphans = s->inflight[sf->slot].orphans + sf->cur.abandoned;
-		out->before_attach = sf->cur.before_attach;
+		out->orphans = s->inflight[sf->slot].orphans + sf->cur.st.abandoned;
+		out->before_attach = sf->cur.st.before_attach;
 		session_load_bias(s);
 		tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
 		sf->split_prev = sf->split_cur;
@@ -182,15 +211,25 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	/* Detached: the last callers read stay shown, like the counters. */
 	out->callers = sf->callers;
 	slowest_copy(&out->slowest, &sf->slowest);
-	out->entries = sf->cur.entries;
+	out->entries = sf->cur.st.entries;
 	/* Calls as the governor counts them: at their RET when timed, at their
 	 * entry when not (or estimated); the rates follow. */
 	govern_fill(sf, out);
 	out->v.calls_delta = out->v.calls > sf->calls_shown ? out->v.calls - sf->calls_shown : 0;
 	out->v.calls_per_s =
 	    interval > 0 && sf->have_prev ? (double)out->v.calls_delta / interval : 0;
+	/* Estimated now: the estimate moves only when a sampled slice is
+	 * read (at a share of 10%, none in half of the half-second
+	 * intervals), so its step is no rate.  The rate its sampled slices
+	 * saw, with the probes in (the traps slow the target: at most its
+	 * rate untraced). */
+	if (out->estimated && sf->gf.mode == BUDGET_ESTIMATED && sf->have_prev && interval > 0) {
+		out->v.calls_per_s = sf->gf.calls_per_s;
+		out->v.calls_delta = (uint64_t)(sf->gf.calls_per_s * interval + 0.5);
+	}
 	sf->calls_shown = out->v.calls;
-	out->inlined_calls = sf->cur.inlined;
+	session_fill_errors(s, sf, interval, out);
+	out->inlined_calls = sf->cur.st.inlined;
 	/* Exact only while every site where it was inlined is counted, and
 	 * the budget never took the marks out. */
 	out->inlined_calls_exact = !sf->gf.marks_missed && out->inlined_sites >= 0 &&
@@ -396,6 +435,7 @@ void session_reset(struct session *s)
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
 		memset(&s->funcs[i].split_cur, 0, sizeof(s->funcs[i].split_cur));
 		memset(&s->funcs[i].split_prev, 0, sizeof(s->funcs[i].split_prev));
+		session_errors_reset(&s->funcs[i]);
 		govern_func_reset(&s->funcs[i].gf);
 		s->funcs[i].calls_shown = 0;
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));

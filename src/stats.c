@@ -100,19 +100,20 @@ uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64
 
 /* A counter below its previous value means the map was reset (or the
  * function re-attached); deltas against prev would underflow. */
-static bool counters_went_back(const struct retop_func_stats *cur,
-			       const struct retop_func_stats *prev)
+static bool counters_went_back(const struct stats_read *cur, const struct stats_read *prev)
 {
+	const struct retop_func_stats *c = &cur->st, *p = &prev->st;
 	uint32_t i;
 
-	if (cur->calls < prev->calls || cur->sum_ns < prev->sum_ns ||
-	    cur->entries < prev->entries || cur->reentries < prev->reentries ||
-	    cur->unmatched < prev->unmatched)
+	if (c->calls < p->calls || c->sum_ns < p->sum_ns || c->entries < p->entries ||
+	    c->reentries < p->reentries || c->unmatched < p->unmatched)
 		return true;
 	for (i = 0; i < RETOP_MAX_RET_SITES; i++)
-		if (cur->ret_hits[i] < prev->ret_hits[i])
+		if (c->ret_hits[i] < p->ret_hits[i])
 			return true;
-	for (i = 0; i < RETOP_HIST_BUCKETS; i++)
+	if (prev->hist && !cur->hist)
+		return true;
+	for (i = 0; prev->hist && i < RETOP_HIST_BUCKETS; i++)
 		if (cur->hist[i] < prev->hist[i])
 			return true;
 	return false;
@@ -123,9 +124,10 @@ static bool counters_went_back(const struct retop_func_stats *cur,
  * smallest.  Otherwise the interval is left unclamped. */
 static const double p50_p99[2] = {0.50, 0.99};
 
-static void compute_interval(const struct retop_func_stats *cur,
-			     const struct retop_func_stats *prev, struct stats_view *out)
+static void compute_interval(const struct stats_read *cur, const struct stats_read *prev,
+			     struct stats_view *out)
 {
+	const struct retop_func_stats *c = &cur->st;
 	uint64_t lo = 0, hi = UINT64_MAX;
 	const __u64 *ph = NULL;
 
@@ -133,62 +135,68 @@ static void compute_interval(const struct retop_func_stats *cur,
 		return;
 	if (prev) {
 		ph = prev->hist;
-		if (cur->min_ns && (!prev->min_ns || cur->min_ns < prev->min_ns))
-			lo = cur->min_ns;
-		if (cur->max_ns > prev->max_ns)
-			hi = cur->max_ns;
+		if (c->min_ns && (!prev->st.min_ns || c->min_ns < prev->st.min_ns))
+			lo = c->min_ns;
+		if (c->max_ns > prev->st.max_ns)
+			hi = c->max_ns;
 	} else {
-		lo = cur->min_ns;
-		hi = cur->max_ns ? cur->max_ns : UINT64_MAX;
+		lo = c->min_ns;
+		hi = c->max_ns ? c->max_ns : UINT64_MAX;
 	}
-	out->mean_interval_ns = (cur->sum_ns - (prev ? prev->sum_ns : 0)) / out->calls_delta;
-	uint64_t p[2];
-	percentiles_diff(cur->hist, ph, RETOP_HIST_BUCKETS, p50_p99, 2, lo, hi, p);
+	out->mean_interval_ns = (c->sum_ns - (prev ? prev->st.sum_ns : 0)) / out->calls_delta;
+	uint64_t p[2] = {0, 0};
+	if (cur->hist)
+		percentiles_diff(cur->hist, ph, RETOP_HIST_BUCKETS, p50_p99, 2, lo, hi, p);
 	out->p50_interval_ns = p[0];
 	out->p99_interval_ns = p[1];
 }
 
 /* The since-start p50 and p99, from the cache when no call came since. */
-static void since_start_percentiles(const struct retop_func_stats *cur, struct stats_cache *c,
+static void since_start_percentiles(const struct stats_read *cur, struct stats_cache *c,
 				    uint64_t p[2])
 {
-	if (c && c->valid && c->calls == cur->calls && c->sum_ns == cur->sum_ns &&
-	    c->min_ns == cur->min_ns && c->max_ns == cur->max_ns) {
+	const struct retop_func_stats *s = &cur->st;
+
+	if (c && c->valid && c->calls == s->calls && c->sum_ns == s->sum_ns &&
+	    c->min_ns == s->min_ns && c->max_ns == s->max_ns) {
 		p[0] = c->p50_ns;
 		p[1] = c->p99_ns;
 		return;
 	}
-	percentiles_diff(cur->hist, NULL, RETOP_HIST_BUCKETS, p50_p99, 2, cur->min_ns, cur->max_ns,
-			 p);
+	p[0] = p[1] = 0;
+	if (cur->hist)
+		percentiles_diff(cur->hist, NULL, RETOP_HIST_BUCKETS, p50_p99, 2, s->min_ns,
+				 s->max_ns, p);
 	if (c)
 		*c = (struct stats_cache){.valid = true,
-					  .calls = cur->calls,
-					  .sum_ns = cur->sum_ns,
-					  .min_ns = cur->min_ns,
-					  .max_ns = cur->max_ns,
+					  .calls = s->calls,
+					  .sum_ns = s->sum_ns,
+					  .min_ns = s->min_ns,
+					  .max_ns = s->max_ns,
 					  .p50_ns = p[0],
 					  .p99_ns = p[1]};
 }
 
-void stats_compute(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
-		   double interval_s, struct stats_view *out)
+void stats_compute(const struct stats_read *cur, const struct stats_read *prev, double interval_s,
+		   struct stats_view *out)
 {
 	stats_compute_cached(cur, prev, interval_s, out, NULL);
 }
 
-void stats_compute_cached(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
+void stats_compute_cached(const struct stats_read *r, const struct stats_read *prev_r,
 			  double interval_s, struct stats_view *out, struct stats_cache *cache)
 {
 	uint32_t i;
 
 	memset(out, 0, sizeof(*out));
-	if (prev && counters_went_back(cur, prev))
-		prev = NULL;
+	if (prev_r && counters_went_back(r, prev_r))
+		prev_r = NULL;
+	const struct retop_func_stats *cur = &r->st, *prev = prev_r ? &prev_r->st : NULL;
 
 	out->calls = cur->calls;
 	out->mean_ns = cur->calls ? cur->sum_ns / cur->calls : 0;
 	uint64_t p[2];
-	since_start_percentiles(cur, cache, p);
+	since_start_percentiles(r, cache, p);
 	out->p50_ns = p[0];
 	out->p99_ns = p[1];
 	out->min_ns = cur->min_ns;
@@ -217,7 +225,7 @@ void stats_compute_cached(const struct retop_func_stats *cur, const struct retop
 
 	out->calls_delta = cur->calls - (prev ? prev->calls : 0);
 	out->calls_per_s = interval_s > 0 ? (double)out->calls_delta / interval_s : 0.0;
-	compute_interval(cur, prev, out);
+	compute_interval(r, prev_r, out);
 }
 
 /* n / q rounded half up, without the overflow of (n + q / 2) / q. */

@@ -19,7 +19,7 @@ void stats_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi);
 /* The q-quantile (0 < q <= 1) of a histogram: the midpoint of the bucket
  * holding the ceil(q * total)-th value, clamped to [min, max] when those
  * are known (non-zero max).  0 when the histogram is empty.  hist is __u64
- * like retop_func_stats.hist (unsigned long long, not uint64_t's unsigned
+ * like retop_func_hist.hist (unsigned long long, not uint64_t's unsigned
  * long on x86-64), so that array is passed without a cast. */
 uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64_t min_ns,
 			  uint64_t max_ns);
@@ -60,13 +60,20 @@ struct stats_cache {
 	uint64_t p50_ns, p99_ns;
 };
 
-/* cur and prev are raw counters read from BPF; prev may be NULL (first
+/* One read of a function's counters from BPF: its row, and its histogram
+ * (RETOP_HIST_BUCKETS of them; NULL: none yet, no timed call). */
+struct stats_read {
+	struct retop_func_stats st;
+	const __u64 *hist;
+};
+
+/* cur and prev are reads of the same slot; prev may be NULL (first
  * sample).  interval_s is the measured time between the two samples.
  * cache may be NULL. */
-void stats_compute_cached(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
+void stats_compute_cached(const struct stats_read *cur, const struct stats_read *prev,
 			  double interval_s, struct stats_view *out, struct stats_cache *cache);
-void stats_compute(const struct retop_func_stats *cur, const struct retop_func_stats *prev,
-		   double interval_s, struct stats_view *out);
+void stats_compute(const struct stats_read *cur, const struct stats_read *prev, double interval_s,
+		   struct stats_view *out);
 
 /* Three significant digits in ns/us/ms/s/min/h/d: "850ns", "1.23ms",
  * "850us", "12.0s", "16.7min", "1.00h": fits 7 columns. */

@@ -35,7 +35,9 @@ static void tracer_size_maps(struct tracer *t)
 	bpf_map__set_max_entries(sk->maps.split_calls, z.split_calls);
 	bpf_map__set_max_entries(sk->maps.sched_gs, z.sched_gs);
 	bpf_map__set_max_entries(sk->maps.sched_threads, z.sched_gs);
+	bpf_map__set_max_entries(sk->maps.func_hist, z.func_hist);
 	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
+	bpf_map__set_max_entries(sk->maps.error_stats, z.error_stats);
 	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);
 	bpf_map__set_max_entries(sk->maps.first_entry, z.first_entry);
 	bpf_map__set_max_entries(sk->maps.recovered, z.recovered);

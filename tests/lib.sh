@@ -296,5 +296,7 @@ EOF
 }
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/retop-test.XXXXXX") || fail "mktemp failed"
-trap 'cleanup_pids; rm -rf "$T"' EXIT
+# The test's own time, last in its log: scripts/test lists the slowest.
+TEST_T0=$(date +%s)
+trap 'cleanup_pids; rm -rf "$T"; echo "# elapsed $(($(date +%s) - TEST_T0)) s"' EXIT
 trap 'exit 1' HUP INT TERM

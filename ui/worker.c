@@ -527,13 +527,16 @@ static void worker_copy_hist_locked(struct worker *w, const struct snapshot *sna
 	if (!w->detail_f)
 		return;
 	for (size_t i = 0; i < snap->nfuncs; i++) {
-		const struct retop_func_stats *raw = snap->funcs[i].raw;
+		const struct stats_read *raw = snap->funcs[i].raw;
 		if (snap->funcs[i].f != w->detail_f || !raw)
 			continue;
-		memcpy(w->hist, raw->hist, sizeof(raw->hist));
-		w->hist_min = raw->min_ns;
-		w->hist_max = raw->max_ns;
-		w->hist_calls = raw->calls;
+		if (raw->hist)
+			memcpy(w->hist, raw->hist, RETOP_HIST_BUCKETS * sizeof(*w->hist));
+		else
+			memset(w->hist, 0, RETOP_HIST_BUCKETS * sizeof(*w->hist));
+		w->hist_min = raw->st.min_ns;
+		w->hist_max = raw->st.max_ns;
+		w->hist_calls = raw->st.calls;
 		w->hist_seq++;
 		return;
 	}

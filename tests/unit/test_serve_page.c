@@ -41,7 +41,8 @@ static void test_bounds(void **state)
 /* A snapshot of one traced function, as serve_page_render reads it. */
 struct fake {
 	struct func_info f;
-	struct retop_func_stats raw;
+	struct stats_read raw;
+	__u64 hist[RETOP_HIST_BUCKETS];
 	struct snapshot snap;
 	struct snapshot_func sn;
 };
@@ -53,6 +54,7 @@ static void fake_init(struct fake *k, const char *name, const char *exe)
 	k->sn.name = name;
 	k->sn.f = &k->f;
 	k->sn.state = FUNC_TRACING;
+	k->raw.hist = k->hist;
 	k->sn.raw = &k->raw;
 	k->snap.exe = exe;
 	k->snap.attach_pid = 4242;
@@ -63,11 +65,11 @@ static void fake_init(struct fake *k, const char *name, const char *exe)
 
 static void fake_call(struct fake *k, uint64_t ns)
 {
-	k->raw.hist[retop_hist_bucket(ns)]++;
-	k->raw.calls++;
-	k->raw.sum_ns += ns;
+	k->hist[retop_hist_bucket(ns)]++;
+	k->raw.st.calls++;
+	k->raw.st.sum_ns += ns;
 	/* Every call timed: the snapshot's count is the counter's. */
-	k->sn.v.calls = k->sn.timed_calls = k->raw.calls;
+	k->sn.v.calls = k->sn.timed_calls = k->raw.st.calls;
 }
 
 /* The value of the line that starts with prefix, or -1. */
@@ -125,8 +127,8 @@ static void test_render_counts(void **state)
 	free(page);
 	/* The traps of traced callees inside its calls, and calls over --slow:
 	 * counters straight from BPF's. */
-	k.raw.nested_hits = 12;
-	k.raw.slow_over = 3;
+	k.raw.st.nested_hits = 12;
+	k.raw.st.slow_over = 3;
 	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
 	snprintf(key, sizeof(key), "retop_function_probe_hits_inside_total%s} ", lbl);
 	assert_int_equal(value_of(page, key), 12);
@@ -155,6 +157,22 @@ static void test_render_counts(void **state)
 	assert_null(strstr(page, "p50"));
 	assert_null(strstr(page, "p99"));
 	assert_int_equal(value_of(page, "retop_ready "), 1);
+	/* Errors not read (a signature unknown): no series, not a 0. */
+	snprintf(key, sizeof(key), "retop_function_errors_total%s} ", lbl);
+	assert_int_equal(value_of(page, key), -1);
+	free(page);
+	/* Failing calls, and each caller's, where they are read. */
+	k.sn.errors_counted = true;
+	k.sn.errors = 2;
+	k.sn.callers.n = 2;
+	k.sn.callers.rows[0] = (struct callers_row){.name = "main.A", .calls = 4, .errors = 2};
+	k.sn.callers.rows[1] = (struct callers_row){.name = "other", .calls = 1};
+	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
+	assert_int_equal(value_of(page, key), 2);
+	snprintf(key, sizeof(key), "retop_caller_errors_total%s,caller=\"main.A\"} ", lbl);
+	assert_int_equal(value_of(page, key), 2);
+	snprintf(key, sizeof(key), "retop_caller_errors_total%s,caller=\"other\"} ", lbl);
+	assert_int_equal(value_of(page, key), 0);
 	free(page);
 }
 

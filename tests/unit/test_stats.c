@@ -27,9 +27,33 @@ static void assert_within_pct(uint64_t got, uint64_t want, double pct)
 			 (unsigned long long)want);
 }
 
-/* What the BPF program does for one paired return. */
-static void record(struct retop_func_stats *s, uint64_t ns, uint64_t n)
+/* A function's counters and its histogram (a map of its own in BPF), as
+ * the session reads them. */
+struct rec {
+	struct stats_read r;
+	__u64 hist[RETOP_HIST_BUCKETS];
+};
+
+static struct rec *rec_new(void)
 {
+	struct rec *x = calloc(1, sizeof(*x));
+
+	if (x)
+		x->r.hist = x->hist;
+	return x;
+}
+
+static void rec_copy(struct rec *dst, const struct rec *src)
+{
+	*dst = *src;
+	dst->r.hist = dst->hist;
+}
+
+/* What the BPF program does for one paired return. */
+static void record(struct rec *x, uint64_t ns, uint64_t n)
+{
+	struct retop_func_stats *s = &x->r.st;
+
 	if (!n)
 		return;
 	s->calls += n;
@@ -39,7 +63,7 @@ static void record(struct retop_func_stats *s, uint64_t ns, uint64_t n)
 		s->min_ns = ns;
 	if (ns > s->max_ns)
 		s->max_ns = ns;
-	s->hist[retop_hist_bucket(ns)] += n;
+	x->hist[retop_hist_bucket(ns)] += n;
 	s->ret_hits[0] += n;
 }
 
@@ -227,19 +251,19 @@ static void test_percentile_clamp_single_call(void **state)
 
 static void test_compute_first_sample(void **state)
 {
-	struct retop_func_stats *cur = calloc(1, sizeof(*cur));
+	struct rec *cur = rec_new();
 	struct stats_view out;
 
 	(void)state;
 	assert_non_null(cur);
 	record(cur, 2 * NS_PER_MS, 99);
 	record(cur, 50 * NS_PER_MS, 1);
-	cur->unmatched = 3;
-	cur->reentries = 4;
-	cur->dropped = 5;
-	cur->ret_hits[1] = 7;
+	cur->r.st.unmatched = 3;
+	cur->r.st.reentries = 4;
+	cur->r.st.dropped = 5;
+	cur->r.st.ret_hits[1] = 7;
 
-	stats_compute(cur, NULL, 2.0, &out);
+	stats_compute(&cur->r, NULL, 2.0, &out);
 	assert_int_equal(out.calls, 100);
 	assert_int_equal(out.calls_delta, 100);
 	assert_true(out.calls_per_s == 50.0);
@@ -259,27 +283,27 @@ static void test_compute_first_sample(void **state)
 	assert_int_equal(out.p99_interval_ns, out.p99_ns);
 	assert_int_equal(out.mean_interval_ns, out.mean_ns);
 
-	stats_compute(cur, NULL, 0.0, &out);
+	stats_compute(&cur->r, NULL, 0.0, &out);
 	assert_true(out.calls_per_s == 0.0);
 	free(cur);
 }
 
 static void test_compute_interval(void **state)
 {
-	struct retop_func_stats *prev = calloc(1, sizeof(*prev));
-	struct retop_func_stats *cur = calloc(1, sizeof(*cur));
+	struct rec *prev = rec_new();
+	struct rec *cur = rec_new();
 	struct stats_view out;
 
 	(void)state;
 	assert_non_null(prev);
 	assert_non_null(cur);
 	record(prev, NS_PER_MS, 1000);
-	prev->ret_hits[2] = 40;
-	*cur = *prev;
+	prev->r.st.ret_hits[2] = 40;
+	rec_copy(cur, prev);
 	record(cur, 100 * NS_PER_MS, 10);
-	cur->ret_hits[2] = 45;
+	cur->r.st.ret_hits[2] = 45;
 
-	stats_compute(cur, prev, 0.5, &out);
+	stats_compute(&cur->r, &prev->r, 0.5, &out);
 	assert_int_equal(out.calls, 1010);
 	assert_int_equal(out.calls_delta, 10);
 	assert_true(out.calls_per_s == 20.0);
@@ -292,7 +316,7 @@ static void test_compute_interval(void **state)
 	assert_int_equal(out.ret_hits[2], 45);
 
 	/* No call in the interval: interval figures are zero, totals stay. */
-	stats_compute(cur, cur, 1.0, &out);
+	stats_compute(&cur->r, &cur->r, 1.0, &out);
 	assert_int_equal(out.calls_delta, 0);
 	assert_true(out.calls_per_s == 0.0);
 	assert_int_equal(out.p50_interval_ns, 0);
@@ -306,8 +330,8 @@ static void test_compute_interval(void **state)
 
 static void test_compute_interval_not_clamped_by_all_time(void **state)
 {
-	struct retop_func_stats *prev = calloc(1, sizeof(*prev));
-	struct retop_func_stats *cur = calloc(1, sizeof(*cur));
+	struct rec *prev = rec_new();
+	struct rec *cur = rec_new();
 	struct stats_view out;
 
 	(void)state;
@@ -317,10 +341,10 @@ static void test_compute_interval_not_clamped_by_all_time(void **state)
 	 * and must not be pulled to either bound. */
 	record(prev, NS_PER_US, 1);
 	record(prev, NS_PER_S, 1);
-	*cur = *prev;
+	rec_copy(cur, prev);
 	record(cur, 7 * NS_PER_MS, 100);
 
-	stats_compute(cur, prev, 1.0, &out);
+	stats_compute(&cur->r, &prev->r, 1.0, &out);
 	assert_int_equal(out.calls_delta, 100);
 	assert_within_pct(out.p50_interval_ns, 7 * NS_PER_MS, 1.6);
 	assert_within_pct(out.p99_interval_ns, 7 * NS_PER_MS, 1.6);
@@ -328,9 +352,9 @@ static void test_compute_interval_not_clamped_by_all_time(void **state)
 	/* A new all-time max during the interval bounds the interval. */
 	/* (45 << 26) + 5 sits at the bottom of its bucket: the midpoint
 	 * reads high and the new max pulls it back to the truth. */
-	*prev = *cur;
+	rec_copy(prev, cur);
 	record(cur, (45ull << 26) + 5, 1);
-	stats_compute(cur, prev, 1.0, &out);
+	stats_compute(&cur->r, &prev->r, 1.0, &out);
 	assert_int_equal(out.p50_interval_ns, (45ull << 26) + 5);
 	free(prev);
 	free(cur);
@@ -338,8 +362,8 @@ static void test_compute_interval_not_clamped_by_all_time(void **state)
 
 static void test_compute_reset(void **state)
 {
-	struct retop_func_stats *prev = calloc(1, sizeof(*prev));
-	struct retop_func_stats *cur = calloc(1, sizeof(*cur));
+	struct rec *prev = rec_new();
+	struct rec *cur = rec_new();
 	struct stats_view out;
 
 	(void)state;
@@ -348,7 +372,7 @@ static void test_compute_reset(void **state)
 	record(prev, NS_PER_MS, 1000);
 	record(cur, 5 * NS_PER_MS, 20); /* fewer calls than prev: a reset */
 
-	stats_compute(cur, prev, 2.0, &out);
+	stats_compute(&cur->r, &prev->r, 2.0, &out);
 	assert_int_equal(out.calls, 20);
 	assert_int_equal(out.calls_delta, 20);
 	assert_true(out.calls_per_s == 10.0);
@@ -358,8 +382,9 @@ static void test_compute_reset(void **state)
 
 	/* Only one histogram bucket going back is a reset too. */
 	memset(cur, 0, sizeof(*cur));
+	cur->r.hist = cur->hist;
 	record(cur, 5 * NS_PER_MS, 2000);
-	stats_compute(cur, prev, 1.0, &out);
+	stats_compute(&cur->r, &prev->r, 1.0, &out);
 	assert_int_equal(out.calls_delta, 2000);
 	assert_int_equal(out.p50_interval_ns, 5 * NS_PER_MS);
 	free(prev);
