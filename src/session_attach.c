@@ -222,11 +222,13 @@ void session_untrace(struct session *s, const struct func_info *f)
 	session_forget_marks(sf);
 	free(sf->hist_buf[0]);
 	free(sf->hist_buf[1]);
+	free(sf->errs);
 	*sf = s->funcs[--s->nfuncs];
 	/* The entry moved into sf holds them now (session_close frees every
 	 * entry's). */
 	memset(s->funcs[s->nfuncs].marks_v, 0, sizeof(s->funcs[s->nfuncs].marks_v));
 	memset(s->funcs[s->nfuncs].hist_buf, 0, sizeof(s->funcs[s->nfuncs].hist_buf));
+	s->funcs[s->nfuncs].errs = NULL;
 }
 
 void session_detach_all(struct session *s, const char *why)

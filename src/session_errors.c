@@ -43,14 +43,27 @@ void session_read_errors(struct session *s, struct session_func *sf)
 {
 	/* Before the counters: every failing call read here is in them too,
 	 * so the succeeding calls (all less the failing) never go below 0. */
-	if (sf->slot >= 0 && sf->err.state == ARGS_ERROR_READ && !sf->entry_only &&
-	    tracer_read_errors(s->tracer, sf->slot, &sf->errs) != 0)
-		memset(&sf->errs, 0, sizeof(sf->errs));
+	struct retop_func_stats st;
+
+	if (sf->slot < 0 || sf->err.state != ARGS_ERROR_READ || sf->entry_only)
+		return;
+	/* Read again (a syscall) only when the failing calls moved: the
+	 * mapped counters say so for nothing. */
+	if (tracer_read_counters(s->tracer, sf->slot, &st) != 0 || !st.errors ||
+	    (sf->errs && st.errors == sf->errs->calls))
+		return;
+	if (!sf->errs)
+		sf->errs = malloc(sizeof(*sf->errs));
+	if (!sf->errs)
+		return;
+	if (tracer_read_errors(s->tracer, sf->slot, sf->errs) != 0)
+		memset(sf->errs, 0, sizeof(*sf->errs));
 }
 
 void session_errors_reset(struct session_func *sf)
 {
-	memset(&sf->errs, 0, sizeof(sf->errs));
+	if (sf->errs)
+		memset(sf->errs, 0, sizeof(*sf->errs));
 	sf->errors_est = 0;
 	sf->errors_inexact = false;
 	sf->errors_seen = sf->timed_seen = sf->errors_shown = 0;
@@ -97,7 +110,8 @@ static void session_durations(const __u64 *hist, uint64_t calls, uint64_t sum_ns
 static void session_error_durations(struct session *s, struct session_func *sf,
 				    struct snapshot_func *out)
 {
-	const struct retop_error_stats *es = &sf->errs;
+	static const struct retop_error_stats no_errors;
+	const struct retop_error_stats *es = sf->errs ? sf->errs : &no_errors;
 	/* No timed call yet: no histogram (its buckets all 0). */
 	static const __u64 none[RETOP_HIST_BUCKETS];
 	const __u64 *h = sf->cur.hist ? sf->cur.hist : none;
@@ -129,10 +143,12 @@ static void session_error_types(struct session *s, struct session_func *sf,
 {
 	struct snapshot_error_type all[RETOP_ERROR_TYPES];
 	size_t n = 0;
-	uint64_t other = sf->errs.other, bias = session_load_bias(s);
+	static const struct retop_error_stats no_errors;
+	const struct retop_error_stats *es = sf->errs ? sf->errs : &no_errors;
+	uint64_t other = es->other, bias = session_load_bias(s);
 
 	for (size_t i = 0; i < RETOP_ERROR_TYPES; i++) {
-		const struct retop_error_type *t = &sf->errs.types[i];
+		const struct retop_error_type *t = &es->types[i];
 		char name[SNAPSHOT_ERROR_TYPE_LEN];
 		size_t k;
 		if (!t->type || !t->calls)

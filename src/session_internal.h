@@ -46,7 +46,10 @@ struct session_func {
 	 * the failing calls' durations and types as last read, and the
 	 * errors' ledger (exact while every call is timed). */
 	struct args_error err;
-	struct retop_error_stats errs;
+	/* Allocated at the first failing call read (10 KiB: a thousand
+	 * functions traced that never fail hold none), read again only
+	 * while func_stats.errors is past its calls. */
+	struct retop_error_stats *errs;
 	double errors_est;
 	bool errors_inexact;
 	uint64_t errors_seen, timed_seen, errors_shown;
