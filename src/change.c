@@ -189,13 +189,18 @@ void change_format(const struct change_result *r, char *buf, size_t len)
 		snprintf(p, sizeof(p), "p<0.001");
 	else
 		snprintf(p, sizeof(p), "p=%.3f", r->p_value);
-	if (r->verdict == CHANGE_SAME) {
-		snprintf(buf, len, "~ (%s, %llu -> %llu calls)", p,
-			 (unsigned long long)r->calls_before, (unsigned long long)r->calls_after);
-		return;
-	}
 	change_format_ratio(r->p50.ratio, p50, sizeof(p50));
 	change_format_ratio(r->p99.ratio, p99, sizeof(p99));
-	snprintf(buf, len, "p50 %s p99 %s (%s, %llu -> %llu calls)", p50, p99, p,
-		 (unsigned long long)r->calls_before, (unsigned long long)r->calls_after);
+	if (r->verdict == CHANGE_SAME && r->p_value < CHANGE_ALPHA)
+		/* The ranks moved, the percentiles not past what the histogram
+		 * resolves: say so, or "p<0.001" and "~" read as a contradiction. */
+		snprintf(buf, len, "~ (%s, but p50 %s p99 %s within precision; %llu -> %llu calls)",
+			 p, p50, p99, (unsigned long long)r->calls_before,
+			 (unsigned long long)r->calls_after);
+	else if (r->verdict == CHANGE_SAME)
+		snprintf(buf, len, "~ (%s, %llu -> %llu calls)", p,
+			 (unsigned long long)r->calls_before, (unsigned long long)r->calls_after);
+	else
+		snprintf(buf, len, "p50 %s p99 %s (%s, %llu -> %llu calls)", p50, p99, p,
+			 (unsigned long long)r->calls_before, (unsigned long long)r->calls_after);
 }

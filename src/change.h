@@ -75,9 +75,11 @@ bool change_compare_cumulative(const __u64 *before_from, const __u64 *before_to,
  * "?" when there is none. */
 void change_format_ratio(double ratio, char *buf, size_t len);
 /* The whole change, as the text shows it under a row and the dashboard in
- * its detail view: "p50 +35% p99 +40% (p=0.001, 1200 -> 1180 calls)",
- * "~ (p=0.41, ...)" when not significant, "too few calls ..." when no
- * verdict is given. */
+ * its detail view: "p50 +35% p99 +40% (p=0.001, 1200 -> 1180 calls)";
+ * "~ (p=0.410, ...)" when not significant, and "~ (p<0.001, but p50 +2%
+ * p99 +3% within precision; ...)" when the ranks moved but no percentile
+ * past what the histogram resolves; "too few calls ..." when no verdict
+ * is given. */
 void change_format(const struct change_result *r, char *buf, size_t len);
 
 #endif

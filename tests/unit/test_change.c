@@ -246,6 +246,13 @@ static void test_format(void **state)
 	change_compare(before, after, &r);
 	change_format(&r, buf, sizeof(buf));
 	assert_string_equal(buf, "too few calls for a verdict (5 before, 30 after; 20 each)");
+	clear();
+	add(before, 1007, 1000);
+	add(after, 1009, 1000);
+	change_compare(before, after, &r);
+	change_format(&r, buf, sizeof(buf));
+	assert_string_equal(buf, "~ (p<0.001, but p50 +2% p99 +2% within precision; 1000 -> 1000 "
+				 "calls)");
 }
 
 int main(void)
