@@ -71,8 +71,11 @@ static void change_percentile(const struct change_side *x, const struct change_s
 	p->before_ns = stats_bucket_value(bx);
 	p->after_ns = stats_bucket_value(by);
 	p->ratio = p->before_ns ? (double)p->after_ns / (double)p->before_ns : 0;
-	bool apart = p->ci_after[0] >= p->ci_before[1] || p->ci_before[0] >= p->ci_after[1];
-	p->moved = apart && (bx > by ? bx - by : by - bx) >= 2;
+	bool up = p->ci_after[0] >= p->ci_before[1], down = p->ci_before[0] >= p->ci_after[1];
+	p->moved = (up || down) && (bx > by ? bx - by : by - bx) >= 2;
+	p->sure_factor = up && p->ci_before[1] ? (double)p->ci_after[0] / (double)p->ci_before[1]
+			 : down && p->ci_after[1] ? (double)p->ci_before[0] / (double)p->ci_after[1]
+						  : 1;
 }
 
 /* Mann-Whitney U of after against before, each bucket a group of ties
@@ -133,7 +136,9 @@ void change_compare(const __u64 *before, const __u64 *after, struct change_resul
 	}
 	if (x.n < CHANGE_MIN_CALLS || y.n < CHANGE_MIN_CALLS)
 		out->verdict = CHANGE_TOO_FEW;
-	else if (out->p_value < CHANGE_ALPHA && (out->p50.moved || out->p99.moved))
+	else if (out->p_value < CHANGE_ALPHA &&
+		 (out->p50.moved ||
+		  (out->p99.moved && out->p99.sure_factor >= CHANGE_TAIL_FACTOR)))
 		out->verdict = CHANGE_SIGNIFICANT;
 	else
 		out->verdict = CHANGE_SAME;
@@ -193,8 +198,9 @@ void change_format(const struct change_result *r, char *buf, size_t len)
 	change_format_ratio(r->p99.ratio, p99, sizeof(p99));
 	if (r->verdict == CHANGE_SAME && r->p_value < CHANGE_ALPHA)
 		/* The ranks moved, the percentiles not past what the histogram
-		 * resolves: say so, or "p<0.001" and "~" read as a contradiction. */
-		snprintf(buf, len, "~ (%s, but p50 %s p99 %s within precision; %llu -> %llu calls)",
+		 * resolves and a tail's bursts: say so, or "p<0.001" and "~"
+		 * read as a contradiction. */
+		snprintf(buf, len, "~ (%s, but p50 %s p99 %s within noise; %llu -> %llu calls)",
 			 p, p50, p99, (unsigned long long)r->calls_before,
 			 (unsigned long long)r->calls_after);
 	else if (r->verdict == CHANGE_SAME)
