@@ -73,7 +73,7 @@ static void change_percentile(const struct change_side *x, const struct change_s
 	p->ratio = p->before_ns ? (double)p->after_ns / (double)p->before_ns : 0;
 	bool up = p->ci_after[0] >= p->ci_before[1], down = p->ci_before[0] >= p->ci_after[1];
 	p->moved = (up || down) && (bx > by ? bx - by : by - bx) >= 2;
-	p->sure_factor = up && p->ci_before[1] ? (double)p->ci_after[0] / (double)p->ci_before[1]
+	p->sure_factor = up && p->ci_before[1]	  ? (double)p->ci_after[0] / (double)p->ci_before[1]
 			 : down && p->ci_after[1] ? (double)p->ci_before[0] / (double)p->ci_after[1]
 						  : 1;
 }
@@ -104,24 +104,19 @@ static double change_rank_test(const struct change_side *x, const struct change_
 	return p < 1 ? p : 1;
 }
 
-void change_compare(const __u64 *before, const __u64 *after, struct change_result *out)
+/* The comparison over [first, last], outside which both are zeros. */
+static void change_compare_span(const __u64 *before, const __u64 *after, uint32_t first,
+				uint32_t last, struct change_result *out)
 {
-	static const __u64 empty[RETOP_HIST_BUCKETS];
 	/* 20 KiB of running totals: off the stack of the dashboard's worker. */
 	static __thread struct change_side x, y;
-	uint32_t first = RETOP_HIST_BUCKETS, last = 0;
 
 	memset(out, 0, sizeof(*out));
-	x.h = before ? before : empty;
-	y.h = after ? after : empty;
-	for (uint32_t b = 0; b < RETOP_HIST_BUCKETS; b++)
-		if (x.h[b] || y.h[b]) {
-			first = first < b ? first : b;
-			last = b;
-		}
 	out->p_value = 1;
 	if (first > last)
 		return;
+	x.h = before;
+	y.h = after;
 	x.n = y.n = 0;
 	for (uint32_t b = first; b <= last; b++) {
 		x.cum[b] = x.n += x.h[b];
@@ -137,18 +132,52 @@ void change_compare(const __u64 *before, const __u64 *after, struct change_resul
 	if (x.n < CHANGE_MIN_CALLS || y.n < CHANGE_MIN_CALLS)
 		out->verdict = CHANGE_TOO_FEW;
 	else if (out->p_value < CHANGE_ALPHA &&
-		 (out->p50.moved ||
-		  (out->p99.moved && out->p99.sure_factor >= CHANGE_TAIL_FACTOR)))
+		 (out->p50.moved || (out->p99.moved && out->p99.sure_factor >= CHANGE_TAIL_FACTOR)))
 		out->verdict = CHANGE_SIGNIFICANT;
 	else
 		out->verdict = CHANGE_SAME;
 }
 
-/* a - b, bucket by bucket (a NULL histogram is zeros); false when a count
- * of a is under b's. */
-static bool change_diff(const __u64 *a, const __u64 *b, __u64 *out)
+/* Narrow [*first, *last] to the buckets where h has calls (first > last:
+ * none). */
+static void change_span(const __u64 *h, uint32_t *first, uint32_t *last)
 {
-	for (uint32_t i = 0; i < RETOP_HIST_BUCKETS; i++) {
+	uint32_t f = RETOP_HIST_BUCKETS, l = 0;
+
+	for (uint32_t b = 0; h && b < RETOP_HIST_BUCKETS; b++)
+		if (h[b]) {
+			f = f < b ? f : b;
+			l = b;
+		}
+	*first = f < *first ? f : *first;
+	*last = l > *last ? l : *last;
+}
+
+void change_compare(const __u64 *before, const __u64 *after, struct change_result *out)
+{
+	static const __u64 empty[RETOP_HIST_BUCKETS];
+	uint32_t first = RETOP_HIST_BUCKETS, last = 0;
+
+	change_span(before, &first, &last);
+	change_span(after, &first, &last);
+	change_compare_span(before ? before : empty, after ? after : empty, first, last, out);
+}
+
+/* h is zeros outside [first, last] (a NULL histogram is zeros). */
+static bool change_zero_outside(const __u64 *h, uint32_t first, uint32_t last)
+{
+	__u64 any = 0;
+
+	for (uint32_t b = 0; h && b < RETOP_HIST_BUCKETS; b++)
+		any |= b < first || b > last ? h[b] : 0;
+	return !any;
+}
+
+/* a - b over [first, last] (a NULL histogram is zeros); false when a count
+ * of a is under b's. */
+static bool change_diff(const __u64 *a, const __u64 *b, uint32_t first, uint32_t last, __u64 *out)
+{
+	for (uint32_t i = first; i <= last && i < RETOP_HIST_BUCKETS; i++) {
 		__u64 va = a ? a[i] : 0, vb = b ? b[i] : 0;
 		if (va < vb)
 			return false;
@@ -161,10 +190,19 @@ bool change_compare_cumulative(const __u64 *before_from, const __u64 *before_to,
 			       const __u64 *after_from, const __u64 *now, struct change_result *out)
 {
 	static __thread __u64 before[RETOP_HIST_BUCKETS], after[RETOP_HIST_BUCKETS];
+	uint32_t first = RETOP_HIST_BUCKETS, last = 0;
 
-	if (!change_diff(before_to, before_from, before) || !change_diff(now, after_from, after))
+	/* Every earlier count is at most now's: only now's buckets with calls
+	 * are differenced, and a count elsewhere went back (a reset). */
+	change_span(now, &first, &last);
+	if (!change_zero_outside(before_from, first, last) ||
+	    !change_zero_outside(before_to, first, last) ||
+	    !change_zero_outside(after_from, first, last))
 		return false;
-	change_compare(before, after, out);
+	if (first <= last && (!change_diff(before_to, before_from, first, last, before) ||
+			      !change_diff(now, after_from, first, last, after)))
+		return false;
+	change_compare_span(before, after, first, last, out);
 	return true;
 }
 
@@ -200,8 +238,8 @@ void change_format(const struct change_result *r, char *buf, size_t len)
 		/* The ranks moved, the percentiles not past what the histogram
 		 * resolves and a tail's bursts: say so, or "p<0.001" and "~"
 		 * read as a contradiction. */
-		snprintf(buf, len, "~ (%s, but p50 %s p99 %s within noise; %llu -> %llu calls)",
-			 p, p50, p99, (unsigned long long)r->calls_before,
+		snprintf(buf, len, "~ (%s, but p50 %s p99 %s within noise; %llu -> %llu calls)", p,
+			 p50, p99, (unsigned long long)r->calls_before,
 			 (unsigned long long)r->calls_after);
 	else if (r->verdict == CHANGE_SAME)
 		snprintf(buf, len, "~ (%s, %llu -> %llu calls)", p,
