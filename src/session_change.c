@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "log.h"
 
 static void session_hist_free(__u64 **h)
