@@ -190,6 +190,28 @@ const volatile __u32 callers_enabled = 1;
 /* --max-in-flight is over RETOP_INFLIGHT_FIRST: calls may spill. */
 const volatile __u32 spill_enabled = 0;
 
+/* Failing calls (retop.h): per slot, where the error result's itab is at
+ * a RET (0: not read), and the failing calls' durations and types, an
+ * entry made at its first failing call (a function that never fails, or
+ * is not called, costs none) and deleted by user space with the slot. */
+__u8 error_reg[RETOP_MAX_FUNCS];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, RETOP_MAX_FUNCS); /* resized before load */
+	__type(key, __u32);
+	__type(value, struct retop_error_stats);
+} error_stats SEC(".maps");
+
+/* A zeroed entry to make them from: too large for the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct retop_error_stats);
+} error_zero SEC(".maps");
+
 /* The slowest calls (retop.h): per slot, the longest durations of this
  * interval; user space zeroes a slot's row at every refresh. */
 __u64 slow_top[RETOP_MAX_FUNCS][RETOP_SLOW_N];
@@ -464,6 +486,33 @@ static __always_inline __u64 arg_reg(struct pt_regs *ctx, __u32 i)
 	case 6: return ctx->r9;
 	case 7: return ctx->r10;
 	default: return ctx->r11;
+	}
+}
+
+/* Register i of the nine (arg_reg) for an index known only at run time:
+ * each case a load of its own at a constant offset, in assembly, which the
+ * compiler cannot fold into one load at a computed offset (the verifier
+ * refuses a modified context pointer). */
+#define RET_REG(field)                                                                             \
+	({                                                                                         \
+		__u64 v_;                                                                          \
+		asm volatile("%0 = *(u64 *)(%1 + %2)"                                              \
+			     : "=r"(v_)                                                            \
+			     : "r"(ctx), "i"(__builtin_offsetof(struct pt_regs, field)));          \
+		v_;                                                                                \
+	})
+static __always_inline __u64 ret_reg(struct pt_regs *ctx, __u32 i)
+{
+	switch (i) {
+	case 0: return RET_REG(rax);
+	case 1: return RET_REG(rbx);
+	case 2: return RET_REG(rcx);
+	case 3: return RET_REG(rdi);
+	case 4: return RET_REG(rsi);
+	case 5: return RET_REG(r8);
+	case 6: return RET_REG(r9);
+	case 7: return RET_REG(r10);
+	default: return RET_REG(r11);
 	}
 }
 
@@ -828,6 +877,64 @@ static __always_inline struct retop_caller_stats *caller_entry(struct retop_call
 	return bpf_map_lookup_elem(&caller_stats, ck);
 }
 
+/* A failing call's concrete type: its own place among the first
+ * RETOP_ERROR_TYPES types seen, claimed by compare-and-swap, else other. */
+static __always_inline void note_error_type(struct retop_error_stats *es, __u64 type)
+{
+	for (__u32 i = 0; type && i < RETOP_ERROR_TYPES; i++) {
+		__u64 cur = es->types[i].type;
+
+		if (!cur) {
+			cur = __sync_val_compare_and_swap(&es->types[i].type, 0, type);
+			if (!cur)
+				cur = type;
+		}
+		if (cur == type) {
+			__sync_fetch_and_add(&es->types[i].calls, 1);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&es->other, 1);
+}
+
+/* At a paired RET of a slot whose errors are read: did the call return a
+ * non-nil error?  If so it is counted, with its duration (bucket b) and its
+ * type.  Only the failing calls cost more than a register's read. */
+static __always_inline int note_error(struct pt_regs *ctx, struct retop_func_stats *st, __u32 slot,
+				      __u64 dur, __u64 b)
+{
+	struct retop_error_stats *es;
+	__u64 itab, type = 0;
+	__u32 r;
+
+	if (slot >= RETOP_MAX_FUNCS || !(r = error_reg[slot]) || r > RETOP_ARG_REGS)
+		return 0;
+	itab = ret_reg(ctx, r - 1);
+	if (!itab)
+		return 0;
+	__sync_fetch_and_add(&st->errors, 1);
+	es = bpf_map_lookup_elem(&error_stats, &slot);
+	if (!es) {
+		__u32 zero = 0;
+		struct retop_error_stats *z = bpf_map_lookup_elem(&error_zero, &zero);
+		/* Losing a race to make it is fine: the winner's is used. */
+		if (z)
+			bpf_map_update_elem(&error_stats, &slot, z, BPF_NOEXIST);
+		es = bpf_map_lookup_elem(&error_stats, &slot);
+		if (!es)
+			return 1; /* counted; its duration and type not (no memory) */
+	}
+	__sync_fetch_and_add(&es->calls, 1);
+	__sync_fetch_and_add(&es->sum_ns, dur);
+	asm volatile("" : "+r"(b));
+	if (b < RETOP_HIST_BUCKETS)
+		__sync_fetch_and_add(&es->hist[b], 1);
+	if (bpf_probe_read_user(&type, sizeof(type), (void *)(itab + RETOP_ITAB_TYPE_OFFSET)) != 0)
+		type = 0;
+	note_error_type(es, type);
+	return 1;
+}
+
 /* A timed call's bucket in its slot's histogram, made at the first one. */
 static __always_inline void note_hist(struct retop_func_stats *st, __u32 slot, __u64 b)
 {
@@ -850,9 +957,10 @@ static __always_inline void note_hist(struct retop_func_stats *st, __u32 slot, _
 }
 
 /* At a RET, [SP] holds the return address the entry saw: the caller.  No
- * per-call state is needed in the in-flight record for it. */
+ * per-call state is needed in the in-flight record for it.  failed: the
+ * call returned a non-nil error (note_error). */
 static __always_inline void note_caller(struct pt_regs *ctx, struct retop_func_stats *st,
-					__u32 slot, __u32 image, __u64 dur, __u64 b)
+					__u32 slot, __u32 image, __u64 dur, __u64 b, int failed)
 {
 	struct retop_caller_key ck = {.func_id = (__u16)slot, .image = (__u16)image};
 	struct retop_caller_stats *cs;
@@ -869,6 +977,8 @@ static __always_inline void note_caller(struct pt_regs *ctx, struct retop_func_s
 	}
 	__sync_fetch_and_add(&cs->calls, 1);
 	__sync_fetch_and_add(&cs->sum_ns, dur);
+	if (failed)
+		__sync_fetch_and_add(&cs->errors, 1);
 	asm volatile("" : "+r"(b));
 	if (b < RETOP_HIST_BUCKETS)
 		__sync_fetch_and_add(&cs->hist[b], 1);
@@ -1061,7 +1171,8 @@ static __always_inline void ret_hit(struct pt_regs *ctx, __u32 func_id, __u32 si
 	__sync_fetch_and_add(&st->own_ns, own_taken);
 	stats_update_minmax(st, dur);
 	if (func_id != cal_slot) {
-		note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b);
+		int failed = note_error(ctx, st, func_id, dur, b);
+		note_caller(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, b, failed);
 		note_slow(ctx, st, func_id, RETOP_SITE_IMAGE(site), dur, s, &key);
 	}
 	/* After the delete: a sweep that sees this RET as evidence no longer

@@ -266,6 +266,8 @@ struct retop_func_stats {
 	__u64 args_lost;  /* calls whose arguments found no room: shipped without */
 	__u64 inlined;	  /* hits of its inline marks: inlined calls begun
 			   * (src/inline_marks.h), never timed */
+	__u64 errors;	  /* paired calls that returned a non-nil error
+			   * (error_reg), of calls */
 	__u64 hist_lost;  /* timed calls with no place in func_hist (no memory):
 			   * in calls and sum_ns, not in the percentiles */
 	__u64 ret_hits[RETOP_MAX_RET_SITES]; /* every RET hit, paired or not */
@@ -297,6 +299,35 @@ struct retop_caller_key {
 struct retop_caller_stats {
 	__u64 calls;
 	__u64 sum_ns;
+	__u64 errors; /* of calls, those that returned a non-nil error */
+	__u64 hist[RETOP_HIST_BUCKETS];
+};
+
+/* Failing calls.  Per slot, user space sets error_reg before the probes go
+ * in: the integer register (RETOP_ERROR_REG: its index plus one, 0 for
+ * none) that holds the first word of the function's error result at a RET,
+ * its itab, 0 only for a nil error (src/args.h).  A paired RET reads it:
+ * a failing call is counted in func_stats.errors and its caller's errors,
+ * and in the slot's error_stats (made by user space, zeroed, before the
+ * probes go in) with its duration and its concrete type: the itab's
+ * second word, the runtime._type, the first RETOP_ERROR_TYPES types each
+ * counted on their own, later ones in `other`. */
+#define RETOP_ERROR_REG(r) ((__u8)((r) + 1))
+#define RETOP_ERROR_TYPES 8
+#define RETOP_ITAB_TYPE_OFFSET 8 /* itab: {inter, _type, hash, fun...} in every release */
+
+struct retop_error_type {
+	__u64 type; /* the _type's address in the process; 0: a free place */
+	__u64 calls;
+};
+
+struct retop_error_stats {
+	__u64 calls; /* failing calls, as counted here (func_stats.errors counts
+		      * them even when this has no entry) */
+	__u64 sum_ns;
+	__u64 other; /* failing calls of a type that found no place, or whose
+		      * type could not be read */
+	struct retop_error_type types[RETOP_ERROR_TYPES];
 	__u64 hist[RETOP_HIST_BUCKETS];
 };
 

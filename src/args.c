@@ -1,6 +1,7 @@
 #include "args.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,12 +9,73 @@
 #include "sdk_client.h"
 #include "text_escape.h"
 
+/* Go's reflect.Kind, as DWARF's DW_AT_go_kind gives it. */
+enum {
+	GO_KIND_BOOL = 1,
+	GO_KIND_INT = 2,
+	GO_KIND_INT64 = 6,
+	GO_KIND_UINT = 7,
+	GO_KIND_UINTPTR = 12,
+	GO_KIND_FLOAT32 = 13,
+	GO_KIND_COMPLEX128 = 16,
+	GO_KIND_ARRAY = 17,
+	GO_KIND_CHAN = 18,
+	GO_KIND_FUNC = 19,
+	GO_KIND_INTERFACE = 20,
+	GO_KIND_MAP = 21,
+	GO_KIND_POINTER = 22,
+	GO_KIND_SLICE = 23,
+	GO_KIND_STRING = 24,
+	GO_KIND_STRUCT = 25,
+	GO_KIND_UNSAFE_POINTER = 26,
+};
+
+/* A named type ("time.Duration", "main.Level") by the kind it is made of:
+ * as args_classify().  Structs and arrays are left out: their fields'
+ * registers depend on a layout this does not model. */
+static int args_classify_kind(uint8_t kind, struct args_slot *s)
+{
+	if (kind == GO_KIND_BOOL) {
+		s->kind = ARGS_BOOL;
+		return 1;
+	}
+	if (kind >= GO_KIND_INT && kind <= GO_KIND_INT64) {
+		s->kind = ARGS_INT;
+		return 1;
+	}
+	if (kind >= GO_KIND_UINT && kind <= GO_KIND_UINTPTR) {
+		s->kind = ARGS_UINT;
+		return 1;
+	}
+	if (kind >= GO_KIND_FLOAT32 && kind <= GO_KIND_COMPLEX128)
+		return 0; /* X registers only */
+	switch (kind) {
+	case GO_KIND_CHAN:
+	case GO_KIND_FUNC:
+	case GO_KIND_MAP:
+	case GO_KIND_POINTER:
+	case GO_KIND_UNSAFE_POINTER:
+		s->kind = ARGS_POINTER;
+		return 1;
+	case GO_KIND_INTERFACE:
+		s->kind = ARGS_IFACE;
+		return 2;
+	case GO_KIND_SLICE:
+		s->kind = ARGS_SLICE;
+		return 3;
+	case GO_KIND_STRING:
+		s->kind = ARGS_STRING;
+		return 2;
+	}
+	return -1;
+}
+
 /* How a Go type passes in integer registers: 1 for scalars and pointers,
- * 2 for a string or an interface, 3 for a slice; 0 for a float (one XMM register, which a BPF program
- * cannot read, and no integer register); -1 for what retop does not follow
- * (structs, arrays and named interface types have layouts this does not
- * model: a type name alone does not tell an interface from a struct). */
-static int args_classify(const char *t, uint64_t size, struct args_slot *s)
+ * 2 for a string or an interface, 3 for a slice; 0 for a float (one XMM register, which a BPF
+ * program cannot read, and no integer register); -1 for what retop does not follow (structs and
+ * arrays have layouts this does not model; a named type is known by its Go kind, kind, when DWARF
+ * gives it: a type name alone does not tell an interface from a struct). */
+static int args_classify(const char *t, uint64_t size, uint8_t kind, struct args_slot *s)
 {
 	static const struct {
 		const char *name;
@@ -36,14 +98,15 @@ static int args_classify(const char *t, uint64_t size, struct args_slot *s)
 
 	s->width = (uint8_t)(size ? size : 8);
 	if (!t)
-		return -1;
+		return args_classify_kind(kind, s);
 	if (strcmp(t, "string") == 0) {
 		s->kind = ARGS_STRING;
 		return 2;
 	}
 	if (strcmp(t, "float64") == 0 || strcmp(t, "float32") == 0)
 		return 0;
-	if (strcmp(t, "error") == 0 || strcmp(t, "any") == 0 || strncmp(t, "interface {", 11) == 0) {
+	if (strcmp(t, "error") == 0 || strcmp(t, "any") == 0 ||
+	    strncmp(t, "interface {", 11) == 0) {
 		s->kind = ARGS_IFACE;
 		return 2;
 	}
@@ -61,14 +124,15 @@ static int args_classify(const char *t, uint64_t size, struct args_slot *s)
 			s->kind = scalars[i].kind;
 			return 1;
 		}
-	return -1;
+	return args_classify_kind(kind, s);
 }
 
 /* One parameter, from DWARF or from the SDK. */
 struct args_param {
 	const char *name, *type;
 	uint64_t size;
-	int sdk_reg; /* the SDK's first integer register for it; -1: none given */
+	int sdk_reg;  /* the SDK's first integer register for it; -1: none given */
+	uint8_t kind; /* Go's kind (DWARF); 0: unknown */
 };
 
 /* Where one list (the arguments, or the results) goes, and which of its
@@ -98,7 +162,7 @@ static bool args_plan_params(const struct args_param *ps, size_t n, struct args_
 		/* Go names an unnamed result "~r0" (or "~r1" after a receiver). */
 		s->name = ps[i].name && ps[i].name[0] != '~' ? ps[i].name : NULL;
 		s->kind = ARGS_UNAVAILABLE;
-		need = lost ? -1 : args_classify(ps[i].type, ps[i].size, s);
+		need = lost ? -1 : args_classify(ps[i].type, ps[i].size, ps[i].kind, s);
 		if (need < 0 || reg + (unsigned)need > RETOP_ARG_REGS) {
 			s->kind = ARGS_UNAVAILABLE;
 			lost = true;
@@ -144,9 +208,9 @@ static size_t args_from_sdk(const struct sdk_arg *sdk, size_t nsdk, struct args_
 	size_t n = 0;
 
 	for (size_t i = 0; i < nsdk && n < ARGS_MAX; i++)
-		ps[n++] = (struct args_param){sdk[i].name && sdk[i].name[0] ? sdk[i].name : NULL,
-					      sdk[i].type, sdk[i].size,
-					      sdk[i].loc == SDK_LOC_REGISTER ? (int)sdk[i].loc_value : -1};
+		ps[n++] = (struct args_param){
+		    sdk[i].name && sdk[i].name[0] ? sdk[i].name : NULL, sdk[i].type, sdk[i].size,
+		    sdk[i].loc == SDK_LOC_REGISTER ? (int)sdk[i].loc_value : -1, 0};
 	return n;
 }
 
@@ -163,7 +227,7 @@ int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t 
 	if (f->dwarf) {
 		for (size_t i = 0; i < f->dwarf->nparams; i++) {
 			const struct dwarf_param *p = &f->dwarf->params[i];
-			struct args_param a = {p->name, p->type, p->size, -1};
+			struct args_param a = {p->name, p->type, p->size, -1, p->kind};
 			if (!p->is_return && n < ARGS_MAX)
 				ps[n++] = a;
 			else if (p->is_return && nr < ARGS_MAX)
@@ -173,17 +237,106 @@ int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t 
 		n = args_from_sdk(sdk, nsdk, ps);
 		nr = args_from_sdk(rets, nrets, rs);
 	}
-	if (!n && !f->dwarf) {
+	if (!n && !nr && !f->dwarf) {
 		args_plan_raw(out);
 		return 0;
 	}
 	if (!args_plan_params(ps, n, (struct args_dest){out->slots, &out->n, out->spec.str_reg}) ||
-	    !args_plan_params(rs, nr, (struct args_dest){out->res, &out->nres, out->spec.res_str_reg})) {
+	    !args_plan_params(rs, nr,
+			      (struct args_dest){out->res, &out->nres, out->spec.res_str_reg})) {
 		args_plan_raw(out);
 		return -EBADMSG;
 	}
 	out->spec.res_on = out->nres > 0;
 	return 0;
+}
+
+/* Results can outnumber the registers; past this many, not followed. */
+#define ARGS_ERROR_RESULTS 64
+
+__attribute__((format(printf, 3, 4))) static void
+args_error_set(struct args_error *out, enum args_error_state st, const char *fmt, ...)
+{
+	va_list ap;
+
+	out->state = st;
+	out->reg = RETOP_ARG_NONE;
+	va_start(ap, fmt);
+	vsnprintf(out->why, sizeof(out->why), fmt, ap);
+	va_end(ap);
+}
+
+void args_error_find(const struct func_info *f, const struct sdk_arg *rets, size_t nrets,
+		     enum args_sdk sdk, bool asm_code, struct args_error *out)
+{
+	struct args_param rs[ARGS_ERROR_RESULTS];
+	size_t nr = 0;
+	unsigned reg = 0;
+
+	args_error_set(out, ARGS_ERROR_NONE, "%s", "");
+	if (f->dwarf) {
+		for (size_t i = 0; i < f->dwarf->nparams; i++) {
+			const struct dwarf_param *p = &f->dwarf->params[i];
+			if (!p->is_return)
+				continue;
+			if (nr == ARGS_ERROR_RESULTS)
+				return args_error_set(out, ARGS_ERROR_UNREAD,
+						      "more results than retop follows");
+			rs[nr++] = (struct args_param){p->name, p->type, p->size, -1, p->kind};
+		}
+	} else if (sdk == ARGS_SDK_DESCRIBED) {
+		for (size_t i = 0; i < nrets; i++) {
+			if (nr == ARGS_ERROR_RESULTS)
+				return args_error_set(out, ARGS_ERROR_UNREAD,
+						      "more results than retop follows");
+			rs[nr++] = (struct args_param){
+			    NULL, rets[i].type, rets[i].size,
+			    rets[i].loc == SDK_LOC_REGISTER ? (int)rets[i].loc_value : -1, 0};
+		}
+	} else {
+		return args_error_set(
+		    out, ARGS_ERROR_UNKNOWN,
+		    sdk == ARGS_SDK_NONE
+			? "signature unknown (stripped, no SDK)"
+			: "signature unknown (stripped; the SDK does not describe it)");
+	}
+	if (!nr || !rs[nr - 1].type || strcmp(rs[nr - 1].type, "error") != 0)
+		return;
+	if (asm_code)
+		return args_error_set(out, ARGS_ERROR_UNREAD,
+				      "an assembly function: its results are on the stack");
+	for (size_t i = 0; i + 1 < nr; i++) {
+		struct args_slot s;
+		int need = args_classify(rs[i].type, rs[i].size, rs[i].kind, &s);
+		if (need < 0) {
+			/* The SDK placed the error with every type in hand. */
+			int at = rs[nr - 1].sdk_reg;
+			if (at >= 0 && at + 2 <= RETOP_ARG_REGS) {
+				out->state = ARGS_ERROR_READ;
+				out->reg = (uint8_t)at;
+				return;
+			}
+			return args_error_set(out, ARGS_ERROR_UNREAD,
+					      "a result before the error (%s) has a layout retop "
+					      "does not model",
+					      rs[i].type ? rs[i].type : "?");
+		}
+		/* A value that does not fit whole is on the stack and takes
+		 * no register (Go's ABIInternal). */
+		if (reg + (unsigned)need <= RETOP_ARG_REGS)
+			reg += (unsigned)need;
+	}
+	if (reg + 2 > RETOP_ARG_REGS)
+		return args_error_set(
+		    out, ARGS_ERROR_UNREAD,
+		    "the error result is on the stack (the results before it take "
+		    "the integer registers)");
+	if (rs[nr - 1].sdk_reg >= 0 && (unsigned)rs[nr - 1].sdk_reg != reg)
+		return args_error_set(out, ARGS_ERROR_UNKNOWN,
+				      "signature unknown: the SDK's result registers disagree with "
+				      "Go's ABI");
+	out->state = ARGS_ERROR_READ;
+	out->reg = (uint8_t)reg;
 }
 
 /* Keep s valid UTF-8 (JSON needs it): an invalid byte becomes '?', and a
@@ -336,8 +489,9 @@ void args_format(const struct args_values *v, const char *unnamed, char *buf, si
 			if (a->truncated)
 				memcpy(val + n_esc, "...", 4);
 		}
-		n = snprintf(buf + off, len - off, a->kind == ARGS_STRING ? "%s%s=\"%s\"" : "%s%s=%s",
-			     i ? " " : "", name, val);
+		n = snprintf(buf + off, len - off,
+			     a->kind == ARGS_STRING ? "%s%s=\"%s\"" : "%s%s=%s", i ? " " : "", name,
+			     val);
 		if (n < 0)
 			break;
 		off += (size_t)n;

@@ -51,12 +51,43 @@ struct sdk_arg;
 int args_plan_make(const struct func_info *f, const struct sdk_arg *sdk, size_t nsdk,
 		   const struct sdk_arg *rets, size_t nrets, struct args_plan *out);
 
+/* Where a function's error result is at its RET (its last result, when
+ * its type is error): the integer register of the interface's first word,
+ * its itab, which is 0 only for nil (a typed nil pointer has one). */
+enum args_error_state {
+	ARGS_ERROR_NONE,    /* the signature is known: no error result */
+	ARGS_ERROR_READ,    /* in register reg */
+	ARGS_ERROR_UNKNOWN, /* the signature is not known: why */
+	ARGS_ERROR_UNREAD,  /* it returns error where retop does not read it: why */
+};
+
+/* What an SDK says about the function: none answers, one answers without
+ * its signature, or one describes it (its arguments or results). */
+enum args_sdk { ARGS_SDK_NONE, ARGS_SDK_SILENT, ARGS_SDK_DESCRIBED };
+
+#define ARGS_ERROR_WHY 112
+struct args_error {
+	enum args_error_state state;
+	uint8_t reg; /* 0 RAX ... 8 R11; RETOP_ARG_NONE unless read */
+	char why[ARGS_ERROR_WHY];
+};
+
+/* f's error result from DWARF's results, else from the SDK's (rets[0..
+ * nrets), as sdk says), under Go's register ABI (the same rules as
+ * args_plan_make: results from RAX, a value that does not fit whole goes
+ * to the stack and takes no register); asm: f is written in assembly, its
+ * results on the stack (ABI0).  Where a result before the error has a
+ * layout this does not model (a struct, an array), the SDK's register for
+ * it, worked out from the whole type, is used; without it, UNREAD. */
+void args_error_find(const struct func_info *f, const struct sdk_arg *rets, size_t nrets,
+		     enum args_sdk sdk, bool asm_code, struct args_error *out);
+
 struct args_value {
 	const char *name; /* NULL: arg<index> */
 	enum args_kind kind;
 	int64_t i;
 	uint64_t u;
-	bool truncated;	/* a string longer than the bytes read */
+	bool truncated; /* a string longer than the bytes read */
 	char s[RETOP_ARG_STR_LEN + 1];
 };
 
@@ -65,8 +96,7 @@ struct args_values {
 	struct args_value v[ARGS_MAX];
 };
 
-void args_decode(const struct args_plan *plan, const struct retop_args *a,
-		 struct args_values *out);
+void args_decode(const struct args_plan *plan, const struct retop_args *a, struct args_values *out);
 /* The results, from the registers read at the RET; unnamed ones (NULL
  * name) are r<index>. */
 void args_decode_results(const struct args_plan *plan, const struct retop_args *r,

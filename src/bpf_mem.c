@@ -27,6 +27,7 @@ void bpf_mem_size_maps(uint32_t inflight_max, size_t max_functions, int ncpu,
 	out->func_hist = nf + 1;  /* made per timed function: nothing at rest */
 	/* A race may give a function one more call site per CPU. */
 	out->caller_stats = nf * (RETOP_CALLER_SITES + 1 + (ncpu > 0 ? (uint32_t)ncpu : 1));
+	out->error_stats = nf;
 	out->goroutines = BPF_MEM_GOROUTINES;
 	out->first_entry = BPF_MEM_GOROUTINES;
 	out->recovered = BPF_MEM_GOROUTINES_MARKED;

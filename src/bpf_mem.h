@@ -26,6 +26,7 @@ struct bpf_mem_sizes {
 	uint32_t inflight, inflight_spill;
 	bool spill; /* calls may spill */
 	uint32_t func_stats, func_hist, caller_stats;
+	uint32_t error_stats; /* one a slot that failed, made at its first failing call */
 	uint32_t goroutines, first_entry, recovered, drop_marks;
 };
 

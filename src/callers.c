@@ -34,6 +34,7 @@ static void callers_add(struct retop_caller_stats *to, const struct retop_caller
 {
 	to->calls += from->calls;
 	to->sum_ns += from->sum_ns;
+	to->errors += from->errors;
 	for (size_t b = 0; b < RETOP_HIST_BUCKETS; b++)
 		to->hist[b] += from->hist[b];
 }
@@ -68,6 +69,7 @@ static void callers_row_fill(struct callers_row *r, const struct callers_acc *a)
 	r->name = a->name;
 	r->calls = a->s.calls;
 	r->sum_ns = a->s.sum_ns;
+	r->errors = a->s.errors;
 	r->mean_ns = a->s.calls ? a->s.sum_ns / a->s.calls : 0;
 	r->p50_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.50, 0, 0);
 	r->p99_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.99, 0, 0);

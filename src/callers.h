@@ -15,6 +15,7 @@
 struct callers_row {
 	const char *name; /* the calling function, "other", or "?" (unknown address) */
 	uint64_t calls, sum_ns, mean_ns, p50_ns, p99_ns;
+	uint64_t errors; /* of calls, those that returned a non-nil error */
 };
 
 struct callers_view {

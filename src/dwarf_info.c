@@ -56,6 +56,7 @@ struct type_slot {
 	Dwarf_Off off; /* 0 = empty: offset 0 is a CU header, never a type DIE */
 	const char *name;
 	uint64_t size;
+	uint8_t kind;
 };
 
 struct type_cache {
@@ -156,8 +157,10 @@ static int type_reserve(struct type_cache *tc)
 static int dw_fail(struct loader *L, const char *what)
 {
 	const char *msg = L->derr ? dwarf_errmsg(L->derr) : "unknown error";
-	int rc = err_set(L->err, EINVAL, "%s: corrupt DWARF (%s: %s); rebuild the binary or "
-			 "strip its DWARF with -ldflags=-w", L->path, what, msg);
+	int rc = err_set(L->err, EINVAL,
+			 "%s: corrupt DWARF (%s: %s); rebuild the binary or "
+			 "strip its DWARF with -ldflags=-w",
+			 L->path, what, msg);
 	if (L->derr)
 		dwarf_dealloc_error(L->dbg, L->derr);
 	L->derr = NULL;
@@ -251,8 +254,10 @@ static int offdie(struct loader *L, Dwarf_Off off, Dwarf_Die *die)
 		return 0;
 	if (res == DW_DLV_ERROR)
 		return dw_fail(L, "dwarf_offdie_b");
-	return err_set(L->err, EINVAL, "%s: corrupt DWARF (no DIE at offset 0x%llx); rebuild "
-		       "the binary", L->path, (unsigned long long)off);
+	return err_set(L->err, EINVAL,
+		       "%s: corrupt DWARF (no DIE at offset 0x%llx); rebuild "
+		       "the binary",
+		       L->path, (unsigned long long)off);
 }
 
 /* ---- types ------------------------------------------------------------- */
@@ -302,8 +307,46 @@ static int type_size(struct loader *L, Dwarf_Die die, uint64_t *size)
 	return rc;
 }
 
-/* Name and size of the type DIE at off, through the cache. */
-static int type_lookup(struct loader *L, Dwarf_Off off, const char **name, uint64_t *size)
+/* Go's DW_AT_go_kind (reflect.Kind) of a type, looking through typedefs:
+ * Go names a type's kind on the DIE that describes it, and some of its
+ * typedefs (error's) leave it to the type they name.  0 when absent. */
+#define DW_AT_GO_KIND 0x2900
+static int type_kind(struct loader *L, Dwarf_Die die, uint8_t *kind)
+{
+	Dwarf_Die cur = die;
+	int rc = 0;
+
+	*kind = 0;
+	for (int hop = 0; hop < TYPE_HOPS_MAX; hop++) {
+		Dwarf_Unsigned k;
+		Dwarf_Half tag;
+		Dwarf_Off next;
+		if ((rc = attr_udata(L, cur, DW_AT_GO_KIND, &k)) != ABSENT) {
+			if (rc == 0 && k < 256)
+				*kind = (uint8_t)k;
+			break;
+		}
+		rc = 0;
+		if ((rc = die_tag(L, cur, &tag)) || tag != DW_TAG_typedef)
+			break;
+		if ((rc = attr_ref(L, cur, DW_AT_type, &next)) != 0) {
+			rc = rc < 0 ? rc : 0;
+			break;
+		}
+		if (cur != die)
+			dwarf_dealloc_die(cur);
+		cur = NULL;
+		if ((rc = offdie(L, next, &cur)))
+			break;
+	}
+	if (cur && cur != die)
+		dwarf_dealloc_die(cur);
+	return rc;
+}
+
+/* Name, size and Go kind of the type DIE at off, through the cache. */
+static int type_lookup(struct loader *L, Dwarf_Off off, const char **name, uint64_t *size,
+		       uint8_t *kind)
 {
 	if (type_reserve(&L->types))
 		return oom(L);
@@ -311,6 +354,7 @@ static int type_lookup(struct loader *L, Dwarf_Off off, const char **name, uint6
 	if (slot->off) {
 		*name = slot->name;
 		*size = slot->size;
+		*kind = slot->kind;
 		return 0;
 	}
 	Dwarf_Die die;
@@ -321,6 +365,8 @@ static int type_lookup(struct loader *L, Dwarf_Off off, const char **name, uint6
 	rc = die_name(L, die, &dname);
 	if (rc >= 0)
 		rc = type_size(L, die, size);
+	if (rc >= 0)
+		rc = type_kind(L, die, kind);
 	dwarf_dealloc_die(die);
 	if (rc < 0)
 		return rc;
@@ -330,6 +376,7 @@ static int type_lookup(struct loader *L, Dwarf_Off off, const char **name, uint6
 	slot->off = off;
 	slot->name = *name;
 	slot->size = *size;
+	slot->kind = *kind;
 	L->types.used++;
 	return 0;
 }
@@ -368,7 +415,7 @@ static int param_attrs(struct loader *L, Dwarf_Die die, Dwarf_Die o, struct dwar
 		return rc;
 	if (rc == 0) {
 		const char *tname;
-		if ((rc = type_lookup(L, toff, &tname, &p.size)))
+		if ((rc = type_lookup(L, toff, &tname, &p.size, &p.kind)))
 			return rc;
 		p.type = (char *)tname; /* shared between params: the arena owns it */
 	}
@@ -729,8 +776,7 @@ static int open_dwarf(struct loader *L, int fd)
 	 * of the load time.  The flag is process-wide; it is restored after
 	 * dwarf_finish(). */
 	L->de_alloc_was = dwarf_set_de_alloc_flag(0);
-	int res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &L->dbg,
-			       &L->derr);
+	int res = dwarf_init_b(fd, DW_DLC_READ, DW_GROUPNUMBER_ANY, NULL, NULL, &L->dbg, &L->derr);
 	if (res == DW_DLV_OK)
 		return 0;
 	L->dbg = NULL;
@@ -738,8 +784,10 @@ static int open_dwarf(struct loader *L, int fd)
 		return err_set(L->err, ENODATA, "%s: no DWARF (built with -ldflags=-w or stripped)",
 			       L->path);
 	const char *msg = L->derr ? dwarf_errmsg(L->derr) : "unknown error";
-	int rc = err_set(L->err, EINVAL, "%s: cannot read ELF/DWARF (%s); is it a complete, "
-			 "uncorrupted executable?", L->path, msg);
+	int rc = err_set(L->err, EINVAL,
+			 "%s: cannot read ELF/DWARF (%s); is it a complete, "
+			 "uncorrupted executable?",
+			 L->path, msg);
 	if (L->derr)
 		dwarf_dealloc_error(NULL, L->derr);
 	L->derr = NULL;
@@ -766,7 +814,8 @@ int dwarf_info_load(const char *path, struct dwarf_info **out, char *err)
 	close(fd);
 	free(L.types.slots);
 	if (!rc && !ncu)
-		rc = err_set(err, ENODATA, "%s: no DWARF (built with -ldflags=-w or stripped)", path);
+		rc = err_set(err, ENODATA, "%s: no DWARF (built with -ldflags=-w or stripped)",
+			     path);
 	if (rc) {
 		dwarf_info_free(L.priv ? &L.priv->pub : NULL);
 		return rc;

@@ -14,6 +14,8 @@ struct dwarf_param {
 			 * NULL when the type has no name (C's unnamed pointers) or
 			 * the parameter has no DW_AT_type */
 	uint64_t size;	/* byte size of the type, 0 when unknown */
+	uint8_t kind;	/* Go's reflect.Kind of the type (DW_AT_go_kind), 0 when unknown:
+			 * what a named type ("time.Duration") is made of */
 	bool is_return; /* DW_AT_variable_parameter: Go marks results this way */
 };
 

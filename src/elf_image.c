@@ -571,6 +571,68 @@ int elf_image_gofunc(const struct elf_image *img, const uint8_t *pcln, size_t pc
 	return -EINVAL;
 }
 
+/* The module data words of types and etypes for this table and release,
+ * or 0 when the layout is not known (runtime/symtab.go). */
+static size_t md_types_word(uint32_t magic, const char *version, size_t *etypes)
+{
+	unsigned minor = 0;
+
+	*etypes = 0;
+	if (magic == GOPCLNTAB_MAGIC_118) {
+		*etypes = 36;
+		return 35;
+	}
+	if (magic != GOPCLNTAB_MAGIC_120 || sscanf(version, "go1.%u", &minor) != 1 || minor < 20 ||
+	    minor > 27)
+		return 0;
+	/* 1.27 puts typedesclen between them. */
+	*etypes = minor == 27 ? 39 : 38;
+	return 37;
+}
+
+int elf_image_types(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
+		    uint64_t *types, uint64_t *etypes)
+{
+	uint64_t sym = elf_image_symbol_value(img, "runtime.types");
+	uint64_t esym = elf_image_symbol_value(img, "runtime.etypes");
+	struct elf_moduledata md = {0};
+	uint32_t magic = 0;
+	size_t ew = 0, w = 0;
+
+	*types = *etypes = 0;
+	if (pcln_size >= 4) {
+		memcpy(&magic, pcln, 4);
+		w = md_types_word(magic, img->go_version, &ew);
+	}
+	if (w && elf_image_moduledata(img, pcln, pcln_size, &md) == 0) {
+		*types = md.more[w - 24];
+		*etypes = md.more[ew - 24];
+		if ((sym && sym != *types) || (esym && esym != *etypes))
+			return -EINVAL;
+	} else if (sym && esym) {
+		*types = sym;
+		*etypes = esym;
+	} else {
+		return w ? -ENOENT : -ENOTSUP;
+	}
+	if (!*types || *etypes <= *types || !elf_image_bytes(img, *types, *etypes - *types)) {
+		*types = *etypes = 0;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const uint8_t *elf_image_bytes(const struct elf_image *img, uint64_t vaddr, size_t len)
+{
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+		if (vaddr >= s->vaddr && vaddr - s->vaddr <= s->filesz &&
+		    len <= s->filesz - (vaddr - s->vaddr))
+			return img->map + s->offset + (vaddr - s->vaddr);
+	}
+	return NULL;
+}
+
 int elf_image_text_start(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
 			 uint64_t *text, char *err)
 {

@@ -113,6 +113,17 @@ struct elf_moduledata {
 int elf_image_gofunc(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
 		     const uint8_t **data, size_t *size);
 
+/* The module's type descriptors, [*types, *etypes) as link addresses: the
+ * base of every type's name offset.  runtime.types and runtime.etypes
+ * where the symbols exist, the module data's words where it is found (word
+ * 35 on Go 1.18-1.19, 37 from 1.20; etypes right after it, or two after on
+ * 1.27): both, where both exist, must agree.  Errors as elf_image_gofunc. */
+int elf_image_types(const struct elf_image *img, const uint8_t *pcln, size_t pcln_size,
+		    uint64_t *types, uint64_t *etypes);
+/* len file bytes at link address vaddr, inside one loaded segment (any
+ * kind): a view into the mapping, NULL when they are not all there. */
+const uint8_t *elf_image_bytes(const struct elf_image *img, uint64_t vaddr, size_t len);
+
 /* Search seg (len file bytes loaded at seg_vaddr) for the module data that
  * points at the function table pcln (pcln_size bytes at pcln_vaddr), and
  * validate it against the table.  0 and *md on one match (or several equal

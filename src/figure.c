@@ -61,6 +61,38 @@ void figure_rate(const struct snapshot_func *f, bool utf8, char *buf, size_t len
 	figure_count(f, f->v.calls_per_s, utf8, buf, len);
 }
 
+void figure_error_share(const struct snapshot_func *f, bool interval, char *buf, size_t len)
+{
+	uint64_t timed = interval ? f->v.calls_delta : f->timed_calls;
+
+	if (!f->errors_counted) {
+		snprintf(buf, len, "%s", f->errors_why[0] ? "?" : "-");
+		return;
+	}
+	if (!timed) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	figure_share(interval ? f->error_share_interval : f->error_share,
+		     f->timed_calls < f->v.calls && !f->entry_only, buf, len);
+}
+
+void figure_share(double share, bool sampled, char *buf, size_t len)
+{
+	double pct = share * 100;
+
+	if (share <= 0)
+		snprintf(buf, len, "0%%");
+	else if (pct < 0.1)
+		snprintf(buf, len, "<0.1%%");
+	else if (pct < 9.95)
+		snprintf(buf, len, "%.1f%%", pct);
+	else /* 100% only when every call failed */
+		snprintf(buf, len, "%.0f%%", share < 1 && pct >= 99.5 ? 99.0 : pct);
+	if (sampled && (pct >= 0.1 || share <= 0))
+		figure_prefix("~", buf, len);
+}
+
 size_t figure_width(const char *s)
 {
 	size_t w = 0;

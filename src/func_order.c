@@ -19,6 +19,7 @@ static const struct {
     [ORDER_RATE] = {"calls/s", "rate"},
     [ORDER_P50] = {"p50", NULL},
     [ORDER_P99] = {"p99", NULL},
+    [ORDER_ERRORS] = {"err%", "errors"},
     [ORDER_MAX] = {"max", NULL},
     [ORDER_INFLIGHT] = {"inflight", "infl"},
     [ORDER_OLDEST] = {"oldest", NULL},
@@ -89,6 +90,12 @@ double func_order_value(const struct snapshot_func *f, enum func_order_key key, 
 		return f->entry_only ? 0 : (double)(interval ? v->p50_interval_ns : v->p50_ns);
 	case ORDER_P99:
 		return f->entry_only ? 0 : (double)(interval ? v->p99_interval_ns : v->p99_ns);
+	case ORDER_ERRORS:
+		/* Its failing share, as ERR% shows it; below any share where
+		 * its errors are not read. */
+		if (!f->errors_counted)
+			return -1;
+		return interval ? f->error_share_interval : f->error_share;
 	case ORDER_MAX:
 		return f->entry_only ? 0 : (double)v->max_ns;
 	case ORDER_INFLIGHT:

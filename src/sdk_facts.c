@@ -127,7 +127,7 @@ static void sdk_facts_keep(struct sdk_facts *sf, const struct func_info *f,
 {
 	struct sdk_kept *k;
 
-	if (f->dwarf || !v->nargs)
+	if (f->dwarf || (!v->nargs && !v->nrets))
 		return;
 	for (size_t i = 0; i < sf->nkept; i++)
 		if (sf->kept[i].f == f) {

@@ -538,16 +538,40 @@ static void serve_render_sites(struct render *r)
 	}
 }
 
+/* Failing calls: only where the function's errors are read (a function
+ * whose signature is unknown has no series, not a 0). */
+static void serve_render_errors(struct render *r)
+{
+	serve_family(r, "retop_function_errors_total", "counter",
+		     "Calls that returned a non-nil error (its last result, of type error, read at "
+		     "its RET; a typed nil pointer is non-nil): of retop_function_calls_total, and "
+		     "estimated like it while --budget times a sample. Only functions whose errors "
+		     "are read (the JSON's errors_uncounted_why says why not).");
+	for (size_t i = 0; i < r->snap->nfuncs; i++) {
+		const struct snapshot_func *sn = &r->snap->funcs[i];
+
+		if (!sn->raw || !sn->errors_counted)
+			continue;
+		fputs("retop_function_errors_total{", r->f);
+		serve_func_labels(r, i);
+		fprintf(r->f, "} %" PRIu64 "\n", sn->errors);
+	}
+}
+
 /* Latency by caller, as counters that aggregate and window: calls, and
  * their summed duration (rate(sum) / rate(calls) is the mean over any
- * window).  The caller label is bounded: the CALLERS_MAX busiest calling
- * functions of each traced function, then caller="other". */
-static void serve_render_callers_fam(struct render *r, const char *name, bool sum)
+ * window), and the failing ones where the function's errors are read.  The
+ * caller label is bounded: the CALLERS_MAX busiest calling functions of
+ * each traced function, then caller="other". */
+enum serve_caller_fig { SERVE_CALLS, SERVE_SUM, SERVE_ERRORS };
+
+static void serve_render_callers_fam(struct render *r, const char *name, enum serve_caller_fig fig)
 {
 	for (size_t i = 0; i < r->snap->nfuncs; i++) {
 		const struct callers_view *c = &r->snap->funcs[i].callers;
 
-		if (!r->snap->funcs[i].raw)
+		if (!r->snap->funcs[i].raw ||
+		    (fig == SERVE_ERRORS && !r->snap->funcs[i].errors_counted))
 			continue;
 		for (size_t k = 0; k < c->n; k++) {
 			fprintf(r->f, "%s{", name);
@@ -555,10 +579,11 @@ static void serve_render_callers_fam(struct render *r, const char *name, bool su
 			fputs(",caller=\"", r->f);
 			prom_text_put_label(r->f, c->rows[k].name);
 			fputs("\"} ", r->f);
-			if (sum)
+			if (fig == SERVE_SUM)
 				prom_text_put_seconds(r->f, c->rows[k].sum_ns);
 			else
-				fprintf(r->f, "%" PRIu64, c->rows[k].calls);
+				fprintf(r->f, "%" PRIu64,
+					fig == SERVE_ERRORS ? c->rows[k].errors : c->rows[k].calls);
 			fputc('\n', r->f);
 		}
 	}
@@ -568,11 +593,15 @@ static void serve_render_callers(struct render *r)
 {
 	serve_family(r, "retop_caller_calls_total", "counter",
 		     "Paired calls by calling function: the 16 busiest, then caller=\"other\".");
-	serve_render_callers_fam(r, "retop_caller_calls_total", false);
+	serve_render_callers_fam(r, "retop_caller_calls_total", SERVE_CALLS);
 	serve_family(r, "retop_caller_duration_seconds_total", "counter",
 		     "Summed duration of those calls: divide its rate by "
 		     "retop_caller_calls_total's for the mean over a window.");
-	serve_render_callers_fam(r, "retop_caller_duration_seconds_total", true);
+	serve_render_callers_fam(r, "retop_caller_duration_seconds_total", SERVE_SUM);
+	serve_family(r, "retop_caller_errors_total", "counter",
+		     "Of those calls, the ones that returned a non-nil error: which caller gets "
+		     "the function's errors (only where they are read).");
+	serve_render_callers_fam(r, "retop_caller_errors_total", SERVE_ERRORS);
 }
 
 int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_label, char **page,
@@ -599,6 +628,7 @@ int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_
 	serve_render_ci(&r);
 	for (size_t k = 0; k < sizeof(serve_fams) / sizeof(serve_fams[0]); k++)
 		serve_render_fam(&r, &serve_fams[k]);
+	serve_render_errors(&r);
 	serve_render_hist(&r);
 	serve_render_sites(&r);
 	serve_render_callers(&r);

@@ -147,6 +147,7 @@ void session_close(struct session *s)
 		session_baseline_drop(&s->funcs[i]);
 		free(s->funcs[i].hist_buf[0]);
 		free(s->funcs[i].hist_buf[1]);
+		free(s->funcs[i].errs);
 	}
 	free(s->funcs);
 	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);

@@ -177,8 +177,16 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 					      &sf->inl_sites, &sf->inl_counted, sf->inl_why, why);
 	if (!ret)
 		session_keep_marks(sf, first, &v);
+	/* Its errors are read from its first call on: where, before the
+	 * probes go in. */
+	if (!ret) {
+		session_error_find(s, s->images[first].idx, sf->fi[first], &sf->err);
+		session_errors_reset(sf);
+	}
 	if (!ret)
-		ret = tracer_attach(s->tracer, &v, s->attach_pid, &entry_only, why);
+		ret = tracer_attach(s->tracer, &v, s->attach_pid,
+				    sf->err.state == ARGS_ERROR_READ ? sf->err.reg : -1,
+				    &entry_only, why);
 	if (ret < 0) {
 		sf->state = FUNC_ERROR;
 		snprintf(sf->reason, sizeof(sf->reason), "%s", why);
@@ -214,10 +222,16 @@ void session_untrace(struct session *s, const struct func_info *f)
 	tracer_detach(s->tracer, sf->slot);
 	session_forget_marks(sf);
 	session_baseline_drop(sf);
+	free(sf->hist_buf[0]);
+	free(sf->hist_buf[1]);
+	free(sf->errs);
 	*sf = s->funcs[--s->nfuncs];
-	/* The entry moved into sf holds them now. */
+	/* The entry moved into sf holds them now (session_close frees every
+	 * entry's). */
 	memset(s->funcs[s->nfuncs].marks_v, 0, sizeof(s->funcs[s->nfuncs].marks_v));
 	memset(&s->funcs[s->nfuncs].base, 0, sizeof(s->funcs[s->nfuncs].base));
+	memset(s->funcs[s->nfuncs].hist_buf, 0, sizeof(s->funcs[s->nfuncs].hist_buf));
+	s->funcs[s->nfuncs].errs = NULL;
 }
 
 void session_detach_all(struct session *s, const char *why)

@@ -59,12 +59,27 @@ static __u64 *session_hist_now(struct session *s, struct session_func *sf)
 	return (__u64 *)h; /* its one member, hist, is at its start */
 }
 
+/* sf's timed calls and failing ones now, read afresh like its histogram
+ * (the mapped counters: no syscall). */
+static struct session_mark_counts session_counts_now(struct session *s, struct session_func *sf)
+{
+	struct retop_func_stats st;
+
+	if (!s->tracer || sf->slot < 0 || tracer_read_counters(s->tracer, sf->slot, &st) != 0)
+		st = sf->cur.st;
+	return (struct session_mark_counts){st.calls, st.errors};
+}
+
 /* Before: this binary's calls up to now; after: from now on. */
 static void session_mark(struct session *s, struct session_func *sf, enum change_against against)
 {
 	struct session_baseline *b = &sf->base;
 	__u64 *now = session_hist_now(s, sf);
+	struct session_mark_counts n = session_counts_now(s, sf);
 
+	b->n_before_from = b->n_binary_from;
+	b->n_before_to = n;
+	b->n_after_from = n;
 	session_hist_free(&b->before_from);
 	session_hist_free(&b->before_to);
 	session_hist_free(&b->after_from);
@@ -101,6 +116,7 @@ void session_mark_binary(struct session *s, size_t k)
 		/* Its calls from here on are the new binary's. */
 		session_hist_free(&sf->base.binary_from);
 		sf->base.binary_from = session_hist_dup(sf->base.after_from);
+		sf->base.n_binary_from = sf->base.n_after_from;
 		sf->base.old_running = true;
 	}
 }
@@ -122,6 +138,7 @@ void session_baseline_old_gone(struct session *s)
 		session_hist_free(&b->binary_from);
 		b->after_from = session_hist_now(s, &s->funcs[i]);
 		b->binary_from = session_hist_dup(b->after_from);
+		b->n_after_from = b->n_binary_from = session_counts_now(s, &s->funcs[i]);
 		b->old_running = false;
 		b->computed = false;
 	}
@@ -159,4 +176,18 @@ void session_fill_change(struct session_func *sf, struct snapshot_func *out)
 	out->change.against = b->against;
 	out->change.r = b->result;
 	out->change.old_running = b->old_running;
+	/* The failing share of each period's timed calls, where errors are
+	 * counted and both periods have timed calls. */
+	uint64_t cb = b->n_before_to.calls - b->n_before_from.calls,
+		 ca = sf->cur.st.calls - b->n_after_from.calls;
+	if (sf->err.state == ARGS_ERROR_READ && !sf->entry_only && cb > 0 && ca > 0 &&
+	    b->n_before_to.calls >= b->n_before_from.calls &&
+	    b->n_before_to.errors >= b->n_before_from.errors &&
+	    sf->cur.st.calls >= b->n_after_from.calls && sf->cur.st.errors >= b->n_after_from.errors) {
+		out->change.error_share_known = true;
+		out->change.error_share_before =
+		    (double)(b->n_before_to.errors - b->n_before_from.errors) / (double)cb;
+		out->change.error_share_after =
+		    (double)(sf->cur.st.errors - b->n_after_from.errors) / (double)ca;
+	}
 }

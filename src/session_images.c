@@ -96,6 +96,18 @@ struct func_info *session_func_in(struct session *s, struct session_func *sf, si
 		session_not_followed(sf, k, "its probes would count calls differently");
 		return NULL;
 	}
+	/* One register is read for its errors in every binary: the first's
+	 * (found afresh: sf->err may be of an earlier attach). */
+	struct args_error e, e0;
+	session_error_find(s, idx, g, &e);
+	session_error_find(s, s->idx, sf->f, &e0);
+	if ((e.state == ARGS_ERROR_READ || e0.state == ARGS_ERROR_READ) &&
+	    (e.state != e0.state || e.reg != e0.reg)) {
+		session_not_followed(sf, k,
+				     "its error result is not where it is in the first (the "
+				     "signature changed, or is unknown there)");
+		return NULL;
+	}
 	sf->fi[k] = g;
 	return g;
 }

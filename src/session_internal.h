@@ -4,6 +4,8 @@
 #define RETOP_SESSION_INTERNAL_H
 
 #include "change.h"
+#include "args.h"
+#include "error_types.h"
 #include "govern.h"
 #include "guard.h"
 #include "hitcost.h"
@@ -15,12 +17,19 @@
  * (RETOP_HIST_BUCKETS counts each; NULL: zeros, no timed call yet) where
  * its "before" period begins and ends and where "after" begins; after is
  * the counts now less after_from. */
+/* The timed calls and the failing ones among them at a mark: each
+ * period's error share. */
+struct session_mark_counts {
+	uint64_t calls, errors;
+};
+
 struct session_baseline {
 	enum change_against against; /* CHANGE_NONE: none marked */
 	__u64 *before_from, *before_to, *after_from;
 	/* Where the calls of the binary it runs now began (its deploy's
 	 * after_from; NULL: tracing's start): the next mark's before_from. */
 	__u64 *binary_from;
+	struct session_mark_counts n_before_from, n_before_to, n_after_from, n_binary_from;
 	/* A deploy's older binary still runs: after holds its calls too,
 	 * until its last process exits and after begins again. */
 	bool old_running;
@@ -59,6 +68,17 @@ struct session_func {
 	char inl_why[200];
 	uint64_t inlined_shown; /* inlined calls in the last snapshot */
 	double cost_ns;		/* what its probes cost the target so far */
+	/* Failing calls (session_errors.c): where its error result is read,
+	 * the failing calls' durations and types as last read, and the
+	 * errors' ledger (exact while every call is timed). */
+	struct args_error err;
+	/* Allocated at the first failing call read (10 KiB: a thousand
+	 * functions traced that never fail hold none), read again only
+	 * while func_stats.errors is past its calls. */
+	struct retop_error_stats *errs;
+	double errors_est;
+	bool errors_inexact;
+	uint64_t errors_seen, timed_seen, errors_shown;
 	/* The verdict that proved its marks in each binary (NULL: not yet),
 	 * so that the budget puts them back in without proving them again. */
 	struct interlock_verdict *marks_v[RETOP_MAX_IMAGES];
@@ -111,6 +131,10 @@ struct session {
 	struct govern gov;	/* --budget: the governor */
 	struct hitcost hitcost; /* what a probe hit costs */
 	bool baseline_marked;	/* --baseline SECS: its mark was made */
+	/* Failing calls' types, named; room for the succeeding calls'
+	 * histogram (session_errors.c). */
+	struct error_types etypes;
+	__u64 ok_hist[RETOP_HIST_BUCKETS];
 	struct snapshot snap;
 };
 
@@ -164,6 +188,16 @@ void session_baseline_old_gone(struct session *s);
 void session_baseline_due(struct session *s, uint64_t now);
 void session_baseline_drop(struct session_func *sf);
 void session_fill_change(struct session_func *sf, struct snapshot_func *out);
+/* session_errors.c: failing calls. */
+/* Where f (of binary idx) has its error result at a RET. */
+void session_error_find(struct session *s, const struct func_index *idx, const struct func_info *f,
+			struct args_error *out);
+/* Read sf's failing calls from BPF: before its counters, every sample. */
+void session_read_errors(struct session *s, struct session_func *sf);
+void session_fill_errors(struct session *s, struct session_func *sf, double interval,
+			 struct snapshot_func *out);
+/* Its counters start again (a reset). */
+void session_errors_reset(struct session_func *sf);
 
 /* session_sample.c */
 uint64_t session_load_bias(struct session *s);

@@ -171,6 +171,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	snprintf(out->inlined_uncounted_why, sizeof(out->inlined_uncounted_why), "%s", sf->inl_why);
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
+		session_read_errors(s, sf);
 		sf->prev = sf->cur;
 		/* Unreadable (a slot out of range: none is handed out), the
 		 * row keeps its last counters rather than showing none. */
@@ -220,6 +221,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->v.calls_delta = (uint64_t)(sf->gf.calls_per_s * interval + 0.5);
 	}
 	sf->calls_shown = out->v.calls;
+	session_fill_errors(s, sf, interval, out);
 	out->inlined_calls = sf->cur.st.inlined;
 	/* Exact only while every site where it was inlined is counted, and
 	 * the budget never took the marks out. */
@@ -396,6 +398,7 @@ void session_reset(struct session *s)
 			session_set_args(s, &s->funcs[i], s->funcs[i].args_on);
 		}
 		memset(&s->funcs[i].cur, 0, sizeof(s->funcs[i].cur));
+		session_errors_reset(&s->funcs[i]);
 		govern_func_reset(&s->funcs[i].gf);
 		s->funcs[i].calls_shown = 0;
 		memset(&s->funcs[i].callers, 0, sizeof(s->funcs[i].callers));

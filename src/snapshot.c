@@ -18,7 +18,7 @@ static struct json_object *json_fixed(double v, int decimals)
 }
 
 /* Latency by caller, busiest first, "other" last. */
-static struct json_object *snapshot_callers_json(const struct callers_view *c)
+static struct json_object *snapshot_callers_json(const struct callers_view *c, bool errors)
 {
 	struct json_object *a = json_object_new_array();
 
@@ -30,6 +30,10 @@ static struct json_object *snapshot_callers_json(const struct callers_view *c)
 		json_object_object_add(o, "mean_ns", json_object_new_uint64(r->mean_ns));
 		json_object_object_add(o, "p50_ns", json_object_new_uint64(r->p50_ns));
 		json_object_object_add(o, "p99_ns", json_object_new_uint64(r->p99_ns));
+		/* Of its calls, those that returned a non-nil error; null
+		 * where the function's errors are not read. */
+		json_object_object_add(o, "errors",
+				       errors ? json_object_new_uint64(r->errors) : NULL);
 		json_object_array_add(a, o);
 	}
 	return a;
@@ -138,7 +142,8 @@ const char *func_state_name(enum func_state st)
 	return "error";
 }
 
-void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len)
+/* The state alone: the text's notes under a row say the rest. */
+static void snapshot_func_state(const struct snapshot_func *f, char *buf, size_t len)
 {
 	switch (f->state) {
 	case FUNC_TRACING:
@@ -159,6 +164,64 @@ void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len)
 	default:
 		snprintf(buf, len, "%s: %s", func_state_name(f->state), f->reason);
 	}
+}
+
+static bool snapshot_func_probing(const struct snapshot_func *f)
+{
+	return f->state == FUNC_TRACING || f->state == FUNC_TIMING || f->state == FUNC_SAMPLED;
+}
+
+void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len)
+{
+	size_t n;
+
+	snapshot_func_state(f, buf, len);
+	/* Its calls are timed, its errors not: why (never a guess). */
+	if (snapshot_func_probing(f) && f->errors_why[0] && (n = strlen(buf)) + 1 < len)
+		snprintf(buf + n, len - n, "; errors not counted: %s", f->errors_why);
+}
+
+static struct json_object *snapshot_durations_json(const struct snapshot_durations *d)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "calls", json_object_new_uint64(d->calls));
+	json_object_object_add(o, "mean_ns", json_object_new_uint64(d->mean_ns));
+	json_object_object_add(o, "p50_ns", json_object_new_uint64(d->p50_ns));
+	json_object_object_add(o, "p99_ns", json_object_new_uint64(d->p99_ns));
+	return o;
+}
+
+/* Failing calls: null where its errors are not read, with why where it
+ * returns error or may (returns_error null: its signature is unknown). */
+static void snapshot_errors_json(struct json_object *o, const struct snapshot_func *f)
+{
+	bool on = f->errors_counted, unknown = !f->returns_error && f->errors_why[0];
+	struct json_object *types = json_object_new_array();
+
+	json_object_object_add(o, "returns_error",
+			       unknown ? NULL : json_object_new_boolean(f->returns_error));
+	json_object_object_add(o, "errors", on ? json_object_new_uint64(f->errors) : NULL);
+	/* false: estimated like calls (--budget timed a sample of them). */
+	json_object_object_add(o, "errors_exact", json_object_new_boolean(on && f->errors_exact));
+	json_object_object_add(o, "errors_per_s", on ? json_fixed(f->errors_per_s, 3) : NULL);
+	/* Of the timed calls: since tracing began, and in the last interval. */
+	json_object_object_add(o, "error_share", on ? json_fixed(f->error_share, 6) : NULL);
+	json_object_object_add(o, "error_share_interval",
+			       on ? json_fixed(f->error_share_interval, 6) : NULL);
+	json_object_object_add(o, "errors_uncounted_why",
+			       f->errors_why[0] ? json_object_new_string(f->errors_why) : NULL);
+	/* The durations of the failing and the other timed calls apart. */
+	json_object_object_add(o, "failing", on ? snapshot_durations_json(&f->failing) : NULL);
+	json_object_object_add(o, "succeeding",
+			       on ? snapshot_durations_json(&f->succeeding) : NULL);
+	for (size_t i = 0; on && i < f->ntypes; i++) {
+		struct json_object *t = json_object_new_object();
+		json_object_object_add(t, "type", json_object_new_string(f->types[i].name));
+		json_object_object_add(t, "errors", json_object_new_uint64(f->types[i].calls));
+		json_object_array_add(types, t);
+	}
+	json_object_object_add(o, "error_types", types);
 }
 
 /* The names of f's duration figures at or under its resolution. */
@@ -243,6 +306,7 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 				   ? json_object_new_string(f->inlined_uncounted_why)
 				   : NULL);
 	json_object_object_add(o, "calls_per_s", json_fixed(v->calls_per_s, 3));
+	snapshot_errors_json(o, f);
 	json_object_object_add(o, "mean_ns", json_object_new_uint64(v->mean_ns));
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(v->p50_ns));
 	json_object_object_add(o, "p99_ns", json_object_new_uint64(v->p99_ns));
@@ -332,7 +396,7 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "probe_cost", cost);
 	json_object_object_add(o, "under_resolution", snapshot_under_json(f));
 	json_object_object_add(o, "args_captured", json_object_new_boolean(f->args));
-	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers));
+	json_object_object_add(o, "callers", snapshot_callers_json(&f->callers, f->errors_counted));
 	/* Timed calls the caller map had no room for: callers' calls then add
 	 * up to less than timed_calls. */
 	json_object_object_add(o, "callers_lost", json_object_new_uint64(v->callers_lost));
@@ -515,8 +579,8 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 	snapshot_text_limits(out, snap);
 	snapshot_text_resolution(out, snap);
 	snapshot_text_cost(out, snap);
-	fprintf(out, "%-24s %8s %7s %7s %7s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
-		"P50", "P99", "MAX", "INFL", "ORPH");
+	fprintf(out, "%-21s %8s %7s %7s %7s %5s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
+		"P50", "P99", "ERR%", "MAX", "INFL", "ORPH");
 }
 
 #define SNAPSHOT_TEXT_COLS 80
@@ -582,43 +646,51 @@ static void snapshot_text_change(FILE *out, const struct snapshot_func *f)
 		     : f->change.old_running	    ? "old binary (still running: both after)"
 						    : "old binary");
 	change_format(&f->change.r, line + n, sizeof(line) - (size_t)n);
+	n = (int)strlen(line);
+	if (f->change.error_share_known && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, "; failing %.1f%% -> %.1f%%",
+			 100 * f->change.error_share_before, 100 * f->change.error_share_after);
 	fprintf(out, "    ");
 	snapshot_text_status(out, 4, line);
 }
 
 static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf8)
 {
-	char fit[32], calls[16], rate[16], p50[16], p99[16], max[16], esc[256];
+	char fit[32], calls[16], rate[16], err[16], p50[16], p99[16], max[16], esc[256];
 	const struct stats_view *v = &f->v;
 	/* Names come from the target's binary: escaped. */
-	const char *name = snapshot_fit_name(text_escape_str(f->name, esc, sizeof(esc)), fit, 24);
+	const char *name = snapshot_fit_name(text_escape_str(f->name, esc, sizeof(esc)), fit, 21);
 	char status[SNAPSHOT_STATUS_LEN + 16];
 
 	/* Marked where not exact (figure.h): '~' a sample, '>=' a lower
 	 * bound, '!' calls dropped, '<' under the resolution. */
 	figure_calls(f, utf8, calls, sizeof(calls));
 	figure_rate(f, utf8, rate, sizeof(rate));
+	figure_error_share(f, false, err, sizeof(err));
 	figure_duration(f, v->calls ? v->p50_ns : 0, p50, sizeof(p50));
 	figure_duration(f, v->calls ? v->p99_ns : 0, p99, sizeof(p99));
 	figure_duration(f, v->calls ? v->max_ns : 0, max, sizeof(max));
-	snapshot_func_status(f, status, sizeof(status));
-	fprintf(out, "%-24s", name);
+	/* The errors' note has a line of its own (snapshot_text_errors). */
+	snapshot_func_state(f, status, sizeof(status));
+	fprintf(out, "%-21s", name);
 	snapshot_text_cell(out, calls, 8);
-	if (f->state != FUNC_TRACING && f->state != FUNC_TIMING && f->state != FUNC_SAMPLED &&
-	    !f->entry_only) {
+	if (!snapshot_func_probing(f) && !f->entry_only) {
 		fprintf(out, "  ");
-		snapshot_text_status(out, 35, status);
+		snapshot_text_status(out, 32, status);
 		return;
 	}
 	snapshot_text_cell(out, rate, 7);
 	if (f->entry_only) {
 		/* The numbers on the row, why only entries on the next line.  No
 		 * RET, so nothing is in flight or orphaned: only entries. */
-		fprintf(out, " %7s %7s %7s %5s %5s\n    ", "-", "-", "-", "-", "-");
+		fprintf(out, " %7s %7s %5s %7s %5s %5s\n    ", "-", "-", "-", "-", "-", "-");
 		snapshot_text_status(out, 4, status);
-	} else
-		fprintf(out, " %7s %7s %7s %5llu %5llu\n", p50, p99, max,
-			(unsigned long long)f->in_flight, (unsigned long long)f->orphans);
+	} else {
+		fprintf(out, " %7s %7s", p50, p99);
+		snapshot_text_cell(out, err, 5);
+		fprintf(out, " %7s %5llu %5llu\n", max, (unsigned long long)f->in_flight,
+			(unsigned long long)f->orphans);
+	}
 	snapshot_text_change(out, f);
 	if (f->overdue) {
 		char oldest[16];
@@ -663,6 +735,41 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf
 		fprintf(out, "    probe hits inside not exact: %llu calls lost their goroutine's "
 			     "records (LRU maps full) and count none\n",
 			(unsigned long long)v->evicted);
+}
+
+/* Under a function's row: its failing calls (how many, how fast against
+ * the others, of which types), or why they are not counted. */
+static void snapshot_text_errors(FILE *out, const struct snapshot_func *f)
+{
+	char line[600], fp50[16], fp99[16], sp50[16], sp99[16], rate[16];
+	size_t n;
+
+	if (f->errors_why[0] && snapshot_func_probing(f)) {
+		fprintf(out, "    ");
+		snprintf(line, sizeof(line), "errors not counted: %s", f->errors_why);
+		snapshot_text_status(out, 4, line);
+		return;
+	}
+	if (!f->errors_counted || !f->errors)
+		return;
+	figure_duration(f, f->failing.p50_ns, fp50, sizeof(fp50));
+	figure_duration(f, f->failing.p99_ns, fp99, sizeof(fp99));
+	figure_duration(f, f->succeeding.p50_ns, sp50, sizeof(sp50));
+	figure_duration(f, f->succeeding.p99_ns, sp99, sizeof(sp99));
+	stats_format_count(f->errors_per_s, rate, sizeof(rate));
+	/* One line for the figures (p50/p99 of the failing calls and of the
+	 * others, "ok"), one for the types. */
+	fprintf(out, "    errors %s%llu (%.1f%%, %s/s); p50/p99 failing %s/%s, ok %s/%s\n",
+		f->errors_exact ? "" : "~", (unsigned long long)f->errors, 100 * f->error_share,
+		rate, fp50, fp99, sp50, sp99);
+	n = (size_t)snprintf(line, sizeof(line), "of types");
+	for (size_t i = 0; i < f->ntypes && n < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s %s %llu", i ? "," : "",
+				      f->types[i].name, (unsigned long long)f->types[i].calls);
+	if (!f->ntypes)
+		return;
+	fprintf(out, "    ");
+	snapshot_text_status(out, 4, line);
 }
 
 /* Under a function's row: where it was inlined, and its inlined calls
@@ -790,6 +897,7 @@ void snapshot_print_text(FILE *out, const struct snapshot *snap, const struct sn
 		}
 		listed++;
 		snapshot_text_row(out, f, rows && rows->utf8);
+		snapshot_text_errors(out, f);
 		snapshot_text_inlined(out, f);
 		snapshot_text_calls(out, snap, f);
 	}

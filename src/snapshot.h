@@ -18,6 +18,8 @@ struct func_info;
 
 #define SNAPSHOT_MAX_PIDS 64
 #define SNAPSHOT_STATUS_LEN 160
+#define SNAPSHOT_ERROR_TYPES 5
+#define SNAPSHOT_ERROR_TYPE_LEN 96
 
 struct snapshot_site {
 	uint32_t offset; /* from the function's entry */
@@ -29,6 +31,18 @@ struct snapshot_site {
 
 /* What a listed function's probes are doing; every state but tracing and
  * sampled comes with a reason. */
+/* The durations of a part of a function's calls: those that failed, or
+ * those that did not (since tracing began). */
+struct snapshot_durations {
+	uint64_t calls, mean_ns, p50_ns, p99_ns;
+};
+
+/* A concrete type of the errors a function returned, and how many. */
+struct snapshot_error_type {
+	char name[SNAPSHOT_ERROR_TYPE_LEN]; /* "*main.NotFound"; "other": the rest */
+	uint64_t calls;
+};
+
 enum func_state {
 	FUNC_TRACING,	 /* every probe in */
 	FUNC_TIMING,	 /* --budget: every call counted, the calls of random
@@ -69,6 +83,27 @@ struct snapshot_func {
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
 	bool args;	 /* arguments captured with its slowest calls */
+	/* Failing calls: those whose error result (its last, when of type
+	 * error) was non-nil at the RET.  errors_counted: read at its RETs;
+	 * else errors_why says why not where it returns error or may (its
+	 * signature unknown), and is "" where it returns none. */
+	bool errors_counted;
+	bool returns_error; /* its signature is known and ends in error */
+	char errors_why[SNAPSHOT_STATUS_LEN];
+	/* Since tracing began; exact while every call was timed (errors_exact),
+	 * else estimated like calls: each interval's failing share of its
+	 * timed calls, applied to its calls.  Only grows. */
+	uint64_t errors, errors_delta;
+	double errors_per_s;
+	bool errors_exact;
+	/* Of the timed calls: since tracing began, and in the last interval. */
+	double error_share, error_share_interval;
+	/* Durations of the failing and the other timed calls, since tracing
+	 * began: a fast failure hides in a healthy p50. */
+	struct snapshot_durations failing, succeeding;
+	/* The busiest concrete types of the failing calls, then "other". */
+	size_t ntypes;
+	struct snapshot_error_type types[SNAPSHOT_ERROR_TYPES + 1];
 	/* Sites where the compiler inlined it: calls there reach none of its
 	 * probes and are not in any figure here.  -1: the binary's inline
 	 * trees were not read. */

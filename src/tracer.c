@@ -29,6 +29,7 @@ static void tracer_size_maps(struct tracer *t)
 	bpf_map__set_max_entries(sk->maps.func_stats, z.func_stats);
 	bpf_map__set_max_entries(sk->maps.func_hist, z.func_hist);
 	bpf_map__set_max_entries(sk->maps.caller_stats, z.caller_stats);
+	bpf_map__set_max_entries(sk->maps.error_stats, z.error_stats);
 	bpf_map__set_max_entries(sk->maps.goroutines, z.goroutines);
 	bpf_map__set_max_entries(sk->maps.first_entry, z.first_entry);
 	bpf_map__set_max_entries(sk->maps.recovered, z.recovered);

@@ -58,9 +58,11 @@ void tracer_close(struct tracer *t);
  * All or nothing: on failure no probe of the function stays attached.
  * Returns the slot (>= 0) or a negative errno.  *entry_only tells whether
  * only the entry probe was attached (no RET, or too many RET sites), with
- * the reason in err. */
-int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, bool *entry_only,
-		  char *err);
+ * the reason in err.  error_reg: the register of the error result's itab at
+ * a RET (args_error_find), set before the first probe can fire; -1: its
+ * errors are not read. */
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, int error_reg,
+		  bool *entry_only, char *err);
 void tracer_detach(struct tracer *t, int slot);
 /* The overhead budget's levers (budget.c), each on an attached slot and
  * with the verdict that approved it.  The entry probe and the RET probes
@@ -157,6 +159,9 @@ void tracer_prog_time(const struct tracer *t, uint64_t ns[RETOP_HIT_KINDS],
 size_t tracer_probe_count(const struct tracer *t, int slot);
 
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out);
+/* The slot's failing calls: their durations and types (retop.h), since it
+ * was attached or reset.  -ENOENT when its errors are not read. */
+int tracer_read_errors(struct tracer *t, int slot, struct retop_error_stats *out);
 /* The slot's histogram: -ENOENT while it has none (no timed call since
  * its reset).  A syscall: read when its calls moved. */
 int tracer_read_hist(struct tracer *t, int slot, struct retop_func_hist *out);

@@ -81,8 +81,8 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 	return ret;
 }
 
-int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, bool *entry_only,
-		  char *err)
+int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, int error_reg,
+		  bool *entry_only, char *err)
 {
 	int slot = tracer_free_slot(t), ret;
 	struct tracer_slot *s;
@@ -100,7 +100,11 @@ int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, 
 	*entry_only = v->entry_only;
 	s = &t->slots[slot];
 	/* Counters start from zero before the first probe can fire, and no
-	 * call left by the slot's previous function is taken for this one's. */
+	 * call left by the slot's previous function is taken for this one's;
+	 * its errors are read from its first call on (the reset makes their
+	 * entry). */
+	t->skel->bss->error_reg[slot] =
+	    error_reg >= 0 && error_reg + 2 <= RETOP_ARG_REGS ? RETOP_ERROR_REG(error_reg) : 0;
 	ret = tracer_reset(t, slot);
 	if (!ret)
 		tracer_purge_slot(t, slot);

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "log.h"
+
 int tracer_read(struct tracer *t, int slot, struct retop_func_stats *out)
 {
 	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
@@ -39,6 +41,30 @@ int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *ou
 	return 0;
 }
 
+/* The slot's failing calls start again: its next failing call makes the
+ * entry anew. */
+static void tracer_errors_reset(struct tracer *t, int slot)
+{
+	__u32 key = (__u32)slot;
+
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.error_stats), &key);
+}
+
+int tracer_read_errors(struct tracer *t, int slot, struct retop_error_stats *out)
+{
+	__u32 key = (__u32)slot;
+
+	if (slot < 0 || slot >= RETOP_MAX_FUNCS || !t->skel->bss->error_reg[slot])
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.error_stats), &key, out) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	/* No failing call since its reset. */
+	memset(out, 0, sizeof(*out));
+	return 0;
+}
+
 int tracer_reset(struct tracer *t, int slot)
 {
 	__u32 key = (__u32)slot;
@@ -47,6 +73,7 @@ int tracer_reset(struct tracer *t, int slot)
 	if (bpf_map__update_elem(t->skel->maps.func_stats, &key, sizeof(key), &t->zero,
 				 sizeof(t->zero), BPF_ANY))
 		return -errno;
+	tracer_errors_reset(t, slot);
 	/* Its next owner's first timed call makes it anew. */
 	bpf_map__delete_elem(t->skel->maps.func_hist, &key, sizeof(key), 0);
 	callers_purge(bpf_map__fd(t->skel->maps.caller_stats), (uint32_t)slot);

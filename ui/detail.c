@@ -101,6 +101,41 @@ static void detail_sync(struct ui *ui, struct detail *d)
 	worker_unlock(&ui->w);
 }
 
+/* Its failing calls: how many, how fast against the others (a fast
+ * failure hides in a healthy p50), of which types; or why not counted. */
+static void detail_errors(const struct snapshot_func *sf, struct detail_page *pg)
+{
+	char share[16], rate[16], fp50[16], fp99[16], sp50[16], sp99[16], line[400];
+	size_t n = 0;
+	int y;
+
+	if (sf->errors_why[0]) {
+		if ((y = detail_row(pg)) >= 0)
+			draw_textf(y, 0, COLS, DR_WARN, "Errors not counted: %s", sf->errors_why);
+		return;
+	}
+	if (!sf->errors_counted)
+		return;
+	figure_error_share(sf, false, share, sizeof(share));
+	fmt_count(sf->errors_per_s, rate, sizeof(rate));
+	figure_duration(sf, sf->failing.p50_ns, fp50, sizeof(fp50));
+	figure_duration(sf, sf->failing.p99_ns, fp99, sizeof(fp99));
+	figure_duration(sf, sf->succeeding.p50_ns, sp50, sizeof(sp50));
+	figure_duration(sf, sf->succeeding.p99_ns, sp99, sizeof(sp99));
+	if ((y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, sf->errors ? DR_WARN : DR_NORMAL,
+			   "Errors %s%llu (%s, %s/s)  p50/p99 failing %s/%s, ok %s/%s",
+			   sf->errors_exact ? "" : "~", (unsigned long long)sf->errors, share, rate,
+			   fp50, fp99, sp50, sp99);
+	if (!sf->ntypes)
+		return;
+	for (size_t i = 0; i < sf->ntypes && n < sizeof(line); i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s %llu", i ? ", " : "",
+				      sf->types[i].name, (unsigned long long)sf->types[i].calls);
+	if ((y = detail_row(pg)) >= 0)
+		draw_textf(y, 0, COLS, DR_NORMAL, "  of types: %s", line);
+}
+
 static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct detail_page *pg)
 {
 	char rate[16], mean[16], mn[16], mx[16], old[16], status[SNAPSHOT_STATUS_LEN + 16];
@@ -124,6 +159,7 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   sf->calls_lower_bound ? (draw_utf8() ? "\u2265" : ">=") : "",
 			   (unsigned long long)sf->v.calls, rate, mean, mn, mx,
 			   (unsigned long long)sf->entries);
+	detail_errors(sf, pg);
 	/* What its probes cost the target, and add to each call. */
 	if (!ui->detail->f->inline_only && (y = detail_row(pg)) >= 0) {
 		char per_s[16], per_call[16];
@@ -332,22 +368,29 @@ static void detail_callers(const struct snapshot_func *sf, struct detail_page *p
 		total += c->rows[i].calls;
 	if ((y = detail_row(pg)) >= 0)
 		draw_text(y, 0, COLS, DR_TITLE, true,
-			  "  CALLER                                 CALLS  SHARE    MEAN     P50     P99");
+			  "  CALLER                            CALLS  SHARE  ERR%    MEAN     P50     P99");
 	if (c->n == 0 && (y = detail_row(pg)) >= 0)
 		draw_text(y, 2, COLS - 2, DR_DIM, false,
 			  sf->entry_only ? "no caller: durations unavailable (entry-only)"
 					 : "no call has returned yet");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct callers_row *r = &c->rows[i];
-		char calls[16], mean[16], p50[16], p99[16];
+		char calls[16], mean[16], p50[16], p99[16], err[16] = "-";
 		if ((y = detail_row(pg)) < 0)
 			continue;
 		fmt_count((double)r->calls, calls, sizeof(calls));
+		/* Its calls' failing share: which caller gets the errors. */
+		if (sf->errors_counted && r->calls)
+			figure_share((double)r->errors / (double)r->calls,
+				     sf->timed_calls < sf->v.calls, err, sizeof(err));
+		else if (sf->errors_why[0])
+			snprintf(err, sizeof(err), "?");
 		figure_duration(sf, r->mean_ns, mean, sizeof(mean));
 		figure_duration(sf, r->p50_ns, p50, sizeof(p50));
 		figure_duration(sf, r->p99_ns, p99, sizeof(p99));
-		draw_textf(y, 0, COLS, DR_NORMAL, "  %-36.36s %7s %5.1f%% %7s %7s %7s", r->name, calls,
-			   total ? 100.0 * (double)r->calls / (double)total : 0, mean, p50, p99);
+		draw_textf(y, 0, COLS, DR_NORMAL, "  %-31.31s %7s %5.1f%% %5s %7s %7s %7s", r->name,
+			   calls, total ? 100.0 * (double)r->calls / (double)total : 0, err, mean,
+			   p50, p99);
 	}
 	detail_row(pg);
 }

@@ -1,10 +1,11 @@
 /* The live table: the traced functions of the latest snapshot, sortable like
- * htop.  Columns are laid out by priority: at 80 columns the essential ones,
- * wider terminals add the age of the oldest call in flight, unmatched
- * returns and dropped calls (CALLS ends in '!' when any were dropped, INFL
- * when calls are overdue); once a baseline is marked ('B'), CHANGE: p50 and
- * p99 against it, '~' where not significant; the function name takes what
- * is left. */
+ * htop.  Columns are laid out by priority: at 80 columns the essential ones
+ * (ERR%, the failing share, stays before the hits per RET site, and goes
+ * after MAX and INFL where even less fits), wider terminals add the age of
+ * the oldest call in flight, unmatched returns and dropped calls (CALLS ends
+ * in '!' when any were dropped, INFL when calls are overdue); once a
+ * baseline is marked ('B'), CHANGE: p50 and p99 against it, '~' where not
+ * significant; the function name takes what is left. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 #include "../src/guard.h"
 #include "screens.h"
 
-enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_CHANGE, LC_MAX, LC_INFL,
+enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_CHANGE, LC_ERR, LC_MAX, LC_INFL,
 		LC_OLDEST, LC_ORPH, LC_RETS, LC_UNM, LC_DROP, LC_COUNT };
 
 /* Each sortable column sorts by its key of func_order.h, the one order
@@ -28,6 +29,7 @@ static const struct {
 	[LC_NAME] = {"FUNCTION", 20, 0, ORDER_NAME},	[LC_CALLS] = {"CALLS", 6, 1, ORDER_CALLS},
 	[LC_RATE] = {"CALLS/S", 7, 1, ORDER_RATE},	[LC_P50] = {"P50", 7, 1, ORDER_P50},
 	[LC_P99] = {"P99", 7, 1, ORDER_P99},		[LC_CHANGE] = {"CHANGE", 11, 1, -1},
+	[LC_ERR] = {"ERR%", 5, 2, ORDER_ERRORS},
 	[LC_MAX] = {"MAX", 7, 2, ORDER_MAX},
 	[LC_INFL] = {"INFL", 4, 2, ORDER_INFLIGHT},	[LC_OLDEST] = {"OLDEST", 7, 4, ORDER_OLDEST},
 	[LC_ORPH] = {"ORPH", 4, 3, ORDER_ORPHANS},	[LC_RETS] = {"RETS", 9, 3, -1},
@@ -228,6 +230,8 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 	case LC_P50: figure_duration(f, f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
 	case LC_P99: figure_duration(f, f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
 	case LC_CHANGE: live_change(f, buf, len); break;
+	/* The failing share, over the same span as P50 and P99. */
+	case LC_ERR: figure_error_share(f, ui->interval_pct, buf, len); break;
 	case LC_MAX: figure_duration(f, f->entry_only ? 0 : f->v.max_ns, buf, len); break;
 	case LC_INFL:
 		fmt_count((double)f->in_flight, buf, len);

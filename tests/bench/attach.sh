@@ -67,7 +67,7 @@ for line in open(sys.argv[1]):
             broken.append("round %s: retop exited %d: %s" % (rep, d["rc"], d["stderr"].strip()))
             continue
         snap = json.loads(d["stdout_tail"])
-        tracing = sum(1 for f in snap["functions"] if f["status"] == "tracing")
+        tracing = sum(1 for f in snap["functions"] if f["state"] == "tracing")
         if len(snap["functions"]) != n or tracing != n:
             broken.append("round %s: %d functions in the snapshot, %d tracing (want %d): %s" % (
                 rep, len(snap["functions"]), tracing, n,

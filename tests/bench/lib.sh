@@ -13,7 +13,8 @@
 
 # pick_functions BIN N: the first N fully traceable functions of main,
 # strconv, sort, strings and fmt in BIN (not the runtime's own), by package
-# then name, without glob characters in their names.  Writes their names to
+# then name, then of more of the standard library's packages where N asks
+# for more (a thousand for tui.sh NFUNCS=1000), without glob characters in their names.  Writes their names to
 # $T/names (one a line) and the file offsets of their probes, entry and
 # every RET site, to $T/offsets (one line); sets TARGS to "-t F1 ... -t FN".
 pick_functions() {
@@ -25,7 +26,9 @@ fs = [json.loads(l) for l in open(sys.argv[1])]
 n = int(sys.argv[2])
 ok = [f for f in fs if f["traceable"] == "full" and not any(c in f["name"] for c in "*?[]\\")]
 pick = []
-for pkg in ("main", "strconv", "sort", "strings", "fmt"):
+for pkg in ("main", "strconv", "sort", "strings", "fmt", "bytes", "bufio", "unicode/utf8",
+            "errors", "io", "net/url", "net/textproto", "mime", "net/http", "net", "encoding/json",
+            "time", "os", "context", "math/big", "crypto/tls", "compress/gzip"):
     pick += sorted((f for f in ok if f["name"].split(".")[0] == pkg), key=lambda f: f["name"])
 if len(pick) < n:
     sys.exit("only %d functions to pick from, %d wanted" % (len(pick), n))

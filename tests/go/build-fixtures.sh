@@ -8,7 +8,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 oracle_src=$here/../oracle/gosym-oracle
-all="payments migrate recurse panics tightloop noret demo stress callers spawn mixed estload growth lifecycle nested inlined fanout owntraps manyfuncs change"
+all="payments migrate recurse panics tightloop noret demo stress callers spawn mixed estload growth lifecycle nested inlined fanout owntraps manyfuncs change failing"
 
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR [NAME...]" >&2; exit 2; }
 mkdir -p "$1"

@@ -38,7 +38,7 @@ usage_case "--latency-only keeps no slowest calls: leave out --slow" -b -p 1 -t 
 usage_case "--latency-only keeps no slowest calls: leave out --args" -b -p 1 -t x --latency-only --args 'main.*'
 # --sort names a column; --top and --idle shape the batch text alone (JSON
 # keeps every function).
-usage_case "--sort takes one of name, calls, calls/s, p50, p99, max, inflight, oldest, orphans, unmatched, dropped \(-KEY: lowest first\), got 'errs'" \
+usage_case "--sort takes one of name, calls, calls/s, p50, p99, err%, max, inflight, oldest, orphans, unmatched, dropped \(-KEY: lowest first\), got 'errs'" \
     -b -p 1 -t x --sort errs
 usage_case "--sort needs an argument" -b -p 1 -t x --sort
 usage_case "--sort orders batch snapshots and the live table, not --serve" --serve 9100 -p 1 -t x --sort p99

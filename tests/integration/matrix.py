@@ -241,7 +241,7 @@ def trace(binary, tmp, calls):
             rp = subprocess.Popen([RETOP, "-b", "-p", str(fx.pid), "-t", FUNC, "-d", "0.2",
                                    "-o", "json"], stdout=so, stderr=se)
         try:
-            wait_for(lambda: func_of((snapshots(snap) or [{}])[-1]).get("status") == "tracing",
+            wait_for(lambda: func_of((snapshots(snap) or [{}])[-1]).get("state") == "tracing",
                      15, "retop attaching", rp)
         except CellError as e:
             with open(snap + ".err") as se:

@@ -56,7 +56,7 @@ serve = sys.argv[3]
 fs = [f for f in snap["functions"] if f["name"] != serve]
 bad = []
 sv = [f for f in snap["functions"] if f["name"] == serve]
-if len(sv) != 1 or sv[0]["status"] != "tracing" or sv[0]["calls"] != requests:
+if len(sv) != 1 or sv[0]["state"] != "tracing" or sv[0]["calls"] != requests:
     bad.append("ServeHTTP: %s, expected tracing with %d calls" % (
         ["%s %s calls" % (f["status"], f["calls"]) for f in sv], requests))
 if not fs:
@@ -64,7 +64,7 @@ if not fs:
 traced, ran = 0, 0
 for f in fs:
     st = f.get("status") or ""
-    if st == "tracing" or st.startswith("entry-only"):
+    if f.get("state") == "tracing" or st.startswith("entry-only"):
         traced += 1
         ran += f["calls"]
     elif st.startswith("detached") or len(st.split(":", 1)[-1].strip()) == 0:

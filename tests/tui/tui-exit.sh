@@ -14,7 +14,7 @@ start_fixture payments-default -calls 40 -out "$T/result.json"
 tui_start 100 24 -p "$FIXTURE_PID" -t main.ProcessPayment -t main.ValidateCard -d 0.3
 expect_screen '^main\.ProcessPayment +' 20 "live table"
 # Attached with its RETs: the RETS column holds hits per site ("0/0").
-expect_screen '^main\.ProcessPayment +.* [0-9]+/[0-9]+ ' 20 "attached"
+expect_screen '^main\.ProcessPayment +.* [0-9]+/[0-9]+( |$)' 20 "attached"
 kill -USR1 "$FIXTURE_PID"
 wait_file "$T/result.json" 30 || fail "the fixture did not finish its calls"
 want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["per_func"]["main.ProcessPayment"]["calls"])' "$T/result.json")

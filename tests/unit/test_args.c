@@ -1,18 +1,18 @@
 /* Unit tests for src/args.c (registers to parameters under Go's register
  * ABI, and their decoding) and src/slowest.c's ordering of the slowest. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <errno.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "args.h"
-#include "sdk_client.h"
 #include "dwarf_info.h"
+#include "sdk_client.h"
 #include "slowest.h"
 
 static struct dwarf_param params[] = {
@@ -66,7 +66,11 @@ static void test_plan_from_sdk(void **state)
 	struct sdk_arg sdk[] = {
 	    {.name = "id", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 0},
 	    {.name = "key", .type = "string", .size = 16, .loc = SDK_LOC_REGISTER, .loc_value = 1},
-	    {.name = "scale", .type = "float64", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 0},
+	    {.name = "scale",
+	     .type = "float64",
+	     .size = 8,
+	     .loc = SDK_LOC_REGISTER,
+	     .loc_value = 0},
 	    {.name = "", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 3},
 	};
 	struct func_info f = {.name = "main.Lookup"};
@@ -110,7 +114,8 @@ static void test_results(void **state)
 	};
 	struct dwarf_func df = {.name = "main.R", .params = rp, .nparams = 3};
 	struct func_info f = {.name = "main.R", .dwarf = &df};
-	struct sdk_arg sargs[] = {{.name = "id", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER}};
+	struct sdk_arg sargs[] = {
+	    {.name = "id", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER}};
 	struct sdk_arg srets[] = {
 	    {.name = "", .type = "int", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 0},
 	    {.name = "err", .type = "*main.E", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 1},
@@ -155,7 +160,7 @@ static void test_results(void **state)
 	struct retop_args er = {.regs = {0, 0, 42}};
 	args_decode_results(&plan, &er, &v);
 	assert_int_equal(v.v[0].kind, ARGS_IFACE);
-	assert_int_equal(v.v[0].u, 0); /* nil */
+	assert_int_equal(v.v[0].u, 0);	/* nil */
 	assert_int_equal(v.v[1].i, 42); /* RCX: after the interface's two */
 	char line[128];
 	args_format(&v, "r", line, sizeof(line));
@@ -234,6 +239,143 @@ static void test_no_dwarf_raw(void **state)
 	}
 }
 
+/* The error result's register at the RET: results from RAX, an
+ * interface's first word its itab. */
+static enum args_error_state error_of(struct dwarf_param *ps, size_t n, bool asm_code,
+				      struct args_error *e)
+{
+	struct dwarf_func df = {.name = "main.E", .params = ps, .nparams = n};
+	struct func_info f = {.name = "main.E", .dwarf = &df};
+
+	args_error_find(&f, NULL, 0, ARGS_SDK_NONE, asm_code, e);
+	return e->state;
+}
+
+#define RES(t, sz)                                                                                 \
+	{                                                                                          \
+		.name = "~r", .type = (t), .size = (sz), .is_return = true                         \
+	}
+#define RESK(t, sz, k)                                                                             \
+	{                                                                                          \
+		.name = "~r", .type = (t), .size = (sz), .kind = (k), .is_return = true            \
+	}
+
+static void test_error_register(void **state)
+{
+	struct args_error e;
+
+	(void)state;
+	/* (error), with an argument before it that does not count. */
+	struct dwarf_param p0[] = {{.name = "s", .type = "string", .size = 16},
+				   RESK("error", 16, 20)};
+	assert_int_equal(error_of(p0, 2, false, &e), ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 0);
+	/* (int, error): RBX; (string, error): RCX; ([]byte, error): RDI. */
+	struct dwarf_param p1[] = {RES("int", 8), RES("error", 16)};
+	assert_int_equal(error_of(p1, 2, false, &e), ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 1);
+	struct dwarf_param p2[] = {RES("string", 16), RES("error", 16)};
+	assert_int_equal(error_of(p2, 2, false, &e), ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 2);
+	struct dwarf_param p3[] = {RES("[]uint8", 24), RES("error", 16)};
+	assert_int_equal(error_of(p3, 2, false, &e), ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 3);
+	/* A float takes an X register, no integer one. */
+	struct dwarf_param p4[] = {RES("float64", 8), RES("*main.T", 8), RES("error", 16)};
+	assert_int_equal(error_of(p4, 3, false, &e), ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 1);
+	/* A named type by its Go kind: time.Duration is an int64 (6), a
+	 * named interface two words (20). */
+	struct dwarf_param p5[] = {RESK("time.Duration", 8, 6), RESK("main.Shape", 16, 20),
+				   RES("error", 16)};
+	assert_int_equal(error_of(p5, 3, false, &e), ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 3);
+	/* A struct before it: its fields' registers are not modelled. */
+	struct dwarf_param p6[] = {RESK("main.Point", 16, 25), RES("error", 16)};
+	assert_int_equal(error_of(p6, 2, false, &e), ARGS_ERROR_UNREAD);
+	assert_non_null(strstr(e.why, "main.Point"));
+	assert_int_equal(e.reg, RETOP_ARG_NONE);
+	/* Seven ints (RAX-R9), a slice that does not fit whole in the two
+	 * left (on the stack: it takes no register), then the error in R10
+	 * and R11. */
+	struct dwarf_param p7[] = {RES("int", 8), RES("int", 8),      RES("int", 8),
+				   RES("int", 8), RES("int", 8),      RES("int", 8),
+				   RES("int", 8), RES("[]uint8", 24), RES("error", 16)};
+	assert_int_equal(error_of(p7, 9, false, &e), ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 7);
+	struct dwarf_param p8[] = {RES("int", 8), RES("int", 8), RES("int", 8),
+				   RES("int", 8), RES("int", 8), RES("int", 8),
+				   RES("int", 8), RES("int", 8), RES("error", 16)};
+	assert_int_equal(error_of(p8, 9, false, &e), ARGS_ERROR_UNREAD);
+	assert_non_null(strstr(e.why, "on the stack"));
+	/* No error result, or not the last: nothing to count, nothing to say. */
+	struct dwarf_param p9[] = {RES("error", 16), RES("int", 8)};
+	assert_int_equal(error_of(p9, 2, false, &e), ARGS_ERROR_NONE);
+	assert_int_equal(error_of(p0, 1, false, &e), ARGS_ERROR_NONE);
+	assert_string_equal(e.why, "");
+	/* Assembly: its results are on the stack (ABI0). */
+	assert_int_equal(error_of(p1, 2, true, &e), ARGS_ERROR_UNREAD);
+	assert_non_null(strstr(e.why, "assembly"));
+	assert_int_equal(error_of(p9, 2, true, &e), ARGS_ERROR_NONE);
+
+	/* Stripped: the SDK's results, checked against the ABI; without them
+	 * the signature is unknown, and said so. */
+	struct func_info g = {.name = "main.S"};
+	struct sdk_arg r1[] = {
+	    {.type = "int", .size = 8, .loc = SDK_LOC_REGISTER, .loc_value = 0},
+	    {.type = "error", .size = 16, .loc = SDK_LOC_REGISTER, .loc_value = 1},
+	};
+	args_error_find(&g, r1, 2, ARGS_SDK_DESCRIBED, false, &e);
+	assert_int_equal(e.state, ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 1);
+	r1[1].loc_value = 3;
+	args_error_find(&g, r1, 2, ARGS_SDK_DESCRIBED, false, &e);
+	assert_int_equal(e.state, ARGS_ERROR_UNKNOWN);
+	assert_non_null(strstr(e.why, "disagree"));
+	/* A struct before it: the SDK placed the error knowing its fields. */
+	struct sdk_arg r2[] = {
+	    {.type = "main.Point", .size = 16, .loc = SDK_LOC_REGISTER, .loc_value = 0},
+	    {.type = "error", .size = 16, .loc = SDK_LOC_REGISTER, .loc_value = 2},
+	};
+	args_error_find(&g, r2, 2, ARGS_SDK_DESCRIBED, false, &e);
+	assert_int_equal(e.state, ARGS_ERROR_READ);
+	assert_int_equal(e.reg, 2);
+	args_error_find(&g, NULL, 0, ARGS_SDK_NONE, false, &e);
+	assert_int_equal(e.state, ARGS_ERROR_UNKNOWN);
+	assert_string_equal(e.why, "signature unknown (stripped, no SDK)");
+	args_error_find(&g, NULL, 0, ARGS_SDK_SILENT, false, &e);
+	assert_int_equal(e.state, ARGS_ERROR_UNKNOWN);
+	assert_non_null(strstr(e.why, "the SDK does not describe it"));
+}
+
+/* A named type's value decoded by its Go kind, and the parameters after
+ * it still placed. */
+static void test_named_kinds(void **state)
+{
+	static struct dwarf_param np[] = {
+	    {.name = "d", .type = "time.Duration", .size = 8, .kind = 6},
+	    {.name = "lv", .type = "main.Level", .size = 1, .kind = 8},
+	    {.name = "pt", .type = "main.Point", .size = 16, .kind = 25},
+	    {.name = "n", .type = "int", .size = 8},
+	};
+	struct dwarf_func df = {.name = "main.N", .params = np, .nparams = 4};
+	struct func_info f = {.name = "main.N", .dwarf = &df};
+	struct retop_args a = {.regs = {1500, 0x103, 9}};
+	struct args_plan plan;
+	struct args_values v;
+
+	(void)state;
+	args_plan_make(&f, NULL, 0, NULL, 0, &plan);
+	args_decode(&plan, &a, &v);
+	assert_int_equal(v.v[0].kind, ARGS_INT);
+	assert_int_equal(v.v[0].i, 1500);
+	assert_int_equal(v.v[1].kind, ARGS_UINT);
+	assert_int_equal(v.v[1].u, 3); /* a uint8: the low byte */
+	/* A struct: not modelled, nor anything after it. */
+	assert_int_equal(v.v[2].kind, ARGS_UNAVAILABLE);
+	assert_int_equal(v.v[3].kind, ARGS_UNAVAILABLE);
+}
+
 static void test_slowest_merge_keeps_longest(void **state)
 {
 	struct slowest_list into = {0}, from = {0};
@@ -261,6 +403,8 @@ int main(void)
 	    cmocka_unit_test(test_results),
 	    cmocka_unit_test(test_string_cut_utf8),
 	    cmocka_unit_test(test_no_dwarf_raw),
+	    cmocka_unit_test(test_error_register),
+	    cmocka_unit_test(test_named_kinds),
 	    cmocka_unit_test(test_slowest_merge_keeps_longest),
 	};
 

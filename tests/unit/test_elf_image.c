@@ -11,6 +11,8 @@
 #include <cmocka.h>
 
 #include "elf_image.h"
+#include "error_types.h"
+#include "funcs.h"
 #include "gopclntab.h"
 #include "log.h"
 
@@ -572,6 +574,73 @@ static void test_go_pie(void **state)
 	elf_image_close(img);
 }
 
+/* A type's name (failing calls' concrete types): Go's encoding since 1.17,
+ * a flags byte, a varint length, the bytes; a pointer's shared name
+ * without its extra star (tflag 2). */
+static void test_type_names(void **state)
+{
+	/* Names at 4 (12 bytes), at 18 (a length of 128 past the end), at 21. */
+	static const uint8_t types[] = "\0\0\0\0\x01\x0c*main.NotFnd\0\x80\x01x\x01\x1b";
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(error_types_decode(types, sizeof(types), 4, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "*main.NotFnd");
+	assert_int_equal(error_types_decode(types, sizeof(types), 4, 2, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "main.NotFnd");
+	/* A length past the end (a two-byte varint, 128), no name. */
+	assert_int_equal(error_types_decode(types, sizeof(types), 18, 0, buf, sizeof(buf)),
+			 -EINVAL);
+	assert_int_equal(error_types_decode(types, sizeof(types), 99, 0, buf, sizeof(buf)),
+			 -EINVAL);
+	/* The target's bytes are escaped. */
+	assert_int_equal(error_types_decode(types, sizeof(types), 21, 0, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "\\x1b");
+}
+
+/* The module's types, with symbols and without (the module data), and a
+ * type named from them: the one an itab the symbol table names points at
+ * (its second word, as BPF reads it). */
+static void test_go_types(void **state)
+{
+	static const char *const fixtures[] = {"payments-default", "payments-stripped",
+					       "payments-pie", "payments-cgo"};
+	(void)state;
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct func_index *idx;
+		char err[ERR_LEN], name[64];
+		const uint8_t *tab;
+		size_t size;
+		uint64_t types, etypes, t = 0, itab;
+		static struct error_types et;
+		const uint8_t *w;
+
+		if (funcs_load(fixture(fixtures[i]), FUNCS_NO_DWARF, &idx, err) != 0)
+			fail_msg("%s", err);
+		if (elf_image_find_pclntab(idx->img, &tab, &size, err) != 0)
+			fail_msg("%s", err);
+		assert_int_equal(elf_image_types(idx->img, tab, size, &types, &etypes), 0);
+		assert_true(types && etypes > types);
+		itab = elf_image_symbol_value(idx->img, "go.itab.*errors.errorString,error");
+		if (!itab)
+			itab =
+			    elf_image_symbol_value(idx->img, "go:itab.*errors.errorString,error");
+		if (itab && (w = elf_image_bytes(idx->img, itab + RETOP_ITAB_TYPE_OFFSET, 8)))
+			memcpy(&t, w, 8);
+		if (elf_image_has_symtab(idx->img)) {
+			assert_int_equal(types, elf_image_symbol_value(idx->img, "runtime.types"));
+			assert_true(t >= types && t < etypes);
+			memset(&et, 0, sizeof(et));
+			error_types_name(&et, idx, t + 0x1000, 0x1000, name, sizeof(name));
+			assert_string_equal(name, "*errors.errorString");
+			/* Outside the types: not a type of the binary's. */
+			error_types_name(&et, idx, etypes + 64, 0, name, sizeof(name));
+			assert_string_equal(name, "?");
+		}
+		funcs_free(idx);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -590,19 +659,21 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_vaddr_exec),
-		cmocka_unit_test(test_vaddr_pie),
-		cmocka_unit_test(test_vaddr_bss_tail),
-		cmocka_unit_test(test_moduledata_found),
-		cmocka_unit_test(test_moduledata_refused),
-		cmocka_unit_test(test_open_not_elf),
-		cmocka_unit_test(test_open_truncated),
-		cmocka_unit_test(test_open_wrong_arch),
-		cmocka_unit_test(test_bin_true),
-		cmocka_unit_test(test_go_default),
-		cmocka_unit_test(test_go_stripped),
-		cmocka_unit_test(test_go_pie),
-		cmocka_unit_test(test_go_cgo),
+	    cmocka_unit_test(test_vaddr_exec),
+	    cmocka_unit_test(test_vaddr_pie),
+	    cmocka_unit_test(test_vaddr_bss_tail),
+	    cmocka_unit_test(test_moduledata_found),
+	    cmocka_unit_test(test_moduledata_refused),
+	    cmocka_unit_test(test_open_not_elf),
+	    cmocka_unit_test(test_open_truncated),
+	    cmocka_unit_test(test_open_wrong_arch),
+	    cmocka_unit_test(test_bin_true),
+	    cmocka_unit_test(test_go_default),
+	    cmocka_unit_test(test_go_stripped),
+	    cmocka_unit_test(test_go_pie),
+	    cmocka_unit_test(test_go_cgo),
+	    cmocka_unit_test(test_type_names),
+	    cmocka_unit_test(test_go_types),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -118,6 +118,20 @@ static void test_keys(void **state)
 
 	(void)state;
 	expect_order(&o, rate);
+	/* ERR%: the failing share, highest first; a function whose errors
+	 * are not read after any whose are, even none. */
+	static const char *const err[NF] = {"main.Fast", "main.Slow",	 "main.Stuck",
+					    "main.Loop", "main.Sampled", "main.add"};
+	funcs[1].errors_counted = funcs[0].errors_counted = funcs[3].errors_counted = true;
+	funcs[1].error_share = 0.5;
+	funcs[0].error_share = 0.25;
+	funcs[0].error_share_interval = 0.75;
+	snprintf(funcs[5].errors_why, sizeof(funcs[5].errors_why), "signature unknown");
+	o = by("err%");
+	expect_order(&o, err);
+	o.interval = true;
+	assert_true(func_order_value(&funcs[0], ORDER_ERRORS, true) == 0.75);
+	assert_true(func_order_value(&funcs[5], ORDER_ERRORS, false) < 0);
 	o = by("calls");
 	expect_order(&o, calls);
 	o = by("inflight");
@@ -176,13 +190,17 @@ static void test_parse(void **state)
 	assert_int_equal(o.key, ORDER_UNMATCHED);
 	assert_int_equal(func_order_parse("drop", &o), 0);
 	assert_int_equal(o.key, ORDER_DROPPED);
-	assert_int_equal(func_order_parse("errors", &o), -1);
+	assert_int_equal(func_order_parse("ERR%", &o), 0);
+	assert_int_equal(o.key, ORDER_ERRORS);
+	assert_int_equal(func_order_parse("errors", &o), 0);
+	assert_int_equal(o.key, ORDER_ERRORS);
+	assert_int_equal(func_order_parse("fails", &o), -1);
 	assert_int_equal(func_order_parse("", &o), -1);
 	assert_int_equal(func_order_parse("-", &o), -1);
 	assert_int_equal(func_order_parse("p99x", &o), -1);
 	func_order_list(list, sizeof(list));
-	assert_string_equal(list, "name, calls, calls/s, p50, p99, max, inflight, oldest, orphans, "
-				  "unmatched, dropped");
+	assert_string_equal(list, "name, calls, calls/s, p50, p99, err%, max, inflight, oldest, "
+				  "orphans, unmatched, dropped");
 	for (int k = 0; k < ORDER_KEYS; k++) {
 		assert_int_equal(func_order_parse(func_order_name((enum func_order_key)k), &o), 0);
 		assert_int_equal(o.key, k);

@@ -157,6 +157,22 @@ static void test_render_counts(void **state)
 	assert_null(strstr(page, "p50"));
 	assert_null(strstr(page, "p99"));
 	assert_int_equal(value_of(page, "retop_ready "), 1);
+	/* Errors not read (a signature unknown): no series, not a 0. */
+	snprintf(key, sizeof(key), "retop_function_errors_total%s} ", lbl);
+	assert_int_equal(value_of(page, key), -1);
+	free(page);
+	/* Failing calls, and each caller's, where they are read. */
+	k.sn.errors_counted = true;
+	k.sn.errors = 2;
+	k.sn.callers.n = 2;
+	k.sn.callers.rows[0] = (struct callers_row){.name = "main.A", .calls = 4, .errors = 2};
+	k.sn.callers.rows[1] = (struct callers_row){.name = "other", .calls = 1};
+	assert_int_equal(serve_page_render(&k.snap, 1000, true, &page, &len), 0);
+	assert_int_equal(value_of(page, key), 2);
+	snprintf(key, sizeof(key), "retop_caller_errors_total%s,caller=\"main.A\"} ", lbl);
+	assert_int_equal(value_of(page, key), 2);
+	snprintf(key, sizeof(key), "retop_caller_errors_total%s,caller=\"other\"} ", lbl);
+	assert_int_equal(value_of(page, key), 0);
 	free(page);
 }
 

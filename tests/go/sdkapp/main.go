@@ -84,12 +84,26 @@ func Lookup(id int, key string, ms int) int {
 	return id + len(key)
 }
 
+// Check fails on every third id: in a stripped build only the SDK knows
+// that its last result is an error (registered with retopsdk.Describe).
+//
+//go:noinline
+func Check(id int) (int, error) {
+	if id%3 == 0 {
+		return 0, errInvalidCard
+	}
+	return id, nil
+}
+
 // The planted outlier of Lookup: the slowest call, with these arguments.
 const plantedID, plantedKey = 4242, "planted-key"
 
 func main() {
 	fixture.ParseFlags(20, 4)
 	if err := retopsdk.Describe(Lookup, "id", "key", "ms"); err != nil {
+		fixture.Fatal(err)
+	}
+	if err := retopsdk.Describe(Check, "id", "n", "err"); err != nil {
 		fixture.Fatal(err)
 	}
 	srv, err := retopsdk.Start(retopsdk.Options{Addr: *sdkAddr, Token: *sdkToken})
@@ -104,9 +118,18 @@ func main() {
 		sink += float64(Lookup(i, "key", 1))
 	}
 	sink += float64(Lookup(plantedID, plantedKey, 60))
+	checkErrors := 0
+	for i := 0; i < 12; i++ {
+		if n, err := Check(i); err != nil {
+			checkErrors++
+		} else {
+			sink += float64(n)
+		}
+	}
 	r := fixture.Result("main.ProcessPayment", "main.ProcessPayment", "main.ValidateCard", "main.CalculateTotal")
 	r["paths"] = map[string]int64{"valid": valid, "invalid": invalid}
 	r["lookup"] = map[string]interface{}{"calls": 11, "id": plantedID, "key": plantedKey, "ms": 60}
+	r["check"] = map[string]int{"calls": 12, "errors": checkErrors}
 	r["sdk"] = srv.Addr()
 	fixture.Finish(r)
 }
