@@ -292,6 +292,14 @@ void elf_image_close(struct elf_image *img)
 
 const char *elf_image_path(const struct elf_image *img) { return img->path; }
 int elf_image_fd(const struct elf_image *img) { return img->fd; }
+
+void elf_image_drop_pages(struct elf_image *img)
+{
+	/* Never written (elf_image_map): the pages come back from the file
+	 * as they were, at the next read. */
+	if (img && img->map)
+		madvise(img->map, img->map_size, MADV_DONTNEED);
+}
 bool elf_image_is_pie(const struct elf_image *img) { return img->ehdr.e_type == ET_DYN; }
 bool elf_image_has_symtab(const struct elf_image *img) { return img->symtab != NULL; }
 bool elf_image_has_dwarf(const struct elf_image *img) { return img->has_dwarf; }

@@ -33,6 +33,9 @@ const char *elf_image_path(const struct elf_image *img);
 /* The descriptor the image was read through, open while the image is: the
  * file itself, whatever its path names later. */
 int elf_image_fd(const struct elf_image *img);
+/* The file's pages read so far leave retop's resident memory (a binary of
+ * 100 MB read whole to index it); they are read again when needed. */
+void elf_image_drop_pages(struct elf_image *img);
 bool elf_image_is_pie(const struct elf_image *img);
 bool elf_image_has_symtab(const struct elf_image *img);
 bool elf_image_has_dwarf(const struct elf_image *img);

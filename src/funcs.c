@@ -359,11 +359,21 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 		funcs_free(idx);
 		return ret;
 	}
+	/* Indexed: what it read of the file (Prometheus: 16 MiB) need not
+	 * stay resident; a RET site decoded or a name read later brings its
+	 * page back. */
+	elf_image_drop_pages(idx->img);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info("funcs", "%s: %zu functions indexed in %.2f ms", path, idx->count,
 		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	*out = idx;
 	return 0;
+}
+
+void funcs_drop_file_pages(struct func_index *idx)
+{
+	if (idx)
+		elf_image_drop_pages(idx->img);
 }
 
 void funcs_file_path(const struct func_index *idx, char *buf, size_t len)

@@ -89,6 +89,9 @@ enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err);
 /* The indexed file itself, as a path that stays that file whatever its
  * name names later: /proc/self/fd/N of the index's open descriptor. */
+/* What the index and the attaches read of the binary leaves retop's
+ * resident memory (elf_image_drop_pages): after a package's attach. */
+void funcs_drop_file_pages(struct func_index *idx);
 void funcs_file_path(const struct func_index *idx, char *buf, size_t len);
 void funcs_free(struct func_index *idx);
 

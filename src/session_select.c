@@ -131,6 +131,16 @@ static int session_attach_list(struct session *s, struct func_info **fs, size_t 
 	return 0;
 }
 
+/* After an attach, the pages of the binaries it read leave retop's resident
+ * memory (a thousand functions' decodes touched most of the text). */
+static void session_drop_file_pages(struct session *s)
+{
+	for (size_t k = 0; k < s->nimages; k++)
+		funcs_drop_file_pages(s->images[k].idx);
+	if (!s->nimages)
+		funcs_drop_file_pages(s->idx);
+}
+
 int session_trace_list(struct session *s, const struct func_info *const *fs, size_t n,
 		       size_t *attached, char *err)
 {
@@ -145,6 +155,7 @@ int session_trace_list(struct session *s, const struct func_info *const *fs, siz
 			ret = err_set(err, EINVAL, "not a function of the target's index");
 	if (!ret)
 		ret = session_attach_list(s, own, n, attached, err);
+	session_drop_file_pages(s);
 	free(own);
 	return ret;
 }
@@ -157,6 +168,7 @@ int session_trace_patterns(struct session *s, const char *const *patterns, size_
 
 	if (ret || (ret = session_attach_list(s, chosen, nchosen, &attached, err)))
 		return ret;
+	session_drop_file_pages(s);
 	/* The first interval starts when the probes are in, not before; so
 	 * does the first measure of retop's own CPU use. */
 	s->last_ns = s->cpu_ns = clock_now_ns();
