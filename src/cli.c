@@ -31,7 +31,8 @@ enum {
 	OPT_SLOW,
 	OPT_SORT,
 	OPT_TOP,
-	OPT_IDLE
+	OPT_IDLE,
+	OPT_BASELINE
 };
 
 static const struct option long_options[] = {
@@ -59,6 +60,7 @@ static const struct option long_options[] = {
 	{"sort", required_argument, NULL, OPT_SORT},
 	{"top", required_argument, NULL, OPT_TOP},
 	{"idle", no_argument, NULL, OPT_IDLE},
+	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -90,6 +92,10 @@ void cli_usage(FILE *out)
 		"      --top N                batch text: only the first N rows\n"
 		"      --idle                 batch text: a row for each function with no calls\n"
 		"                             in the interval (default: one line counts them)\n"
+		"      --baseline SECS        the first SECS seconds of tracing are the baseline:\n"
+		"                             each function's calls since are compared with\n"
+		"                             them (p50/p99 ratios, a rank test: JSON change,\n"
+		"                             a line under the row; the dashboard's B marks now)\n"
 		"      --serve ADDR           headless: Prometheus /metrics on ADDR (PORT alone:\n"
 		"                             127.0.0.1:PORT)\n"
 		"      --no-pid-label         --serve: no pid label (a restarted target keeps\n"
@@ -359,6 +365,12 @@ static int cli_parse_one(int c, struct cli_options *o)
 	case OPT_IDLE:
 		o->idle = true;
 		return 0;
+	case OPT_BASELINE:
+		if (!parse_seconds(optarg, 0.1, &o->baseline_s))
+			return usage_error("--baseline takes the seconds of tracing to compare with, "
+					   "from 0.1 to 86400, got '%s'",
+					   optarg);
+		return 0;
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -382,6 +394,15 @@ static int cli_check_rows(const struct cli_options *o)
 	if (text_only && o->output == CLI_OUT_JSON)
 		return usage_error("%s shapes the batch text; JSON keeps every function",
 				   text_only);
+	if (o->baseline_s && (o->mode == CLI_LIST || o->mode == CLI_SERVE))
+		return usage_error("--baseline compares periods in batch mode and the dashboard, "
+				   "not %s",
+				   o->mode == CLI_LIST ? "-l" : "--serve");
+	/* Tracing would stop before any call after it. */
+	if (o->baseline_s && o->max_duration_s && o->baseline_s >= o->max_duration_s)
+		return usage_error("--baseline %g s leaves nothing to compare: tracing stops at "
+				   "--max-duration %g s",
+				   o->baseline_s, o->max_duration_s);
 	return 0;
 }
 

@@ -240,6 +240,45 @@ static struct json_object *snapshot_under_json(const struct snapshot_func *f)
 	return a;
 }
 
+/* A ratio, a share or a p-value in sig digits; null when there is none. */
+static struct json_object *json_or_null(bool known, double v, int sig)
+{
+	char buf[48];
+
+	snprintf(buf, sizeof(buf), "%.*g", sig, v);
+	return known ? json_object_new_double_s(v, buf) : NULL;
+}
+
+/* Since the baseline against before it (change.h); null: no baseline.
+ * Below the minimum of calls there is no verdict: significant and
+ * p_value are null. */
+static struct json_object *snapshot_change_json(const struct snapshot_change *c)
+{
+	const struct change_result *r = &c->r;
+	bool verdict = r->verdict != CHANGE_TOO_FEW;
+	struct json_object *o;
+
+	if (c->against == CHANGE_NONE)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "against", json_object_new_string(c->against == CHANGE_BINARY
+									  ? "binary"
+									  : "window"));
+	json_object_object_add(o, "p50_ratio", json_or_null(r->p50.ratio > 0, r->p50.ratio, 5));
+	json_object_object_add(o, "p99_ratio", json_or_null(r->p99.ratio > 0, r->p99.ratio, 5));
+	json_object_object_add(o, "error_share_before",
+			       json_or_null(c->error_share_known, c->error_share_before, 4));
+	json_object_object_add(o, "error_share_after",
+			       json_or_null(c->error_share_known, c->error_share_after, 4));
+	json_object_object_add(o, "significant",
+			       verdict ? json_object_new_boolean(r->verdict == CHANGE_SIGNIFICANT)
+				       : NULL);
+	json_object_object_add(o, "p_value", json_or_null(verdict, r->p_value, 3));
+	json_object_object_add(o, "calls_before", json_object_new_uint64(r->calls_before));
+	json_object_object_add(o, "calls_after", json_object_new_uint64(r->calls_after));
+	return o;
+}
+
 static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 {
 	char status[SNAPSHOT_STATUS_LEN + 16];
@@ -272,6 +311,7 @@ static struct json_object *snapshot_func_json(const struct snapshot_func *f)
 	json_object_object_add(o, "p50_ns", json_object_new_uint64(v->p50_ns));
 	json_object_object_add(o, "p99_ns", json_object_new_uint64(v->p99_ns));
 	json_object_object_add(o, "max_ns", json_object_new_uint64(v->max_ns));
+	json_object_object_add(o, "change", snapshot_change_json(&f->change));
 	json_object_object_add(o, "in_flight", json_object_new_uint64(f->in_flight));
 	/* Of in_flight, those past --orphan-timeout: kept, not orphans. */
 	json_object_object_add(o, "overdue", json_object_new_uint64(f->overdue));
@@ -593,6 +633,27 @@ static void snapshot_text_cell(FILE *out, const char *s, size_t width)
 	fprintf(out, " %*s%s", (int)(width > w ? width - w : 0), "", s);
 }
 
+/* Under a row once a baseline is marked; "~": not significant. */
+static void snapshot_text_change(FILE *out, const struct snapshot_func *f)
+{
+	char line[200];
+	int n;
+
+	if (f->change.against == CHANGE_NONE || f->entry_only)
+		return;
+	n = snprintf(line, sizeof(line), "vs %s: ",
+		     f->change.against == CHANGE_WINDOW ? "baseline"
+		     : f->change.old_running	    ? "old binary (still running: both after)"
+						    : "old binary");
+	change_format(&f->change.r, line + n, sizeof(line) - (size_t)n);
+	n = (int)strlen(line);
+	if (f->change.error_share_known && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, "; failing %.1f%% -> %.1f%%",
+			 100 * f->change.error_share_before, 100 * f->change.error_share_after);
+	fprintf(out, "    ");
+	snapshot_text_status(out, 4, line);
+}
+
 static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf8)
 {
 	char fit[32], calls[16], rate[16], err[16], p50[16], p99[16], max[16], esc[256];
@@ -630,6 +691,7 @@ static void snapshot_text_row(FILE *out, const struct snapshot_func *f, bool utf
 		fprintf(out, " %7s %5llu %5llu\n", max, (unsigned long long)f->in_flight,
 			(unsigned long long)f->orphans);
 	}
+	snapshot_text_change(out, f);
 	if (f->overdue) {
 		char oldest[16];
 		stats_format_duration(f->oldest_in_flight_ns, oldest, sizeof(oldest));

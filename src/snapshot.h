@@ -10,6 +10,7 @@
 
 #include "../bpf/retop.h"
 #include "callers.h"
+#include "change.h"
 #include "slowest.h"
 #include "stats.h"
 
@@ -54,6 +55,19 @@ enum func_state {
 
 /* "tracing", "sampled", "entry-only", "detached", "error". */
 const char *func_state_name(enum func_state st);
+
+/* Its durations since a baseline against before it (change.h). */
+struct snapshot_change {
+	enum change_against against; /* CHANGE_NONE: no baseline (JSON null) */
+	struct change_result r;
+	/* Against a binary whose processes still run: after holds the calls
+	 * of both binaries until the old one's last process exits. */
+	bool old_running;
+	/* The share of failed calls before and after: filled where failed
+	 * calls are counted; unknown (JSON null) while they are not. */
+	bool error_share_known;
+	double error_share_before, error_share_after;
+};
 
 struct snapshot_func {
 	const char *name;
@@ -138,6 +152,7 @@ struct snapshot_func {
 	size_t nsites;
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 	struct callers_view callers; /* since tracing began */
+	struct snapshot_change change;
 	/* The counters as read from BPF since tracing began, unscaled by the
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
