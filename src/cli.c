@@ -32,7 +32,8 @@ enum {
 	OPT_SORT,
 	OPT_TOP,
 	OPT_IDLE,
-	OPT_TIME_SPLIT
+	OPT_TIME_SPLIT,
+	OPT_BASELINE
 };
 
 static const struct option long_options[] = {
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
 	{"top", required_argument, NULL, OPT_TOP},
 	{"idle", no_argument, NULL, OPT_IDLE},
 	{"time-split", required_argument, NULL, OPT_TIME_SPLIT},
+	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
@@ -92,6 +94,10 @@ void cli_usage(FILE *out)
 		"      --top N                batch text: only the first N rows\n"
 		"      --idle                 batch text: a row for each function with no calls\n"
 		"                             in the interval (default: one line counts them)\n"
+		"      --baseline SECS        the first SECS seconds of tracing are the baseline:\n"
+		"                             each function's calls since are compared with\n"
+		"                             them (p50/p99 ratios, a rank test: JSON change,\n"
+		"                             a line under the row; the dashboard's B marks now)\n"
 		"      --serve ADDR           headless: Prometheus /metrics on ADDR (PORT alone:\n"
 		"                             127.0.0.1:PORT)\n"
 		"      --no-pid-label         --serve: no pid label (a restarted target keeps\n"
@@ -371,6 +377,12 @@ static int cli_parse_one(int c, struct cli_options *o)
 		if (timesplit_mode_parse(optarg, &o->time_split) != 0)
 			return usage_error("--time-split takes on, off or sched, got '%s'", optarg);
 		return 0;
+	case OPT_BASELINE:
+		if (!parse_seconds(optarg, 0.1, &o->baseline_s))
+			return usage_error("--baseline takes the seconds of tracing to compare with, "
+					   "from 0.1 to 86400, got '%s'",
+					   optarg);
+		return 0;
 	case 'v':
 		o->verbose++;
 		return 0;
@@ -394,6 +406,15 @@ static int cli_check_rows(const struct cli_options *o)
 	if (text_only && o->output == CLI_OUT_JSON)
 		return usage_error("%s shapes the batch text; JSON keeps every function",
 				   text_only);
+	if (o->baseline_s && (o->mode == CLI_LIST || o->mode == CLI_SERVE))
+		return usage_error("--baseline compares periods in batch mode and the dashboard, "
+				   "not %s",
+				   o->mode == CLI_LIST ? "-l" : "--serve");
+	/* Tracing would stop before any call after it. */
+	if (o->baseline_s && o->max_duration_s && o->baseline_s >= o->max_duration_s)
+		return usage_error("--baseline %g s leaves nothing to compare: tracing stops at "
+				   "--max-duration %g s",
+				   o->baseline_s, o->max_duration_s);
 	return 0;
 }
 

@@ -48,6 +48,7 @@ struct cli_options {
 	enum timesplit_mode time_split; /* --time-split: on (default), off, sched */
 	struct func_order sort;	  /* --sort: batch rows and the live table */
 	bool sort_given;
+	double baseline_s; /* --baseline SECS: the first SECS of tracing; 0 = none */
 	long top;  /* --top N: batch text rows; 0 = all */
 	bool idle; /* --idle: batch text lists idle functions */
 	bool entry_probe_first; /* RETOP_ENTRY_PROBE=first: entry probes on the first instruction */

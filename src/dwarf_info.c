@@ -18,7 +18,7 @@
  *    abstract DIE (which has no file), inputs are children pointing at the
  *    abstract parameters, and results are children in full.
  */
-#include "dwarf_info.h"
+#include "dwarf_internal.h"
 
 #include "log.h"
 
@@ -29,357 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define ARENA_CHUNK (64 * 1024)
-/* Typedef/const chains longer than this are treated as corrupt (or cyclic). */
-#define TYPE_HOPS_MAX 16
-/* Helpers return 0 when the thing is there, ABSENT when it is not, and a
- * negative errno (message set) on error.  libdwarf's own DW_DLV_NO_ENTRY is
- * -1 and would read as -EPERM, so it never escapes a helper. */
-#define ABSENT 1
-
-struct str_chunk {
-	struct str_chunk *next;
-	size_t used, cap;
-	char data[];
-};
-
-/* What dwarf_info_load() hands out: the public part first so a
- * struct dwarf_info * converts back to this in dwarf_info_free(). */
-struct info_priv {
-	struct dwarf_info pub;
-	struct str_chunk *chunks;
-	struct dwarf_param *params;
-};
-
-struct type_slot {
-	Dwarf_Off off; /* 0 = empty: offset 0 is a CU header, never a type DIE */
-	const char *name;
-	uint64_t size;
-	uint8_t kind;
-};
-
-struct type_cache {
-	struct type_slot *slots;
-	size_t cap, used; /* cap is a power of two */
-};
-
-struct loader {
-	const char *path;
-	char *err;
-	Dwarf_Debug dbg;
-	Dwarf_Error derr;
-	struct info_priv *priv;
-	size_t funcs_cap, nparams, params_cap;
-	struct type_cache types;
-	/* Per CU. */
-	Dwarf_Die cu_die;
-	Dwarf_Half version, addr_size;
-	char **srcfiles;
-	Dwarf_Signed nsrcfiles;
-	bool srcfiles_tried;
-	int de_alloc_was;
-};
-
-/* ---- storage ----------------------------------------------------------- */
-
-static char *arena_strdup(struct info_priv *p, const char *s)
-{
-	size_t len = strlen(s) + 1;
-	struct str_chunk *c = p->chunks;
-	if (!c || c->cap - c->used < len) {
-		size_t cap = len > ARENA_CHUNK ? len : ARENA_CHUNK;
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->cap = cap;
-		c->used = 0;
-		/* An oversized string gets its own chunk behind the current one
-		 * so the current chunk's free space is not wasted. */
-		if (len > ARENA_CHUNK && p->chunks) {
-			c->next = p->chunks->next;
-			p->chunks->next = c;
-		} else {
-			c->next = p->chunks;
-			p->chunks = c;
-		}
-	}
-	char *dst = c->data + c->used;
-	memcpy(dst, s, len);
-	c->used += len;
-	return dst;
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 256;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
-static struct type_slot *type_find(struct type_cache *tc, Dwarf_Off off)
-{
-	size_t mask = tc->cap - 1;
-	size_t i = (size_t)((off * 0x9E3779B97F4A7C15ull) >> 20) & mask;
-	while (tc->slots[i].off && tc->slots[i].off != off)
-		i = (i + 1) & mask;
-	return &tc->slots[i];
-}
-
-/* Keep the load factor under 1/2 so probes stay short. */
-static int type_reserve(struct type_cache *tc)
-{
-	if ((tc->used + 1) * 2 <= tc->cap)
-		return 0;
-	struct type_cache n = {.cap = tc->cap ? tc->cap * 2 : 1024, .used = tc->used};
-	n.slots = calloc(n.cap, sizeof(*n.slots));
-	if (!n.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < tc->cap; i++)
-		if (tc->slots[i].off)
-			*type_find(&n, tc->slots[i].off) = tc->slots[i];
-	free(tc->slots);
-	*tc = n;
-	return 0;
-}
-
-/* ---- libdwarf helpers -------------------------------------------------- */
-
-/* Turn a DW_DLV_ERROR into one error line and free libdwarf's error. */
-static int dw_fail(struct loader *L, const char *what)
-{
-	const char *msg = L->derr ? dwarf_errmsg(L->derr) : "unknown error";
-	int rc = err_set(L->err, EINVAL,
-			 "%s: corrupt DWARF (%s: %s); rebuild the binary or "
-			 "strip its DWARF with -ldflags=-w",
-			 L->path, what, msg);
-	if (L->derr)
-		dwarf_dealloc_error(L->dbg, L->derr);
-	L->derr = NULL;
-	return rc;
-}
-
-static int oom(struct loader *L)
-{
-	return err_set(L->err, ENOMEM, "%s: out of memory while reading DWARF", L->path);
-}
-
-/* 0 with *val set, ABSENT, or a negative errno (message set). */
-static int attr_udata(struct loader *L, Dwarf_Die die, Dwarf_Half at, Dwarf_Unsigned *val)
-{
-	Dwarf_Attribute attr;
-	int res = dwarf_attr(die, at, &attr, &L->derr);
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_attr");
-	if (res == DW_DLV_NO_ENTRY)
-		return ABSENT;
-	/* gcc's DWARF 5 implicit_const (cgo): formsdata reads it; < 0 is absent. */
-	Dwarf_Half form = 0;
-	Dwarf_Signed sv = -1;
-	res = dwarf_whatform(attr, &form, &L->derr);
-	if (res == DW_DLV_OK && (form == DW_FORM_implicit_const || form == DW_FORM_sdata)) {
-		res = dwarf_formsdata(attr, &sv, &L->derr);
-		*val = (Dwarf_Unsigned)sv;
-		res = res == DW_DLV_OK && sv < 0 ? DW_DLV_NO_ENTRY : res;
-	} else if (res == DW_DLV_OK)
-		res = dwarf_formudata(attr, val, &L->derr);
-	dwarf_dealloc_attribute(attr);
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "reading a constant");
-	return res == DW_DLV_OK ? 0 : ABSENT;
-}
-
-static int attr_flag(struct loader *L, Dwarf_Die die, Dwarf_Half at, bool *val)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Bool b = 0;
-	*val = false;
-	int res = dwarf_attr(die, at, &attr, &L->derr);
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_attr");
-	if (res == DW_DLV_NO_ENTRY)
-		return ABSENT;
-	res = dwarf_formflag(attr, &b, &L->derr);
-	dwarf_dealloc_attribute(attr);
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_formflag");
-	*val = b != 0;
-	return res == DW_DLV_OK ? 0 : ABSENT;
-}
-
-/* A reference attribute as a .debug_info-global offset. */
-static int attr_ref(struct loader *L, Dwarf_Die die, Dwarf_Half at, Dwarf_Off *off)
-{
-	Dwarf_Attribute attr;
-	int res = dwarf_attr(die, at, &attr, &L->derr);
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_attr");
-	if (res == DW_DLV_NO_ENTRY)
-		return ABSENT;
-	res = dwarf_global_formref(attr, off, &L->derr);
-	dwarf_dealloc_attribute(attr);
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_global_formref");
-	return res == DW_DLV_OK ? 0 : ABSENT;
-}
-
-static int die_name(struct loader *L, Dwarf_Die die, char **name)
-{
-	*name = NULL;
-	int res = dwarf_diename(die, name, &L->derr);
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_diename");
-	if (res != DW_DLV_OK)
-		*name = NULL;
-	return res == DW_DLV_OK ? 0 : ABSENT;
-}
-
-static int die_tag(struct loader *L, Dwarf_Die die, Dwarf_Half *tag)
-{
-	return dwarf_tag(die, tag, &L->derr) == DW_DLV_OK ? 0 : dw_fail(L, "dwarf_tag");
-}
-
-static int offdie(struct loader *L, Dwarf_Off off, Dwarf_Die *die)
-{
-	int res = dwarf_offdie_b(L->dbg, off, true, die, &L->derr);
-	if (res == DW_DLV_OK)
-		return 0;
-	if (res == DW_DLV_ERROR)
-		return dw_fail(L, "dwarf_offdie_b");
-	return err_set(L->err, EINVAL,
-		       "%s: corrupt DWARF (no DIE at offset 0x%llx); rebuild "
-		       "the binary",
-		       L->path, (unsigned long long)off);
-}
-
-/* ---- types ------------------------------------------------------------- */
-
-/* Byte size of a type, looking through typedefs and qualifiers.  Go gives
- * pointers no DW_AT_byte_size, so pointers take the CU's address size. */
-static int type_size(struct loader *L, Dwarf_Die die, uint64_t *size)
-{
-	Dwarf_Die cur = die;
-	int rc = 0;
-	*size = 0;
-	for (int hop = 0; hop < TYPE_HOPS_MAX; hop++) {
-		Dwarf_Unsigned sz;
-		Dwarf_Half tag;
-		Dwarf_Off next;
-		int res = dwarf_bytesize(cur, &sz, &L->derr);
-		if (res == DW_DLV_ERROR) {
-			rc = dw_fail(L, "dwarf_bytesize");
-			break;
-		}
-		if (res == DW_DLV_OK) {
-			*size = sz;
-			break;
-		}
-		if ((rc = die_tag(L, cur, &tag)))
-			break;
-		if (tag == DW_TAG_pointer_type || tag == DW_TAG_reference_type ||
-		    tag == DW_TAG_rvalue_reference_type) {
-			*size = L->addr_size;
-			break;
-		}
-		if (tag != DW_TAG_typedef && tag != DW_TAG_const_type &&
-		    tag != DW_TAG_volatile_type && tag != DW_TAG_restrict_type)
-			break;
-		if ((res = attr_ref(L, cur, DW_AT_type, &next)) != 0) {
-			rc = res < 0 ? res : 0;
-			break;
-		}
-		if (cur != die)
-			dwarf_dealloc_die(cur);
-		cur = NULL;
-		if ((rc = offdie(L, next, &cur)))
-			break;
-	}
-	if (cur && cur != die)
-		dwarf_dealloc_die(cur);
-	return rc;
-}
-
-/* Go's DW_AT_go_kind (reflect.Kind) of a type, looking through typedefs:
- * Go names a type's kind on the DIE that describes it, and some of its
- * typedefs (error's) leave it to the type they name.  0 when absent. */
-#define DW_AT_GO_KIND 0x2900
-static int type_kind(struct loader *L, Dwarf_Die die, uint8_t *kind)
-{
-	Dwarf_Die cur = die;
-	int rc = 0;
-
-	*kind = 0;
-	for (int hop = 0; hop < TYPE_HOPS_MAX; hop++) {
-		Dwarf_Unsigned k;
-		Dwarf_Half tag;
-		Dwarf_Off next;
-		if ((rc = attr_udata(L, cur, DW_AT_GO_KIND, &k)) != ABSENT) {
-			if (rc == 0 && k < 256)
-				*kind = (uint8_t)k;
-			break;
-		}
-		rc = 0;
-		if ((rc = die_tag(L, cur, &tag)) || tag != DW_TAG_typedef)
-			break;
-		if ((rc = attr_ref(L, cur, DW_AT_type, &next)) != 0) {
-			rc = rc < 0 ? rc : 0;
-			break;
-		}
-		if (cur != die)
-			dwarf_dealloc_die(cur);
-		cur = NULL;
-		if ((rc = offdie(L, next, &cur)))
-			break;
-	}
-	if (cur && cur != die)
-		dwarf_dealloc_die(cur);
-	return rc;
-}
-
-/* Name, size and Go kind of the type DIE at off, through the cache. */
-static int type_lookup(struct loader *L, Dwarf_Off off, const char **name, uint64_t *size,
-		       uint8_t *kind)
-{
-	if (type_reserve(&L->types))
-		return oom(L);
-	struct type_slot *slot = type_find(&L->types, off);
-	if (slot->off) {
-		*name = slot->name;
-		*size = slot->size;
-		*kind = slot->kind;
-		return 0;
-	}
-	Dwarf_Die die;
-	char *dname;
-	int rc = offdie(L, off, &die);
-	if (rc)
-		return rc;
-	rc = die_name(L, die, &dname);
-	if (rc >= 0)
-		rc = type_size(L, die, size);
-	if (rc >= 0)
-		rc = type_kind(L, die, kind);
-	dwarf_dealloc_die(die);
-	if (rc < 0)
-		return rc;
-	*name = NULL;
-	if (dname && !(*name = arena_strdup(L->priv, dname)))
-		return oom(L);
-	slot->off = off;
-	slot->name = *name;
-	slot->size = *size;
-	slot->kind = *kind;
-	L->types.used++;
-	return 0;
-}
 
 /* ---- functions --------------------------------------------------------- */
 
@@ -394,33 +43,33 @@ static int param_attrs(struct loader *L, Dwarf_Die die, Dwarf_Die o, struct dwar
 	/* Go puts the signature's line on each parameter it emits in full: a
 	 * better function line than the line table, whose first row of a leaf
 	 * function (no stack-check prologue) is already in the body. */
-	int rc = f->decl_line ? ABSENT : attr_udata(L, die, DW_AT_decl_line, &line);
+	int rc = f->decl_line ? ABSENT : dw_attr_udata(L, die, DW_AT_decl_line, &line);
 	if (rc < 0)
 		return rc;
 	if (rc == 0 && line <= INT32_MAX)
 		f->decl_line = (int)line;
-	if ((rc = die_name(L, die, &name)) == ABSENT && o)
-		rc = die_name(L, o, &name);
+	if ((rc = dw_die_name(L, die, &name)) == ABSENT && o)
+		rc = dw_die_name(L, o, &name);
 	if (rc < 0)
 		return rc;
-	if (name && !(p.name = arena_strdup(L->priv, name)))
-		return oom(L);
-	if ((rc = attr_flag(L, die, DW_AT_variable_parameter, &p.is_return)) == ABSENT && o)
-		rc = attr_flag(L, o, DW_AT_variable_parameter, &p.is_return);
+	if (name && !(p.name = dw_arena_strdup(L->priv, name)))
+		return dw_oom(L);
+	if ((rc = dw_attr_flag(L, die, DW_AT_variable_parameter, &p.is_return)) == ABSENT && o)
+		rc = dw_attr_flag(L, o, DW_AT_variable_parameter, &p.is_return);
 	if (rc < 0)
 		return rc;
-	if ((rc = attr_ref(L, die, DW_AT_type, &toff)) == ABSENT && o)
-		rc = attr_ref(L, o, DW_AT_type, &toff);
+	if ((rc = dw_attr_ref(L, die, DW_AT_type, &toff)) == ABSENT && o)
+		rc = dw_attr_ref(L, o, DW_AT_type, &toff);
 	if (rc < 0)
 		return rc;
 	if (rc == 0) {
 		const char *tname;
-		if ((rc = type_lookup(L, toff, &tname, &p.size, &p.kind)))
+		if ((rc = dw_type_lookup(L, toff, &tname, &p.size, &p.kind)))
 			return rc;
 		p.type = (char *)tname; /* shared between params: the arena owns it */
 	}
-	if (grow((void **)&L->priv->params, &L->params_cap, L->nparams + 1, sizeof(p)))
-		return oom(L);
+	if (dw_grow((void **)&L->priv->params, &L->params_cap, L->nparams + 1, sizeof(p)))
+		return dw_oom(L);
 	L->priv->params[L->nparams++] = p;
 	return 0;
 }
@@ -429,9 +78,9 @@ static int add_param(struct loader *L, Dwarf_Die die, struct dwarf_func *f)
 {
 	Dwarf_Die o = NULL;
 	Dwarf_Off off;
-	int rc = attr_ref(L, die, DW_AT_abstract_origin, &off);
+	int rc = dw_attr_ref(L, die, DW_AT_abstract_origin, &off);
 	if (rc == 0)
-		rc = offdie(L, off, &o);
+		rc = dw_offdie(L, off, &o);
 	if (rc < 0)
 		return rc;
 	rc = param_attrs(L, die, o, f);
@@ -453,7 +102,7 @@ static int add_params(struct loader *L, Dwarf_Die die, struct dwarf_func *f)
 		return dw_fail(L, "dwarf_child");
 	while (res == DW_DLV_OK) {
 		Dwarf_Half tag;
-		if ((rc = die_tag(L, child, &tag)))
+		if ((rc = dw_die_tag(L, child, &tag)))
 			break;
 		if (tag == DW_TAG_formal_parameter && (rc = add_param(L, child, f)))
 			break;
@@ -494,8 +143,8 @@ static int resolve_file(struct loader *L, Dwarf_Unsigned idx, char **out)
 		return 0;
 	/* One copy per function: file names are short, and interning them
 	 * would cost a second hash for little gain. */
-	if (!(*out = arena_strdup(L->priv, L->srcfiles[idx])))
-		return oom(L);
+	if (!(*out = dw_arena_strdup(L->priv, L->srcfiles[idx])))
+		return dw_oom(L);
 	return 0;
 }
 
@@ -505,25 +154,25 @@ static int func_decl(struct loader *L, Dwarf_Die die, Dwarf_Die src, struct dwar
 {
 	char *name = NULL;
 	Dwarf_Unsigned v;
-	int rc = die_name(L, die, &name);
+	int rc = dw_die_name(L, die, &name);
 	if (rc == ABSENT && src)
-		rc = die_name(L, src, &name);
+		rc = dw_die_name(L, src, &name);
 	if (rc < 0)
 		return rc;
 	if (!name)
 		return ABSENT; /* nothing to show or match */
-	if (!(f->name = arena_strdup(L->priv, name)))
-		return oom(L);
-	rc = attr_udata(L, die, DW_AT_decl_file, &v);
+	if (!(f->name = dw_arena_strdup(L->priv, name)))
+		return dw_oom(L);
+	rc = dw_attr_udata(L, die, DW_AT_decl_file, &v);
 	if (rc == ABSENT && src)
-		rc = attr_udata(L, src, DW_AT_decl_file, &v);
+		rc = dw_attr_udata(L, src, DW_AT_decl_file, &v);
 	if (rc == 0)
 		rc = resolve_file(L, v, &f->decl_file);
 	if (rc < 0)
 		return rc;
-	rc = attr_udata(L, die, DW_AT_decl_line, &v);
+	rc = dw_attr_udata(L, die, DW_AT_decl_line, &v);
 	if (rc == ABSENT && src)
-		rc = attr_udata(L, src, DW_AT_decl_line, &v);
+		rc = dw_attr_udata(L, src, DW_AT_decl_line, &v);
 	if (rc < 0)
 		return rc;
 	if (rc == 0)
@@ -560,11 +209,11 @@ static int add_func(struct loader *L, Dwarf_Die die)
 	int rc = func_range(L, die, &f);
 	if (rc)
 		return rc < 0 ? rc : 0;
-	rc = attr_ref(L, die, DW_AT_abstract_origin, &off);
+	rc = dw_attr_ref(L, die, DW_AT_abstract_origin, &off);
 	if (rc == ABSENT)
-		rc = attr_ref(L, die, DW_AT_specification, &off);
+		rc = dw_attr_ref(L, die, DW_AT_specification, &off);
 	if (rc == 0)
-		rc = offdie(L, off, &src);
+		rc = dw_offdie(L, off, &src);
 	if (rc < 0)
 		return rc;
 	rc = func_decl(L, die, src, &f);
@@ -577,8 +226,8 @@ static int add_func(struct loader *L, Dwarf_Die die)
 	if (rc)
 		return rc < 0 ? rc : 0;
 	struct info_priv *p = L->priv;
-	if (grow((void **)&p->pub.funcs, &L->funcs_cap, p->pub.count + 1, sizeof(f)))
-		return oom(L);
+	if (dw_grow((void **)&p->pub.funcs, &L->funcs_cap, p->pub.count + 1, sizeof(f)))
+		return dw_oom(L);
 	p->pub.funcs[p->pub.count++] = f;
 	return 0;
 }
@@ -679,7 +328,7 @@ static int walk_cu(struct loader *L)
 		return dw_fail(L, "dwarf_child");
 	while (res == DW_DLV_OK) {
 		Dwarf_Half tag;
-		if ((rc = die_tag(L, child, &tag)))
+		if ((rc = dw_die_tag(L, child, &tag)))
 			break;
 		if (tag == DW_TAG_subprogram && (rc = add_func(L, child)))
 			break;
@@ -804,7 +453,7 @@ int dwarf_info_load(const char *path, struct dwarf_info **out, char *err)
 		return fd;
 	int rc = open_dwarf(&L, fd);
 	if (!rc && !(L.priv = calloc(1, sizeof(*L.priv))))
-		rc = oom(&L);
+		rc = dw_oom(&L);
 	if (!rc)
 		rc = walk_cus(&L, &ncu);
 	end_cu(&L);

@@ -62,6 +62,7 @@ void session_opts_from_cli(const struct cli_options *o, struct session_opts *so)
 	    .slow_ns = o->slow_ns,
 	    .entry_probe_first = o->entry_probe_first,
 	    .time_split = o->time_split,
+	    .baseline_s = o->baseline_s,
 	};
 }
 
@@ -144,6 +145,7 @@ void session_close(struct session *s)
 	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++) {
 		slowest_clear(&s->funcs[i].slowest);
 		session_forget_marks(&s->funcs[i]);
+		session_baseline_drop(&s->funcs[i]);
 		free(s->funcs[i].hist_buf[0]);
 		free(s->funcs[i].hist_buf[1]);
 		free(s->funcs[i].errs);
@@ -158,6 +160,7 @@ void session_close(struct session *s)
 static uint64_t session_tick(struct session *s)
 {
 	session_check_reexec(s);
+	session_baseline_due(s, clock_now_ns());
 	return govern_tick(s, clock_now_ns());
 }
 

@@ -29,6 +29,8 @@ struct session_opts {
 	uint64_t slow_ns;      /* --slow: report every call this long; 0: off */
 	bool entry_probe_first; /* RETOP_ENTRY_PROBE=first (interlock_opts) */
 	enum timesplit_mode time_split; /* --time-split */
+	double baseline_s;	/* --baseline: the first SECS of tracing are the
+				 * baseline; 0: none until marked */
 };
 
 /* Opaque: the faces read snapshots (session_sample) and the few static
@@ -111,6 +113,10 @@ const struct snapshot *session_sample(struct session *s);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);
 void session_reset(struct session *s);
+/* Now is the baseline: from the next sample on, each traced function's
+ * snapshot compares its calls since with its calls before (its change;
+ * a deploy under -x marks one by itself, against the old binary). */
+void session_mark_baseline(struct session *s);
 /* Another --max-duration period before auto-detach (the dashboard's '+'). */
 void session_extend(struct session *s);
 

@@ -149,6 +149,7 @@ int session_attach(struct session *s, struct func_info *f, char *err)
 	sf->slot = -1;
 	sf->have_prev = false;
 	sf->pct_cache.valid = false;
+	session_baseline_drop(sf); /* its counters start again */
 	ret = session_check_go_version(s, why);
 	if (!ret && !f->inline_only)
 		ret = interlock_judge(s->idx, f, &s->judge, why);
@@ -220,6 +221,7 @@ void session_untrace(struct session *s, const struct func_info *f)
 		return;
 	tracer_detach(s->tracer, sf->slot);
 	session_forget_marks(sf);
+	session_baseline_drop(sf);
 	free(sf->hist_buf[0]);
 	free(sf->hist_buf[1]);
 	free(sf->errs);
@@ -227,6 +229,7 @@ void session_untrace(struct session *s, const struct func_info *f)
 	/* The entry moved into sf holds them now (session_close frees every
 	 * entry's). */
 	memset(s->funcs[s->nfuncs].marks_v, 0, sizeof(s->funcs[s->nfuncs].marks_v));
+	memset(&s->funcs[s->nfuncs].base, 0, sizeof(s->funcs[s->nfuncs].base));
 	memset(s->funcs[s->nfuncs].hist_buf, 0, sizeof(s->funcs[s->nfuncs].hist_buf));
 	s->funcs[s->nfuncs].errs = NULL;
 }

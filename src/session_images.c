@@ -194,11 +194,13 @@ static void session_follow_deploy(struct session *s)
 		return;
 	for (k = 0; k < s->nimages; k++)
 		if (session_same_file(s->images[k].idx, &st)) {
-			if (s->images[k].retired) /* an old binary back: a rollback */
+			if (s->images[k].retired) { /* an old binary back: a rollback */
 				log_warn("session",
 					 "%s names an earlier binary again: tracing %zu "
 					 "functions in it",
 					 s->opts.exe, session_attach_image(s, k));
+				session_mark_binary(s, k);
+			}
 			return;
 		}
 	if ((uint64_t)st.st_dev == s->refused_dev && (uint64_t)st.st_ino == s->refused_ino)
@@ -248,6 +250,9 @@ static void session_follow_deploy(struct session *s)
 		 "%s was replaced (a deploy): tracing %zu of %zu functions in the new "
 		 "binary too; the old one stays traced while processes run it",
 		 s->opts.exe, session_attach_image(s, k), traced);
+	/* The operator deciding whether to roll back: each function's calls
+	 * in the new binary against the old one's. */
+	session_mark_binary(s, k);
 }
 
 /* A binary no process runs any more, and that the path no longer names,
@@ -380,6 +385,7 @@ const char *session_check_target(struct session *s)
 	}
 	session_follow_deploy(s);
 	session_retire_images(s);
+	session_baseline_old_gone(s);
 	/* By the files, not the path: every process of every binary traced. */
 	s->snap.npids = 0;
 	for (size_t k = 0; k < s->nimages; k++) {

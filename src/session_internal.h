@@ -3,6 +3,7 @@
 #ifndef RETOP_SESSION_INTERNAL_H
 #define RETOP_SESSION_INTERNAL_H
 
+#include "change.h"
 #include "args.h"
 #include "error_types.h"
 #include "govern.h"
@@ -11,6 +12,32 @@
 #include "session.h"
 #include "slowest.h"
 #include "tracer.h"
+
+/* A function's baseline (session_change.c): cumulative histograms
+ * (RETOP_HIST_BUCKETS counts each; NULL: zeros, no timed call yet) where
+ * its "before" period begins and ends and where "after" begins; after is
+ * the counts now less after_from. */
+/* The timed calls and the failing ones among them at a mark: each
+ * period's error share. */
+struct session_mark_counts {
+	uint64_t calls, errors;
+};
+
+struct session_baseline {
+	enum change_against against; /* CHANGE_NONE: none marked */
+	__u64 *before_from, *before_to, *after_from;
+	/* Where the calls of the binary it runs now began (its deploy's
+	 * after_from; NULL: tracing's start): the next mark's before_from. */
+	__u64 *binary_from;
+	struct session_mark_counts n_before_from, n_before_to, n_after_from, n_binary_from;
+	/* A deploy's older binary still runs: after holds its calls too,
+	 * until its last process exits and after begins again. */
+	bool old_running;
+	/* The last comparison, and the timed calls it was made at. */
+	bool computed;
+	uint64_t computed_at;
+	struct change_result result;
+};
 
 struct session_func {
 	struct func_info *f; /* in the session's first binary (idx) */
@@ -56,6 +83,7 @@ struct session_func {
 	/* The verdict that proved its marks in each binary (NULL: not yet),
 	 * so that the budget puts them back in without proving them again. */
 	struct interlock_verdict *marks_v[RETOP_MAX_IMAGES];
+	struct session_baseline base; /* what its durations are compared with */
 };
 
 /* A binary the session traces: the first, and each file a deploy renamed
@@ -110,6 +138,7 @@ struct session {
 	bool split_sched;    /* --time-split sched, with Go's offsets for it */
 	int split_go_minor;  /* the binary's Go release: its wait reasons */
 	uint64_t sched_hits; /* the scheduler's probes' hits at the last sample */
+	bool baseline_marked;	/* --baseline SECS: its mark was made */
 	/* Failing calls' types, named; room for the succeeding calls'
 	 * histogram (session_errors.c). */
 	struct error_types etypes;
@@ -157,6 +186,16 @@ int session_attach(struct session *s, struct func_info *f, char *err);
 void session_detach_all(struct session *s, const char *why);
 void session_set_args(struct session *s, struct session_func *sf, bool on);
 
+/* session_change.c: baselines and what changed since. */
+/* A deploy was followed into (or back to) binary k: each function traced
+ * there is compared with the binary it replaced. */
+void session_mark_binary(struct session *s, size_t k);
+/* -x: once no older binary runs, the new one's calls alone are after. */
+void session_baseline_old_gone(struct session *s);
+/* --baseline SECS: mark it once SECS seconds of tracing passed. */
+void session_baseline_due(struct session *s, uint64_t now);
+void session_baseline_drop(struct session_func *sf);
+void session_fill_change(struct session_func *sf, struct snapshot_func *out);
 /* session_errors.c: failing calls. */
 /* Where f (of binary idx) has its error result at a RET. */
 void session_error_find(struct session *s, const struct func_index *idx, const struct func_info *f,

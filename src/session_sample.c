@@ -254,6 +254,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	else if (sf->slot >= 0 && out->mode == BUDGET_ESTIMATED && out->state == FUNC_TRACING)
 		out->state = FUNC_SAMPLED;
 	session_fill_sites(s, sf, out);
+	session_fill_change(sf, out);
 }
 
 /* Once a session: calls were lost to a full in-flight map, so the counts
@@ -393,6 +394,7 @@ const struct snapshot *session_sample(struct session *s)
 	s->last_ns = now;
 	size_t shed = 0;
 	s->snap.cost_per_s = 0;
+	session_baseline_due(s, now);
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
 		shed += s->funcs[i].gf.ever_shed;
@@ -442,5 +444,7 @@ void session_reset(struct session *s)
 		slowest_clear(&s->funcs[i].slowest);
 		s->funcs[i].have_prev = false;
 		s->funcs[i].pct_cache.valid = false;
+		/* The counts the baseline was marked on are gone. */
+		session_baseline_drop(&s->funcs[i]);
 	}
 }

@@ -10,6 +10,7 @@
 
 #include "../bpf/retop.h"
 #include "callers.h"
+#include "change.h"
 #include "slowest.h"
 #include "stats.h"
 #include "timesplit.h"
@@ -56,6 +57,19 @@ enum func_state {
 /* "tracing", "sampled", "entry-only", "detached", "error". */
 const char *func_state_name(enum func_state st);
 
+/* Its durations since a baseline against before it (change.h). */
+struct snapshot_change {
+	enum change_against against; /* CHANGE_NONE: no baseline (JSON null) */
+	struct change_result r;
+	/* Against a binary whose processes still run: after holds the calls
+	 * of both binaries until the old one's last process exits. */
+	bool old_running;
+	/* The share of failed calls before and after: filled where failed
+	 * calls are counted; unknown (JSON null) while they are not. */
+	bool error_share_known;
+	double error_share_before, error_share_after;
+};
+
 struct snapshot_func {
 	const char *name;
 	const struct func_info *f; /* in the session's index */
@@ -69,7 +83,7 @@ struct snapshot_func {
 	uint64_t orphans;
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
-	bool args;	 /* arguments captured with its slowest calls */
+	bool args; /* arguments captured with its slowest calls */
 	/* Failing calls: those whose error result (its last, when of type
 	 * error) was non-nil at the RET.  errors_counted: read at its RETs;
 	 * else errors_why says why not where it returns error or may (its
@@ -106,10 +120,10 @@ struct snapshot_func {
 	char inlined_uncounted_why[200]; /* a site not counted: why; "" when none */
 	/* The overhead budget (budget.h): 0 full, 1 timing, 2 estimated. */
 	int mode;
-	double sampled;	 /* share of time its probes (timing: RETs) are in: 1 = all */
+	double sampled;	      /* share of time its probes (timing: RETs) are in: 1 = all */
 	uint64_t timed_calls; /* calls with a duration: what every duration,
 			       * caller and slowest call is made of */
-	bool estimated;	 /* calls and rates estimated from random slices */
+	bool estimated;	      /* calls and rates estimated from random slices */
 	double calls_ci95[2]; /* when estimated: the 95% interval of calls (the
 			       * upper end INFINITY: unbounded, see trap_share) */
 	/* The interval is open above: v.calls (and its rate) is its lower
@@ -125,8 +139,8 @@ struct snapshot_func {
 	 * of its kind) since tracing began and a second over the interval,
 	 * and what its own two hits add to a call, as its callers see it. */
 	double cost_ns, cost_per_s, cost_per_call_ns;
-	double trap_share;    /* estimated: share of the targets' CPU in its traps
-			       * while its probes were in */
+	double trap_share; /* estimated: share of the targets' CPU in its traps
+			    * while its probes were in */
 	/* Estimated: time none of its slices accounted for (retop fell behind
 	 * its clock, or its probes were not in), imputed at the rate of the
 	 * rest. */
@@ -141,6 +155,7 @@ struct snapshot_func {
 	struct callers_view callers; /* since tracing began */
 	/* Where its timed calls' time went (timesplit.h). */
 	struct timesplit_view split;
+	struct snapshot_change change;
 	/* The counters as read from BPF since tracing began, unscaled by the
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
@@ -166,17 +181,17 @@ struct snapshot {
 	/* -p: time between the target's exec() of its binary again and the
 	 * probes attached anew, when its calls were not seen. */
 	double unseen_after_exec_s;
-	double self_cpu_pct; /* retop's own CPU use over the interval */
-	double self_cpu_s;   /* retop's own CPU time so far, user + system */
-	double max_duration_s;	 /* --max-duration; 0: no limit */
-	double remaining_s;	 /* before auto-detach; negative: no limit */
-	size_t auto_detached;	 /* functions detached because time was up */
-	uint64_t bpf_map_bytes;	 /* kernel memory of retop's BPF maps */
-	uint64_t evidence_lost;	 /* goroutine records BPF found no room for */
-	uint64_t user_bytes;	 /* retop's resident memory */
-	double budget_pct;	 /* --budget PCT%; 0: no CPU cap */
-	double budget_hits;	 /* probe hits a second the budget allows; 0: none */
-	double hit_ns;		 /* calibrated cost of one probe hit (a RET's) */
+	double self_cpu_pct;	/* retop's own CPU use over the interval */
+	double self_cpu_s;	/* retop's own CPU time so far, user + system */
+	double max_duration_s;	/* --max-duration; 0: no limit */
+	double remaining_s;	/* before auto-detach; negative: no limit */
+	size_t auto_detached;	/* functions detached because time was up */
+	uint64_t bpf_map_bytes; /* kernel memory of retop's BPF maps */
+	uint64_t evidence_lost; /* goroutine records BPF found no room for */
+	uint64_t user_bytes;	/* retop's resident memory */
+	double budget_pct;	/* --budget PCT%; 0: no CPU cap */
+	double budget_hits;	/* probe hits a second the budget allows; 0: none */
+	double hit_ns;		/* calibrated cost of one probe hit (a RET's) */
 	/* What a hit of each kind (RETOP_HIT_*) inside a call is taken out of
 	 * its duration: the kernel's trap (0: untimed, nothing is taken out)
 	 * plus the BPF program's own run time (prog_ns, measured). */
@@ -193,7 +208,7 @@ struct snapshot {
 	/* And for each hit inside a call (a traced callee's): how far its
 	 * kernel part may be over what is taken out (8 hits in 10). */
 	double hit_resolution_ns;
-	uint64_t slow_ns;	 /* --slow; 0: off */
+	uint64_t slow_ns; /* --slow; 0: off */
 	/* What retop's probes cost the targets: their traps' CPU since
 	 * tracing began and a second over the interval (every function's and
 	 * the runtime watchers'), the targets' own CPU time a second, and the
@@ -219,6 +234,10 @@ void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *
 void snapshot_funcs_free(struct snapshot_func *funcs, size_t n);
 /* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */
 void snapshot_func_status(const struct snapshot_func *f, char *buf, size_t len);
+/* The state alone, without the note on errors (the text gives it a line). */
+void snapshot_func_state(const struct snapshot_func *f, char *buf, size_t len);
+/* Its probes are in: tracing, timing-sampled or sampled. */
+bool snapshot_func_probing(const struct snapshot_func *f);
 /* Nothing happened to f in the interval: its probes are in (tracing,
  * sampled or entry-only) and no call returned, none was counted inlined,
  * none is in flight.  A function detached or refused is never idle: its

@@ -38,6 +38,11 @@ static uint64_t bucket_value(uint32_t b)
 	return lo + (hi - lo) / 2;
 }
 
+uint64_t stats_bucket_value(uint32_t b)
+{
+	return bucket_value(b);
+}
+
 /* The rank of quantile q among total values: ceil(q * total), kept within
  * [1, total] whatever q is (NaN too). */
 static uint64_t quantile_rank(double q, uint64_t total)

@@ -15,6 +15,9 @@
 
 /* [lo, hi) of values that land in bucket b. */
 void stats_bucket_range(uint32_t b, uint64_t *lo, uint64_t *hi);
+/* The value a percentile in bucket b reads: its midpoint (exact buckets:
+ * their one value). */
+uint64_t stats_bucket_value(uint32_t b);
 
 /* The q-quantile (0 < q <= 1) of a histogram: the midpoint of the bucket
  * holding the ceil(q * total)-th value, clamped to [min, max] when those

@@ -182,6 +182,18 @@ static void detail_summary(struct ui *ui, const struct snapshot_func *sf, struct
 			   own, ui->detail->f->entry_emulated ? "at a jump" : "single-stepped",
 			   sf->v.hits_inside >= 0.005 ? " and its traced callees' traps" : "");
 	}
+	/* Against the baseline ('B' in the live table, --baseline, a deploy),
+	 * as the batch text says it. */
+	if (sf->change.against != CHANGE_NONE && !sf->entry_only && (y = detail_row(pg)) >= 0) {
+		char change[200];
+		change_format(&sf->change.r, change, sizeof(change));
+		draw_textf(y, 0, COLS, sf->change.r.verdict == CHANGE_SIGNIFICANT ? DR_WARN : DR_NORMAL,
+			   "Change vs %s: %s",
+			   sf->change.against == CHANGE_WINDOW ? "baseline"
+			   : sf->change.old_running	       ? "old binary (still running)"
+							       : "old binary",
+			   change);
+	}
 	if ((y = detail_row(pg)) >= 0)
 		draw_textf(y, 0, COLS, sf->oldest_in_flight_ns >= 1000000000ull ? DR_STUCK : DR_NORMAL,
 			   "In flight %llu (%llu overdue, oldest %s)  orphans %llu  "

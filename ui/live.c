@@ -4,8 +4,9 @@
  * after MAX and INFL where even less fits), wider terminals add where the
  * time goes (TIME: the part of the time split with most of it), the age of
  * the oldest call in flight, unmatched returns and dropped calls (CALLS ends
- * in '!' when any were dropped, INFL when calls are overdue); the function
- * name takes what is left. */
+ * in '!' when any were dropped, INFL when calls are overdue); once a
+ * baseline is marked ('B'), CHANGE: p50 and p99 against it, '~' where not
+ * significant; the function name takes what is left. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +17,8 @@
 #include "../src/guard.h"
 #include "screens.h"
 
-enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_ERR, LC_MAX, LC_TIME, LC_INFL, LC_OLDEST,
-		LC_ORPH, LC_RETS, LC_UNM, LC_DROP, LC_COUNT };
+enum live_col { LC_NAME, LC_CALLS, LC_RATE, LC_P50, LC_P99, LC_CHANGE, LC_ERR, LC_MAX, LC_TIME,
+		LC_INFL, LC_OLDEST, LC_ORPH, LC_RETS, LC_UNM, LC_DROP, LC_COUNT };
 
 /* Each sortable column sorts by its key of func_order.h, the one order
  * batch mode prints in too (--sort). */
@@ -28,7 +29,8 @@ static const struct {
 } live_cols[LC_COUNT] = {
 	[LC_NAME] = {"FUNCTION", 20, 0, ORDER_NAME},	[LC_CALLS] = {"CALLS", 6, 1, ORDER_CALLS},
 	[LC_RATE] = {"CALLS/S", 7, 1, ORDER_RATE},	[LC_P50] = {"P50", 7, 1, ORDER_P50},
-	[LC_P99] = {"P99", 7, 1, ORDER_P99},		[LC_ERR] = {"ERR%", 5, 2, ORDER_ERRORS},
+	[LC_P99] = {"P99", 7, 1, ORDER_P99},		[LC_CHANGE] = {"CHANGE", 11, 1, -1},
+	[LC_ERR] = {"ERR%", 5, 2, ORDER_ERRORS},
 	[LC_MAX] = {"MAX", 7, 2, ORDER_MAX},
 	[LC_TIME] = {"TIME", 9, 4, -1},
 	[LC_INFL] = {"INFL", 4, 2, ORDER_INFLIGHT},	[LC_OLDEST] = {"OLDEST", 7, 4, ORDER_OLDEST},
@@ -67,15 +69,28 @@ void live_close(struct ui *ui)
 }
 
 
+/* A baseline was marked (the 'B' key, --baseline, a deploy under -x):
+ * some function carries a change. */
+static bool live_has_baseline(const struct ui *ui)
+{
+	for (size_t i = 0; i < ui->nfuncs; i++)
+		if (ui->funcs[i].change.against != CHANGE_NONE)
+			return true;
+	return false;
+}
+
 /* Drop the least important columns until the row fits; then the name
- * takes the rest, and RETS some of it when the terminal is wide. */
-static void live_layout(struct live *lv)
+ * takes the rest, and RETS some of it when the terminal is wide.  CHANGE
+ * only once there is a baseline. */
+static void live_layout(struct ui *ui, struct live *lv)
 {
 	int total = 0;
 
 	for (int c = 0; c < LC_COUNT; c++) {
 		lv->width[c] = live_cols[c].width;
-		total += live_cols[c].width + (c ? 1 : 0);
+		if (c == LC_CHANGE && !live_has_baseline(ui))
+			lv->width[c] = 0;
+		total += lv->width[c] ? lv->width[c] + (c ? 1 : 0) : 0;
 	}
 	for (int prio = 5; prio > 0 && total > COLS; prio--)
 		for (int c = LC_COUNT - 1; c > 0 && total > COLS; c--)
@@ -173,6 +188,35 @@ static void live_time(const struct ui *ui, const struct snapshot_func *f, char *
 		snprintf(buf, len, "%s %.0f%%", timesplit_part_short(k), 100 * t->share[k]);
 }
 
+/* "+96%/+40%": p50/p99 against the baseline where significant; '~' where
+ * not (as benchstat); '?' too few calls for a verdict; blank: no baseline
+ * for this function (traced after the mark). */
+static void live_change(const struct snapshot_func *f, char *buf, size_t len)
+{
+	const struct change_result *r = &f->change.r;
+	char p50[16], p99[16];
+
+	buf[0] = '\0';
+	if (f->change.against == CHANGE_NONE || f->entry_only)
+		return;
+	if (r->verdict != CHANGE_SIGNIFICANT) {
+		snprintf(buf, len, "%s", r->verdict == CHANGE_SAME ? "~" : "?");
+		return;
+	}
+	change_format_ratio(r->p50.ratio, p50, sizeof(p50));
+	change_format_ratio(r->p99.ratio, p99, sizeof(p99));
+	snprintf(buf, len, "%s/%s", p50, p99);
+}
+
+/* A significant slowdown is what the operator looks for first. */
+static bool live_change_slower(const struct snapshot_func *f)
+{
+	const struct change_result *r = &f->change.r;
+
+	return f->change.against != CHANGE_NONE && r->verdict == CHANGE_SIGNIFICANT &&
+	       ((r->p50.moved && r->p50.ratio > 1) || (r->p99.moved && r->p99.ratio > 1));
+}
+
 static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum live_col c,
 		      int width, char *buf, size_t len)
 {
@@ -200,6 +244,7 @@ static void live_cell(const struct ui *ui, const struct snapshot_func *f, enum l
 	/* '<' under the resolution, '~' of a sample of the calls. */
 	case LC_P50: figure_duration(f, f->entry_only ? 0 : live_p50(ui, f), buf, len); break;
 	case LC_P99: figure_duration(f, f->entry_only ? 0 : live_p99(ui, f), buf, len); break;
+	case LC_CHANGE: live_change(f, buf, len); break;
 	/* The failing share, over the same span as P50 and P99. */
 	case LC_ERR: figure_error_share(f, ui->interval_pct, buf, len); break;
 	case LC_MAX: figure_duration(f, f->entry_only ? 0 : f->v.max_ns, buf, len); break;
@@ -252,6 +297,8 @@ static void live_draw_row(struct ui *ui, const struct snapshot_func *f, int y, b
 		if (!sel && (c == LC_INFL || c == LC_OLDEST) &&
 		    (f->overdue || f->oldest_in_flight_ns >= 1000000000ull))
 			r = DR_STUCK; /* a call stuck for a second is worth a colour */
+		if (!sel && c == LC_CHANGE && live_change_slower(f))
+			r = DR_WARN;
 		if (c == LC_NAME)
 			draw_name(y, x, w, r, buf);
 		else if (c == LC_RETS)
@@ -336,6 +383,11 @@ static void live_draw_header(struct ui *ui)
 		snprintf(line + n, sizeof(line) - n, ", calls unseen %.3fs (exec)",
 			 ui->snap.unseen_after_exec_s);
 	}
+	if (live_has_baseline(ui)) {
+		size_t n = strlen(line);
+		snprintf(line + n, sizeof(line) - n,
+			 ", CHANGE: p50/p99 vs baseline, ~ not significant, ? too few calls");
+	}
 	if (estimated || timing) {
 		/* --budget: say which figures come from a sample. */
 		size_t n = strlen(line);
@@ -350,7 +402,7 @@ static void live_draw(struct ui *ui)
 	struct live *lv = ui->live;
 	int h = ui_body_height() - 1;
 
-	live_layout(lv);
+	live_layout(ui, lv);
 	live_sort(ui);
 	live_draw_header(ui);
 	live_draw_title(ui, UI_BODY_TOP);
@@ -425,6 +477,19 @@ static int live_key_reset(struct ui *ui, int key)
 	return UI_REDRAW;
 }
 
+static int live_key_baseline(struct ui *ui, int key)
+{
+	(void)key;
+	if (!ui->nfuncs) {
+		ui_status(ui, DR_INFO, "nothing traced: no baseline to mark");
+		return UI_REDRAW;
+	}
+	worker_post(&ui->w, &(struct worker_job){.kind = JOB_BASELINE});
+	ui_status(ui, DR_INFO, "baseline marked: CHANGE compares the calls from now on with "
+			       "those before (B again: a new baseline)");
+	return UI_REDRAW;
+}
+
 static int live_key_interval(struct ui *ui, int key)
 {
 	(void)key;
@@ -458,6 +523,8 @@ static const struct ui_key live_keys[] = {
 	{'I', "I", "invert the sort order", live_key_sort, "invert"},
 	{'i', "i", "p50/p99 of the last interval or since start", live_key_interval, "interval"},
 	{'r', "r", "reset the counters", live_key_reset, "reset"},
+	{'B', "B", "mark now as the baseline: CHANGE compares later calls with it",
+	 live_key_baseline, "baseline"},
 };
 
 const struct ui_screen live_screen = {

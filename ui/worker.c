@@ -500,6 +500,10 @@ static void worker_run_job(struct worker *w, const struct worker_job *job)
 		if (w->s)
 			session_extend(w->s);
 		break;
+	case JOB_BASELINE:
+		if (w->s)
+			session_mark_baseline(w->s);
+		break;
 	case JOB_SCAN:
 		worker_job_scan(w);
 		break;

@@ -32,6 +32,7 @@ enum worker_job_kind {
 	JOB_PATTERNS,/* the -t patterns given to worker_start */
 	JOB_RESET,
 	JOB_EXTEND,  /* another --max-duration before auto-detach */
+	JOB_BASELINE, /* now is the baseline of every traced function */
 	JOB_SCAN,    /* procs_scan_go for the picker */
 	JOB_ARGS,    /* f: capture its arguments, or stop */
 	JOB_RESOLVE, /* list: decode them (the browser's package key counts them) */

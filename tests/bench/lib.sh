@@ -13,7 +13,7 @@
 
 # pick_functions BIN N: the first N fully traceable functions of main,
 # strconv, sort, strings and fmt in BIN (not the runtime's own), by package
-# then name, then of more of the standard library's packages where N asks
+# then name, then of every other package, the runtime's last, where N asks
 # for more (a thousand for tui.sh NFUNCS=1000), without glob characters in their names.  Writes their names to
 # $T/names (one a line) and the file offsets of their probes, entry and
 # every RET site, to $T/offsets (one line); sets TARGS to "-t F1 ... -t FN".
@@ -24,12 +24,22 @@ pick_functions() {
 import json, sys
 fs = [json.loads(l) for l in open(sys.argv[1])]
 n = int(sys.argv[2])
-ok = [f for f in fs if f["traceable"] == "full" and not any(c in f["name"] for c in "*?[]\\")]
+ok = [f for f in fs if f["traceable"] == "full" and not any(c in f["name"] for c in "*?[]\\ {}\t")]
 pick = []
-for pkg in ("main", "strconv", "sort", "strings", "fmt", "bytes", "bufio", "unicode/utf8",
-            "errors", "io", "net/url", "net/textproto", "mime", "net/http", "net", "encoding/json",
-            "time", "os", "context", "math/big", "crypto/tls", "compress/gzip"):
+first = ("main", "strconv", "sort", "strings", "fmt")
+for pkg in first:
     pick += sorted((f for f in ok if f["name"].split(".")[0] == pkg), key=lambda f: f["name"])
+# Past those, every other package but the runtime's own, by name.
+def own(name):
+    pkg = name.split(".")[0]
+    return pkg in first or pkg.startswith(("runtime", "internal/", "sync/atomic", "syscall"))
+if len(pick) < n:
+    pick += sorted((f for f in ok if not own(f["name"])), key=lambda f: f["name"])
+# A small program has too few: then the runtime's own too (the interlock
+# judged them; interlock-runtime.sh traces them all under load).
+if len(pick) < n:
+    taken = {f["name"] for f in pick}
+    pick += sorted((f for f in ok if f["name"] not in taken), key=lambda f: f["name"])
 if len(pick) < n:
     sys.exit("only %d functions to pick from, %d wanted" % (len(pick), n))
 pick = pick[:n]

@@ -141,15 +141,34 @@ grep -qx "$WATCH" "$T/names" || fail "$WATCH is not among the functions picked"
 # tui_start hands its words to a shell: quote each name.
 QTARGS=$(sed "s/.*/-t '&'/" "$T/names" | tr '\n' ' ')
 
+# all_in: every function tracing; with more than 64 (the runtime's among
+# them), in at least: the budget samples the busiest.
+all_in() {
+    if [ "$NFUNCS" -le 64 ]; then
+        sc status "$T/batch.json" tracing
+    else
+        python3 -c 'import json, sys
+fs = json.loads(open(sys.argv[1]).read().splitlines()[-1])["functions"]
+bad = [f["name"] + ": " + f["status"] for f in fs if f["state"] in ("error", "detached")]
+print("\n".join(bad[:5]), file=sys.stderr)
+sys.exit(1 if bad else 0)' "$T/batch.json"
+    fi
+}
+
 # shellcheck disable=SC2086 # $TARGS is a list
 "$RETOP" -b -p "$FIXTURE_PID" $TARGS -d 1 -o json >"$T/batch.json" 2>"$T/batch.err" &
 BP=$!
 track_pid "$BP"
 sc wait "$T/batch.json" 1 120 "$BP" || fail "retop -b: no snapshot after 120 s: $(head -n 3 "$T/batch.err")"
-sc status "$T/batch.json" tracing || fail "retop -b: not every function is tracing"
+all_in || fail "retop -b: not every function is tracing"
 
+# The functions the interlock let in (a few of the runtime's are refused
+# when there are a thousand).
+NIN=$(python3 -c 'import json, sys
+fs = json.loads(open(sys.argv[1]).read().splitlines()[-1])["functions"]
+print(sum(1 for f in fs if f["state"] != "error"))' "$T/batch.json")
 tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d 1 "$QTARGS"
-expect_screen "^$NFUNCS traced, " 120 "the live table with $NFUNCS functions"
+expect_screen "^$NIN traced, " 120 "the live table with $NIN functions"
 RP=$(tui_pid) || fail "cannot find retop's PID"
 # htop in its own window of the same size, refreshing every second.
 tm new-session -d -s htop -x "$COLS" -y "$ROWS" "exec htop -d 10" || fail "cannot start htop in tmux"
@@ -166,7 +185,8 @@ rising "$WATCH"
 traced_rows >"$T/rows"
 keys End
 n=50
-while seen=$(cut -d ' ' -f 1 "$T/rows" | sort -u | wc -l) && [ "$seen" -lt "$NFUNCS" ]; do
+# (a thousand take many pages: the first and the last are looked at.)
+while seen=$(cut -d ' ' -f 1 "$T/rows" | sort -u | wc -l) && [ "$NFUNCS" -le 64 ] && [ "$seen" -lt "$NFUNCS" ]; do
     [ "$n" -gt 0 ] || { cat "$SCREEN" >&2; fail "$seen of $NFUNCS functions have a row on the live table"; }
     n=$((n - 1))
     sleep 0.1
@@ -174,7 +194,8 @@ while seen=$(cut -d ' ' -f 1 "$T/rows" | sort -u | wc -l) && [ "$seen" -lt "$NFU
     traced_rows >>"$T/rows"
 done
 keys Home
-bad=$(awk '$2 !~ /^[0-9.]+[kMG]?$/' "$T/rows" | sort -u)
+# A count may be marked: '~' estimated, '≥' ('>=') a lower bound, '!' dropped.
+bad=$(awk '$2 !~ /^(~|≥|>=|i)?[0-9.]+[kMG]?!?$/' "$T/rows" | sort -u)
 [ -z "$bad" ] || fail "rows without a number of calls (not tracing): $bad"
 rising "$WATCH"
 
@@ -191,7 +212,7 @@ rising "$WATCH"
 d1=$(calls "$WATCH")
 selfcpu=$(sed -n 's/.*, cpu \([0-9.]*%\),.*/\1/p' "$SCREEN" | head -n 1)
 kill -0 "$FIXTURE_PID" 2>/dev/null || fail "$FIX died while being traced"
-sc status "$T/batch.json" tracing || fail "retop -b: not every function is tracing at the end"
+all_in || fail "retop -b: not every function is tracing at the end"
 g0=$(sc get "$T/batch.json" "$WATCH" calls "$n0") || fail "no $WATCH in retop -b's snapshots"
 g1=$(sc get "$T/batch.json" "$WATCH" calls "$n1") || fail "no $WATCH in retop -b's snapshots"
 [ "$g1" -gt "$g0" ] || fail "retop -b: calls of $WATCH stuck at $g0"

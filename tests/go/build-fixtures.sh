@@ -8,7 +8,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 oracle_src=$here/../oracle/gosym-oracle
-all="payments migrate recurse panics tightloop noret demo stress callers spawn mixed estload growth lifecycle nested inlined fanout owntraps manyfuncs timesplit failing"
+all="payments migrate recurse panics tightloop noret demo stress callers spawn mixed estload growth lifecycle nested inlined fanout owntraps manyfuncs timesplit change failing"
 
 [ $# -ge 1 ] || { echo "usage: $0 OUTDIR [NAME...]" >&2; exit 2; }
 mkdir -p "$1"
@@ -63,6 +63,10 @@ for n in "$@"; do
     dwarfcheck)               # someone else's fixture: two builds only
         build "$out/dwarfcheck" "$src" CGO_ENABLED=0 "$GO" build
         build "$out/dwarfcheck-stripped" "$src" CGO_ENABLED=0 "$GO" build -ldflags=-s\ -w
+        continue ;;
+    change) # two builds of one program, the second's main.Slower twice as slow
+        build "$out/change-default" "$src" CGO_ENABLED=0 "$GO" build
+        build "$out/change-slow" "$src" CGO_ENABLED=0 "$GO" build -ldflags=-X\ main.slowFactor=2
         continue ;;
     sdkapp) # embeds sdk/go (a local replace): rebuild when the SDK changes too
         for v in default stripped; do

@@ -46,4 +46,15 @@ usage_case "--top needs a positive count of rows, got '0'" -b -p 1 -t x --top 0
 usage_case "--top shapes the batch text; JSON keeps every function" -b -p 1 -t x -o json --top 5
 usage_case "--idle shapes the batch text; JSON keeps every function" -b -p 1 -t x --idle -o json
 usage_case "--idle is an option of batch mode \(-b\)" -p 1 --idle
-echo "cli-errors: 27 usage errors, one line each, exit 2"
+# --baseline: seconds of tracing, in batch mode or the dashboard, before
+# tracing stops.
+for bad in abc 0 -2 1e9 3x; do
+    usage_case "--baseline takes the seconds of tracing to compare with, from 0.1 to 86400, got '$bad'" \
+        -b -p 1 -t x --baseline "$bad"
+done
+usage_case "--baseline needs an argument" -b -p 1 -t x --baseline
+usage_case "--baseline compares periods in batch mode and the dashboard, not --serve" --serve 9100 -p 1 -t x --baseline 5
+usage_case "--baseline compares periods in batch mode and the dashboard, not -l" -l -p 1 --baseline 5
+usage_case "--baseline 600 s leaves nothing to compare: tracing stops at --max-duration 600 s" -b -p 1 -t x --baseline 600
+usage_case "--baseline 30 s leaves nothing to compare: tracing stops at --max-duration 20 s" -b -p 1 -t x --max-duration 20 --baseline 30
+echo "cli-errors: 37 usage errors, one line each, exit 2"

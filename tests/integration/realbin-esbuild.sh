@@ -1,6 +1,6 @@
 #!/bin/sh
-# esbuild from the npm registry (not built here: Go 1.20.4, 1.20.12 and
-# 1.26.5, stripped): its dev server (esbuild --serve) answers N builds, each
+# esbuild from the npm registry (not built here: Go 1.20.4 and 1.26.5, and
+# 1.20.12 on request, stripped): its dev server (esbuild --serve) answers N builds, each
 # with an edited module, while retop traces it.  Per build esbuild runs
 # (*internalContext).rebuild once, and in it bundler.ScanBundle then
 # (*Bundle).Compile once; per request ServeHTTP once: retop counts exactly
@@ -95,7 +95,9 @@ $(sc get "$d/snap" "$scan" mean_ns)/$(sc get "$d/snap" "$compile" mean_ns) ns"
     cleanup_pids
 }
 
-for v in 0.17.19 0.21.5 0.28.2; do
+# The oldest Go (1.20.4) and the newest (1.26.5) by default; the one
+# between (0.21.5, Go 1.20.12) with ESBUILD_VERSIONS="0.17.19 0.21.5 0.28.2".
+for v in ${ESBUILD_VERSIONS:-0.17.19 0.28.2}; do
     run "$v"
 done
 exit 0

@@ -25,8 +25,10 @@ tui_start() {
     printf '%s\n' "$RETOP $*" >"$T/cmd"
     # A UTF-8 locale when there is one: the line drawing is part of the test.
     loc=$(locale -a 2>/dev/null | grep -i -m1 -E '^(C|en_US)\.utf-?8$')
-    tm -f /dev/null new-session -d -s retop -x "$cols" -y "$rows" \
-        "env ${loc:+LC_ALL=$loc} ${TUI_ENV:-} $RETOP $*; echo \$? >$T/exit.tmp; mv $T/exit.tmp $T/exit" ||
+    # Through a script: a thousand -t words are past what tmux takes on
+    # its command line.
+    printf '%s\n' "env ${loc:+LC_ALL=$loc} ${TUI_ENV:-} $RETOP $*; echo \$? >$T/exit.tmp; mv $T/exit.tmp $T/exit" >"$T/tui.run"
+    tm -f /dev/null new-session -d -s retop -x "$cols" -y "$rows" "exec sh $T/tui.run" ||
         fail "tmux new-session failed"
 }
 
