@@ -109,7 +109,15 @@ start_fixture failing-default -calls 200 -out "$T/text.out"
 "$RETOP" -b -p "$FIXTURE_PID" $targs -d 1 -n 3 >"$T/text" 2>"$T/text.err" &
 rp=$!
 track_pid "$rp"
-sleep 1
+# The program starts once the first snapshot is out (the probes are in:
+# retop takes about a second to attach with the time split, more on a
+# loaded machine), or its calls go by untraced.
+n=150
+until grep -q '^FUNCTION ' "$T/text"; do
+    [ $n -gt 0 ] && running "$rp" || fail "retop -b (text): no first snapshot after 15 s: $(head -n 3 "$T/text.err")"
+    n=$((n - 1))
+    sleep 0.1
+done
 kill -USR1 "$FIXTURE_PID"
 wait "$rp" || fail "retop -b (text) failed: $(head -n 3 "$T/text.err")"
 python3 - "$T/text" "$T/text.out" <<'EOF' || fail "the text's ERR% is not the program's share"
@@ -132,6 +140,15 @@ start_fixture failing-default -calls 200 -out "$T/serve.out"
 fixture=$FIXTURE_PID
 # shellcheck disable=SC2086 # $targs is a list
 start_serve 19600 19699 -p "$fixture" $targs -d 0.2
+# /healthz answers while retop still indexes and attaches: the program
+# starts once /metrics says the probes are in (retop_ready 1), or its
+# calls go by untraced.
+n=150
+until pq get "http://127.0.0.1:$PORT/metrics" 2>/dev/null | grep -q '^retop_ready 1$'; do
+    [ $n -gt 0 ] || fail "retop --serve not ready (retop_ready 1) after 15 s: $(head -n 3 "$T/serve.err")"
+    n=$((n - 1))
+    sleep 0.1
+done
 kill -USR1 "$fixture"
 wait_file "$T/serve.out" 30 || fail "no result from the fixture behind --serve"
 n=50
