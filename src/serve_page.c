@@ -1,6 +1,7 @@
 /* The /metrics page of --serve, in the Prometheus text exposition format
  * 0.0.4, rendered from a session's latest snapshot (serve.c serves it). */
 #include "serve_page.h"
+#include "serve_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -69,20 +70,8 @@ size_t serve_page_le_bounds(const uint64_t **out)
 
 /* ---- rendering ------------------------------------------------------- */
 
-struct render {
-	FILE *f;
-	const struct snapshot *snap;
-	char pid[24];	    /* the pid label: "1234", "all" for -x, "" for none */
-	uint64_t sample_ns; /* how long session_sample() took */
-	/* Every series' labels, escaped once per page rather than once per
-	 * line (a function has over a hundred lines): NUL-separated, the
-	 * target's at off[0], function i's at off[i + 1]. */
-	char *labels;
-	size_t labels_len;
-	size_t off[RETOP_MAX_FUNCS + 1];
-};
 
-static void serve_family(struct render *r, const char *name, const char *type, const char *help)
+void serve_family(struct render *r, const char *name, const char *type, const char *help)
 {
 	fprintf(r->f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
@@ -144,7 +133,7 @@ static void serve_target_labels(struct render *r)
 }
 
 /* function="...",binary="...",pid="..." */
-static void serve_func_labels(struct render *r, size_t i)
+void serve_func_labels(struct render *r, size_t i)
 {
 	fputs(r->labels + r->off[i + 1], r->f);
 }
@@ -602,65 +591,6 @@ static void serve_render_callers(struct render *r)
 		     "Of those calls, the ones that returned a non-nil error: which caller gets "
 		     "the function's errors (only where they are read).");
 	serve_render_callers_fam(r, "retop_caller_errors_total", SERVE_ERRORS);
-}
-
-/* Where the timed calls' time went (timesplit.h), for the functions it
- * splits: the parts summed, and the calls by how the split saw them. */
-static void serve_render_split(struct render *r)
-{
-	static const char *const hows[] = {"split", "parked", "unsplit"};
-
-	serve_family(r, "retop_function_time_split_seconds_total", "counter",
-		     "Timed calls' durations by where the time went: part=\"on_cpu\" (their thread "
-		     "ran them), \"runqueue\" (it waited for a CPU), \"kernel_blocked\" (it slept "
-		     "in the kernel), \"go_parked\" (Go's scheduler took the goroutine off its "
-		     "thread: such a call's whole duration).");
-	for (size_t i = 0; i < r->snap->nfuncs; i++) {
-		const struct snapshot_func *sn = &r->snap->funcs[i];
-		if (!sn->raw || !sn->split.on || sn->entry_only)
-			continue;
-		for (int k = 0; k < RETOP_SPLIT_PARTS; k++) {
-			fputs("retop_function_time_split_seconds_total{", r->f);
-			serve_func_labels(r, i);
-			fprintf(r->f, ",part=\"%s\"} ", timesplit_part_name(k));
-			prom_text_put_seconds(r->f, sn->split.total.ns[k]);
-			fputc('\n', r->f);
-		}
-	}
-	serve_family(r, "retop_function_time_split_calls_total", "counter",
-		     "Timed calls by how the time split saw them: how=\"split\" (on one thread, in "
-		     "four parts), \"parked\" (its whole duration in part go_parked), \"unsplit\" "
-		     "(in no part: its figures were evicted or unreadable).");
-	for (size_t i = 0; i < r->snap->nfuncs; i++) {
-		const struct snapshot_func *sn = &r->snap->funcs[i];
-		const uint64_t n[] = {sn->split.total.calls, sn->split.total.parked,
-				      sn->split.total.unsplit};
-		if (!sn->raw || !sn->split.on || sn->entry_only)
-			continue;
-		for (size_t k = 0; k < sizeof(hows) / sizeof(hows[0]); k++) {
-			fputs("retop_function_time_split_calls_total{", r->f);
-			serve_func_labels(r, i);
-			fprintf(r->f, ",how=\"%s\"} %" PRIu64 "\n", hows[k], n[k]);
-		}
-	}
-	serve_family(
-	    r, "retop_function_go_wait_seconds_total", "counter",
-	    "With --time-split sched: time its goroutines were parked while its calls were "
-	    "in flight, by Go's wait reason (the 5 busiest of each function).");
-	for (size_t i = 0; i < r->snap->nfuncs; i++) {
-		const struct snapshot_func *sn = &r->snap->funcs[i];
-		if (!sn->raw || !sn->split.on || sn->entry_only)
-			continue;
-		for (size_t k = 0; k < sn->split.nreasons; k++) {
-			fputs("retop_function_go_wait_seconds_total{", r->f);
-			serve_func_labels(r, i);
-			fputs(",reason=\"", r->f);
-			prom_text_put_label(r->f, sn->split.reasons[k].name);
-			fputs("\"} ", r->f);
-			prom_text_put_seconds(r->f, sn->split.reasons[k].ns);
-			fputc('\n', r->f);
-		}
-	}
 }
 
 int serve_page_render(const struct snapshot *snap, uint64_t sample_ns, bool pid_label, char **page,
