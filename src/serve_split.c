@@ -22,9 +22,9 @@ static void serve_split_rows(struct render *r, const char *name, const char *key
 		const struct snapshot_func *sn = &r->snap->funcs[i];
 		const uint64_t calls[] = {sn->split.total.calls, sn->split.total.parked,
 					  sn->split.total.unsplit};
-		size_t n = fig == SPLIT_PARTS ? RETOP_SPLIT_PARTS
-			   : fig == SPLIT_HOWS	 ? 3
-						 : sn->split.nreasons;
+		size_t n = fig == SPLIT_PARTS  ? RETOP_SPLIT_PARTS
+			   : fig == SPLIT_HOWS ? 3
+					       : sn->split.nreasons;
 		if (!sn->raw || !sn->split.on || sn->entry_only)
 			continue;
 		for (size_t k = 0; k < n; k++) {
