@@ -180,6 +180,18 @@ retop_snapshots() {
     fi
 }
 
+# text_started TEXT PID: until retop -b (text, PID) printed its first
+# snapshot to TEXT: its probes are in, the program may start (with the time
+# split retop takes over a second to attach on a loaded machine).
+text_started() {
+    n_=150
+    until grep -q '^FUNCTION ' "$1"; do
+        [ $n_ -gt 0 ] && running "$2" || fail "retop -b (text): no first snapshot after 15 s: $(head -n 3 "$1.err" 2>/dev/null)"
+        n_=$((n_ - 1))
+        sleep 0.1
+    done
+}
+
 # fixture_result OUT: until the fixture's result is in OUT.
 fixture_result() {
     wait_file "$1" "$FIXTURE_RESULT_S" ||

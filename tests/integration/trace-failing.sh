@@ -109,15 +109,7 @@ start_fixture failing-default -calls 200 -out "$T/text.out"
 "$RETOP" -b -p "$FIXTURE_PID" $targs -d 1 -n 3 >"$T/text" 2>"$T/text.err" &
 rp=$!
 track_pid "$rp"
-# The program starts once the first snapshot is out (the probes are in:
-# retop takes about a second to attach with the time split, more on a
-# loaded machine), or its calls go by untraced.
-n=150
-until grep -q '^FUNCTION ' "$T/text"; do
-    [ $n -gt 0 ] && running "$rp" || fail "retop -b (text): no first snapshot after 15 s: $(head -n 3 "$T/text.err")"
-    n=$((n - 1))
-    sleep 0.1
-done
+text_started "$T/text" "$rp"
 kill -USR1 "$FIXTURE_PID"
 wait "$rp" || fail "retop -b (text) failed: $(head -n 3 "$T/text.err")"
 python3 - "$T/text" "$T/text.out" <<'EOF' || fail "the text's ERR% is not the program's share"

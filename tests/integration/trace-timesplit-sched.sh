@@ -90,7 +90,7 @@ start_fixture timesplit-default -calls 20
     2>"$T/text.err" &
 rp=$!
 track_pid "$rp"
-sleep 1
+text_started "$T/text" "$rp"
 kill -USR1 "$FIXTURE_PID"
 wait "$rp" || fail "retop -b (text) failed: $(head -n 3 "$T/text.err")"
 grep -q '^    parked: sleep [0-9.]*%' "$T/text" ||

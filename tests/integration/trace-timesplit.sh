@@ -102,7 +102,7 @@ start_fixture timesplit-default -calls 20
 "$RETOP" -b -p "$FIXTURE_PID" -t main.Sleep -d 1 -n 3 >"$T/text" 2>"$T/text.err" &
 rp=$!
 track_pid "$rp"
-sleep 1
+text_started "$T/text" "$rp"
 kill -USR1 "$FIXTURE_PID"
 wait "$rp" || fail "retop -b (text) failed: $(head -n 3 "$T/text.err")"
 grep -q '^    time: on CPU [0-9.]*%, run queue [0-9.]*%, kernel [0-9.]*%, parked 100.0% ([0-9]* parked)$' "$T/text" ||
