@@ -79,20 +79,7 @@ run_fail1() { run fail1 "$1" 1; }
 
 echo "errors: $FIX -err N, $FUNC, $CALLS calls per run, $R rounds interleaved"
 : >"$T/results"
-i=1
-while [ "$i" -le "$R" ]; do
-    case $((i % 5)) in
-    1) order="none off read fail10 fail1" ;;
-    2) order="off read fail10 fail1 none" ;;
-    3) order="read fail10 fail1 none off" ;;
-    4) order="fail10 fail1 none off read" ;;
-    0) order="fail1 none off read fail10" ;;
-    esac
-    for m in $order; do
-        "run_$m" "$i"
-    done
-    i=$((i + 1))
-done
+interleaved "$R" 5 none off read fail10 fail1
 
 python3 - "$T/results" "$CALLS" <<'EOF'
 import sys, statistics as st

@@ -54,6 +54,21 @@ EOF
     TARGS=$(sed 's/^/-t /' "$T/names" | tr '\n' ' ')
 }
 
+# interleaved R PERIOD MODE...: R rounds, each calling run_MODE ROUND for
+# every mode, the list rotated by (ROUND - 1) % PERIOD: the machine drifts
+# over a run, so no mode may always go first.
+interleaved() {
+    il_r=$1 il_p=$2
+    shift 2
+    il_i=1
+    while [ "$il_i" -le "$il_r" ]; do
+        for il_m in $(echo "$*" | awk -v k=$(((il_i - 1) % il_p)) '{ for (j = 0; j < NF; j++) printf "%s ", $((j + k) % NF + 1) }'); do
+            "run_$il_m" "$il_i"
+        done
+        il_i=$((il_i + 1))
+    done
+}
+
 # cpu_s PID: CPU seconds (utime + stime) of PID so far.
 cpu_s() {
     python3 -c 'import os, sys

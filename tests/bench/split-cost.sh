@@ -48,18 +48,7 @@ run_sched() {
 
 echo "split-cost: $FIX, $FUNC, $CALLS calls per run, $R rounds interleaved"
 : >"$T/results"
-i=1
-while [ "$i" -le "$R" ]; do
-    case $((i % 3)) in
-    1) order="none plain split sched" ;;
-    2) order="plain split sched none" ;;
-    0) order="split sched none plain" ;;
-    esac
-    for m in $order; do
-        "run_$m" "$i"
-    done
-    i=$((i + 1))
-done
+interleaved "$R" 3 none plain split sched
 
 python3 - "$T" "$CALLS" "$FUNC" <<'EOF'
 import json, os, sys, statistics as st

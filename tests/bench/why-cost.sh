@@ -43,18 +43,7 @@ run_args() {
 
 echo "why-cost: $FIX, $FUNC, $CALLS calls per run, $R rounds interleaved"
 : >"$T/results"
-i=1
-while [ "$i" -le "$R" ]; do
-    case $((i % 3)) in
-    1) order="none plain why args" ;;
-    2) order="plain why args none" ;;
-    0) order="why args none plain" ;;
-    esac
-    for m in $order; do
-        "run_$m" "$i"
-    done
-    i=$((i + 1))
-done
+interleaved "$R" 3 none plain why args
 
 python3 - "$T/results" "$CALLS" <<'EOF'
 import sys, statistics as st
