@@ -128,6 +128,18 @@ int session_start_tracing(struct session *s, char *err)
 	return 0;
 }
 
+void session_func_release(struct session_func *sf)
+{
+	slowest_clear(&sf->slowest);
+	session_forget_marks(sf);
+	session_baseline_drop(sf);
+	free(sf->hist_buf[0]);
+	free(sf->hist_buf[1]);
+	free(sf->errs);
+	sf->hist_buf[0] = sf->hist_buf[1] = NULL;
+	sf->errs = NULL;
+}
+
 void session_close(struct session *s)
 {
 	if (!s)
@@ -142,14 +154,8 @@ void session_close(struct session *s)
 			funcs_free(s->images[k].idx);
 	if (!s->nimages)
 		funcs_free(s->idx);
-	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++) {
-		slowest_clear(&s->funcs[i].slowest);
-		session_forget_marks(&s->funcs[i]);
-		session_baseline_drop(&s->funcs[i]);
-		free(s->funcs[i].hist_buf[0]);
-		free(s->funcs[i].hist_buf[1]);
-		free(s->funcs[i].errs);
-	}
+	for (size_t i = 0; s->funcs && i < RETOP_MAX_FUNCS; i++)
+		session_func_release(&s->funcs[i]);
 	free(s->funcs);
 	snapshot_funcs_free(s->snap.funcs, RETOP_MAX_FUNCS);
 	free(s);

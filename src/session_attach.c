@@ -220,18 +220,11 @@ void session_untrace(struct session *s, const struct func_info *f)
 	if (!sf)
 		return;
 	tracer_detach(s->tracer, sf->slot);
-	session_forget_marks(sf);
-	session_baseline_drop(sf);
-	free(sf->hist_buf[0]);
-	free(sf->hist_buf[1]);
-	free(sf->errs);
+	session_func_release(sf);
 	*sf = s->funcs[--s->nfuncs];
-	/* The entry moved into sf holds them now (session_close frees every
-	 * entry's). */
-	memset(s->funcs[s->nfuncs].marks_v, 0, sizeof(s->funcs[s->nfuncs].marks_v));
-	memset(&s->funcs[s->nfuncs].base, 0, sizeof(s->funcs[s->nfuncs].base));
-	memset(s->funcs[s->nfuncs].hist_buf, 0, sizeof(s->funcs[s->nfuncs].hist_buf));
-	s->funcs[s->nfuncs].errs = NULL;
+	/* The entry moved into sf owns what it held now: the one left behind
+	 * owns nothing (session_close releases every entry). */
+	memset(&s->funcs[s->nfuncs], 0, sizeof(s->funcs[s->nfuncs]));
 }
 
 void session_detach_all(struct session *s, const char *why)

@@ -164,6 +164,9 @@ int session_probes_in_image(struct session *s, struct session_func *sf, size_t k
 /* Keep v, whose marks were just proven in binary k; forget them all. */
 void session_keep_marks(struct session_func *sf, size_t k, const struct interlock_verdict *v);
 void session_forget_marks(struct session_func *sf);
+/* Free what a function's entry owns (its slowest calls' values, marks,
+ * baseline, histogram buffers, failing calls), for untrace and close. */
+void session_func_release(struct session_func *sf);
 
 /* session_images.c: the binaries traced, deploys and exec(). */
 void session_watch_image(struct session *s, struct func_index *idx);
