@@ -34,64 +34,100 @@ static int budget_order_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
 }
 
+/* What a whole share (1) of a function not in full costs, in hits a
+ * second: the RETs of every call (timing), or every probe in every slice
+ * at the measured cost of a sampled slice (estimated). */
+static double budget_share_cost(const struct budget_demand *x, enum budget_mode to)
+{
+	/* On the rate (calls_per_s is a second's count, which a new function
+	 * has not filled yet). */
+	double rate = x->rate_per_s;
+
+	return to == BUDGET_TIMING ? rate : x->slice_cost * rate * (x->entry_only ? 1 : 2);
+}
+
+/* The shares of the functions not in full: what is left, in equal parts.
+ * A function is sampled at least BUDGET_MIN_SHARE of the time while the
+ * budget pays for that; where the floors would take more than is left, they
+ * shrink to what is left (the budget wins, the estimate widens). */
+static void budget_shares(const struct budget_demand *d, size_t n, const size_t *order, size_t rest,
+			  double left, struct budget_decision *out)
+{
+	double each = rest && left > 0 ? left / (double)rest : 0, spent = 0, floored = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct budget_demand *x = &d[order[k]];
+		struct budget_decision *o = &out[order[k]];
+		if (o->to == BUDGET_FULL)
+			continue;
+		double cost = budget_share_cost(x, o->to);
+		o->share = cost > 0 ? each / cost : 1.0;
+		if (o->share >= 1) {
+			/* Every slice timed: that is the full mode. */
+			o->share = 1;
+			o->to = o->to == BUDGET_TIMING ? BUDGET_FULL : o->to;
+		}
+		if (o->share < BUDGET_MIN_SHARE) {
+			o->share = BUDGET_MIN_SHARE;
+			floored += BUDGET_MIN_SHARE * cost;
+		} else
+			spent += o->share * cost;
+	}
+	if (floored <= 0 || spent + floored <= left)
+		return;
+	double f = left > spent ? (left - spent) / floored : 0;
+	for (size_t k = 0; k < n; k++) {
+		struct budget_decision *o = &out[order[k]];
+		if (o->to != BUDGET_FULL && o->share == BUDGET_MIN_SHARE)
+			o->share = BUDGET_MIN_SHARE * f;
+	}
+}
+
 /* Water-filling: the cheapest functions in full while each fits in an
- * equal share of what is left.  Then, cheapest first, the others keep
- * their entries in (every call counted) while those fit in what is left,
- * less a fifth for the rest; the ones that do not fit are estimated.
- * What remains is shared: RET slices of the timed, sampled slices of the
+ * equal share of what is left (one held in a cheaper mode for less than
+ * BUDGET_HOLD_NS stays out of full, and the filling goes on past it).
+ * Then, cheapest first, the others keep their entries in (every call
+ * counted) while those fit in what is left, less a fifth for the rest;
+ * the ones that do not fit are estimated.  What remains is shared
+ * (budget_shares): RET slices of the timed, sampled slices of the
  * estimated. */
 void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64_t now_ns,
 		 size_t *order, struct budget_decision *out)
 {
 	double left = allowed * BUDGET_AIM;
-	size_t i = 0;
+	size_t nfull = 0;
 
 	for (size_t k = 0; k < n; k++) {
 		order[k] = k;
-		out[k] = (struct budget_decision){.to = BUDGET_FULL, .share = 1.0};
+		out[k] = (struct budget_decision){.to = BUDGET_ESTIMATED, .share = 1.0};
 	}
 	budget_sorting = d;
 	qsort(order, n, sizeof(*order), budget_order_cmp);
-	for (; i < n; i++) {
-		const struct budget_demand *x = &d[order[i]];
+	for (size_t k = 0; k < n; k++) {
+		const struct budget_demand *x = &d[order[k]];
 		bool settled = now_ns - x->mode_since_ns >= BUDGET_HOLD_NS;
-		double cost = x->mode == BUDGET_FULL ? x->hits
-			      : settled		     ? x->hits / BUDGET_HEADROOM
-						     : INFINITY;
-		if (cost > left / (double)(n - i))
+		if (x->mode != BUDGET_FULL && !settled)
+			continue;
+		double cost = x->mode == BUDGET_FULL ? x->hits : x->hits / BUDGET_HEADROOM;
+		if (cost > left / (double)(n - nfull))
 			break;
 		left -= x->hits;
+		out[order[k]].to = BUDGET_FULL;
+		nfull++;
 	}
-	for (size_t j = i; j < n; j++) {
-		const struct budget_demand *x = &d[order[j]];
+	for (size_t k = 0; k < n; k++) {
+		const struct budget_demand *x = &d[order[k]];
+		if (out[order[k]].to == BUDGET_FULL)
+			continue;
 		double entries = x->entry_only ? x->hits : x->calls_per_s + x->inlined_per_s;
 		bool settled = now_ns - x->mode_since_ns >= BUDGET_HOLD_NS;
 		double room = x->mode != BUDGET_ESTIMATED ? 0.8
 			      : settled			  ? 0.8 * BUDGET_HEADROOM
 							  : 0;
 		if (x->counts_at_entry && !x->entry_only && entries <= left * room) {
-			out[order[j]].to = BUDGET_TIMING;
+			out[order[k]].to = BUDGET_TIMING;
 			left -= entries;
-		} else
-			out[order[j]].to = BUDGET_ESTIMATED;
-	}
-	double each = n > i && left > 0 ? left / (double)(n - i) : 0;
-	for (size_t j = i; j < n; j++) {
-		const struct budget_demand *x = &d[order[j]];
-		struct budget_decision *o = &out[order[j]];
-		/* Shares on the rate (calls_per_s is a second's count, which
-		 * a new function has not filled yet). */
-		double rate = x->rate_per_s, hits = rate * (x->entry_only ? 1 : 2);
-		if (o->to == BUDGET_TIMING)
-			o->share = rate > 0 ? each / rate : 1.0;
-		else /* the cost of a sampled slice, as measured */
-			o->share = hits > 0 ? each / (x->slice_cost * hits) : 1.0;
-		if (o->share >= 1) {
-			/* Every slice timed: that is the full mode. */
-			o->share = 1;
-			o->to = o->to == BUDGET_TIMING ? BUDGET_FULL : o->to;
 		}
-		if (o->share < BUDGET_MIN_SHARE)
-			o->share = BUDGET_MIN_SHARE;
 	}
+	budget_shares(d, n, order, n - nfull, left, out);
 }
