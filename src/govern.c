@@ -26,14 +26,18 @@
 #define GOVERN_QUIET_NS 1000000000ull
 #define GOVERN_QUIET_SHARE 0.10
 #define GOVERN_WAKE_SHARE 0.20
+/* A function's rate of late is halved every 10 s (govern_func.peak_per_s). */
+#define GOVERN_PEAK_HALF_NS 10e9
 
 void govern_func_start(struct govern *b, struct govern_func *gf, const struct interlock_verdict *v,
 		       uint64_t now_ns)
 {
 	/* Its first measure soon: a load far over budget costs a slice at
 	 * full rate before the plan sees it. */
-	if (!b->next_ns || b->next_ns > now_ns + GOVERN_FIRST_NS)
-		b->next_ns = now_ns + GOVERN_FIRST_NS;
+	if (!b->slice_due_ns || b->slice_due_ns > now_ns + GOVERN_FIRST_NS)
+		b->slice_due_ns = now_ns + GOVERN_FIRST_NS;
+	if (b->next_ns > b->slice_due_ns)
+		b->next_ns = b->slice_due_ns;
 	/* Its demand is unknown: a second of 100 ms slices first. */
 	b->loud_until_ns = now_ns + GOVERN_QUIET_NS;
 	*gf = (struct govern_func){.mode = BUDGET_FULL,
@@ -49,7 +53,8 @@ void govern_func_start(struct govern *b, struct govern_func *gf, const struct in
 void govern_func_reset(struct govern_func *gf)
 {
 	/* Its counters start again from zero in BPF: so does the ledger, and
-	 * the demand is measured afresh.  The mode and its probes stay. */
+	 * the demand is measured afresh.  The mode and its probes stay, and
+	 * so does its rate of late (the target's bursts did not change). */
 	gf->last_hits = gf->last_begun = 0;
 	memset(gf->hits_ring, 0, sizeof(gf->hits_ring));
 	memset(gf->begun_ring, 0, sizeof(gf->begun_ring));
@@ -317,7 +322,7 @@ static void govern_go_quiet(struct session *s, struct session_func *const *sfs, 
 	}
 	b->quiet = true;
 	b->quiet_until_ns = now + GOVERN_QUIET_NS;
-	b->next_ns = b->quiet_until_ns;
+	b->next_ns = b->slice_due_ns = b->quiet_until_ns;
 	double wake = GOVERN_WAKE_SHARE * allowed;
 	tracer_wake_arm(s->tracer, b->hits_per_s > 0 ? (wake < 1 ? 1 : (uint64_t)wake) : 0);
 }
@@ -339,7 +344,7 @@ static void govern_rings_restart(struct session *s)
 
 void govern_wake(struct govern *b)
 {
-	b->next_ns = 0;
+	b->next_ns = b->slice_due_ns = 0;
 }
 
 /* govern_tick's buffers for cap functions, grown when more are traced. */
@@ -368,13 +373,28 @@ static int govern_tick_buffers(struct govern *b, size_t cap)
 	return 0;
 }
 
-/* One function's demand, for the policy. */
-static void govern_demand(const struct govern_func *gf, struct budget_demand *d)
+/* One function's demand, for the policy: at its rate of late (peak_per_s). */
+static void govern_demand(struct govern_func *gf, uint64_t now, struct budget_demand *d)
 {
+	double rate = gf->rate_per_s > gf->calls_per_s ? gf->rate_per_s : gf->calls_per_s;
+
+	/* Estimated: at least the mean rate its slices estimate.  A rare
+	 * sampled slice moves the running rate little, and a function whose
+	 * calls come in bursts costs its mean, not its last slices'. */
+	if (gf->mode == BUDGET_ESTIMATED && gf->ledger.est.covered_s >= 1.0 &&
+	    gf->ledger.est.sum / gf->ledger.est.covered_s > rate)
+		rate = gf->ledger.est.sum / gf->ledger.est.covered_s;
+
+	if (gf->peak_ns && now > gf->peak_ns)
+		gf->peak_per_s *= exp2(-(double)(now - gf->peak_ns) / GOVERN_PEAK_HALF_NS);
+	gf->peak_ns = now;
+	if (rate > gf->peak_per_s)
+		gf->peak_per_s = rate;
+	double peak = gf->peak_per_s;
 	*d = (struct budget_demand){
-	    .hits = gf->calls_per_s * (gf->entry_only ? 1 : 2) + gf->inlined_per_s,
-	    .calls_per_s = gf->calls_per_s,
-	    .rate_per_s = gf->rate_per_s,
+	    .hits = peak * (gf->entry_only ? 1 : 2) + gf->inlined_per_s,
+	    .calls_per_s = gf->calls_per_s > peak ? gf->calls_per_s : peak,
+	    .rate_per_s = gf->rate_per_s > peak ? gf->rate_per_s : peak,
 	    .inlined_per_s = gf->inlined_per_s,
 	    .slice_cost = gf->slice_cost,
 	    .mode = gf->mode,
@@ -389,24 +409,42 @@ double govern_allowed_hits(const struct govern *b)
 	return budget_allowed_hits(b->hits_per_s, b->pct, b->hit_ns);
 }
 
-uint64_t govern_tick(struct session *s, uint64_t now_ns)
+/* Between slices: the estimated functions' probes in or out on their
+ * slices' clocks, and the RETs of calls that drain out once they
+ * returned.  Neither the rings nor the plan move: a slice stays a tenth
+ * of the second they measure, however many looks come between. */
+static uint64_t govern_look(struct session *s, uint64_t now_ns)
+{
+	s->gov.next_ns = s->gov.slice_due_ns;
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct session_func *sf = &s->funcs[i];
+		struct govern_func *gf = &sf->gf;
+		if (sf->slot < 0 || gf->marks_only)
+			continue;
+		if (gf->mode == BUDGET_ESTIMATED)
+			govern_run_estimate(s, sf, now_ns);
+		else if (gf->drain_until_ns)
+			govern_drain(s, sf, now_ns);
+		gf->probes_were_in |= tracer_entry_is_in(s->tracer, sf->slot);
+	}
+	return s->gov.next_ns;
+}
+
+static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 {
 	struct govern *b = &s->gov;
 	struct retop_func_stats *st;
 	size_t n = 0, cap = s->nfuncs ? s->nfuncs : 1;
 
-	if (!s->tracer)
-		return now_ns + BUDGET_SLICE_NS;
-	if (now_ns < b->next_ns)
-		return b->next_ns;
 	/* A quiet slice cut short: BPF woke the engine (the hits rose, or an
 	 * exec()).  Slices of 100 ms for a second. */
 	bool after_quiet = b->quiet;
 	if (after_quiet && now_ns + BUDGET_SLICE_NS / 2 < b->quiet_until_ns)
 		b->loud_until_ns = now_ns + GOVERN_QUIET_NS;
 	b->quiet = false;
-	/* The next slice, or sooner where a sampled slice starts (below). */
-	b->next_ns = now_ns + BUDGET_SLICE_NS;
+	/* The next slice; a look sooner where a sampled slice starts or
+	 * calls drain (below). */
+	b->next_ns = b->slice_due_ns = now_ns + BUDGET_SLICE_NS;
 	if (govern_tick_buffers(b, cap) != 0)
 		return b->next_ns;
 	st = b->tick_st;
@@ -433,7 +471,7 @@ uint64_t govern_tick(struct session *s, uint64_t now_ns)
 			continue;
 		govern_measure(s, sf, now_ns, &st[i]);
 		b->tick_sf[n] = sf;
-		govern_demand(&sf->gf, &b->tick_demand[n]);
+		govern_demand(&sf->gf, now_ns, &b->tick_demand[n]);
 		b->tick_plan[n] = (struct budget_decision){.to = BUDGET_FULL, .share = 1.0};
 		n++;
 	}
@@ -450,6 +488,20 @@ uint64_t govern_tick(struct session *s, uint64_t now_ns)
 	govern_watchers(s, allowed, now_ns);
 	govern_go_quiet(s, b->tick_sf, n, allowed, now_ns);
 	return b->next_ns;
+}
+
+uint64_t govern_tick(struct session *s, uint64_t now_ns)
+{
+	if (!s->tracer)
+		return now_ns + BUDGET_SLICE_NS;
+	if (now_ns < s->gov.next_ns)
+		return s->gov.next_ns;
+	/* The probes this tick takes out close together at its end. */
+	tracer_defer(s->tracer);
+	uint64_t next =
+	    now_ns < s->gov.slice_due_ns ? govern_look(s, now_ns) : govern_tick_now(s, now_ns);
+	tracer_flush(s->tracer);
+	return next;
 }
 
 void govern_close(struct govern *b)
@@ -483,9 +535,9 @@ void govern_fill(struct session_func *sf, struct snapshot_func *out)
 	out->sampled = gf->mode == BUDGET_FULL ? 1.0 : gf->share;
 	/* A call whose bucket found no place has a duration in the mean
 	 * only: the percentiles are then a sample. */
-	out->timed_calls = sf->cur.st.calls - (sf->cur.st.hist_lost < sf->cur.st.calls
-						   ? sf->cur.st.hist_lost
-						   : sf->cur.st.calls);
+	out->timed_calls =
+	    sf->cur.st.calls -
+	    (sf->cur.st.hist_lost < sf->cur.st.calls ? sf->cur.st.hist_lost : sf->cur.st.calls);
 	ledger_view(&gf->ledger, govern_counted(gf, &sf->cur.st), gf->mode == BUDGET_ESTIMATED,
 		    &lv);
 	out->v.calls = lv.calls;

@@ -29,13 +29,17 @@ struct govern {
 	double pct;	   /* --budget PCT%: of one CPU; 0: no CPU cap */
 	double hits_per_s; /* --budget N/s, or the default; 0: no budget at all */
 	double hit_ns;	   /* timed cost of one probe hit: a RET's (with pct only) */
-	uint64_t next_ns;  /* the governor's next slice */
+	uint64_t next_ns;  /* the governor's next tick: a slice, or a look */
+	/* The next slice: measures and a plan.  Ticks before it only look
+	 * (govern_look): probes in and out on the estimates' clocks, drains;
+	 * the rings stay a slice each. */
+	uint64_t slice_due_ns;
 	uint64_t watch_hits, watch_ring[GOVERN_RING]; /* the runtime watchers' hits */
 	/* When watch_hits was read, and how long the last slice of watch_ring
 	 * lasted: after a quiet second it holds that second's hits. */
 	uint64_t watch_read_ns;
 	double watch_slice_s;
-	uint64_t slice;				      /* slices since tracing began */
+	uint64_t slice; /* slices since tracing began */
 	/* When each slice of the rings ended, and the time the rings cover:
 	 * a tick runs late while the sweep reads many calls in flight, so ten
 	 * slices can cover more than a second.  At least 1 s. */
@@ -73,8 +77,15 @@ struct govern_func {
 	double calls_per_s; /* calls begun in the last second (estimated: a second,
 			     * from its sampled slices) */
 	double rate_per_s;  /* the same as a rate, over the time measured */
-	double share;	    /* planned share of time with its probes in */
-	double slice_cost;  /* estimated: hits of a sampled slice over its calls' */
+	/* The highest rate lately, for the plan: halved every
+	 * GOVERN_PEAK_HALF_NS, so that a function whose calls come in bursts
+	 * (a scrape a second, a query) is planned for its bursts, not for the
+	 * quiet between them, and is not put back in full to spend a whole
+	 * burst before the next slice sees it. */
+	double peak_per_s;
+	uint64_t peak_ns;
+	double share;	   /* planned share of time with its probes in */
+	double slice_cost; /* estimated: hits of a sampled slice over its calls' */
 	/* The RET probes stay until then while timed calls drain. */
 	uint64_t drain_until_ns;
 	uint64_t drained;     /* timed calls left in flight at the deadline: untimed */
@@ -91,7 +102,7 @@ struct govern_func {
 	bool slice_on[RETOP_GATE_RING];
 	uint64_t in_since, in_log[GOVERN_IN_LOG][2];
 	unsigned in_n;
-	bool probes_were_in; /* its entry probe was in at the last slice's end */
+	bool probes_were_in; /* its entry probe was in during the last slice */
 	/* Inline marks (tracer_marks_in): their hits count in the budget; they
 	 * are out while the function is estimated, and its inlined calls
 	 * are then not exact.  marks_only: a function that exists only

@@ -37,6 +37,15 @@ uint64_t govern_counted(const struct govern_func *gf, const struct retop_func_st
 	return st->calls + st->untimed + gf->drained;
 }
 
+/* The next tick in a millisecond at the latest. */
+static void govern_look_soon(struct session *s)
+{
+	uint64_t soon = clock_now_ns() + 1000000ull;
+
+	if (s->gov.next_ns > soon)
+		s->gov.next_ns = soon;
+}
+
 /* The RET probes stay while timed calls are in flight, up to the drain's
  * deadline; then the calls left lose their duration (counted all the
  * same) and the probes go. */
@@ -51,15 +60,18 @@ void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
 		gf->drain_until_ns = now + GOVERN_DRAIN_NS;
 		gf->drain_quick = GOVERN_DRAIN_QUICK;
 	}
+	/* Calls may begin until the entry probe is closed, at the tick's end
+	 * (tracer_flush): the RETs wait for that, then for them to return. */
+	if (tracer_entry_closing(s->tracer, slot)) {
+		govern_look_soon(s);
+		return;
+	}
 	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < gf->drain_until_ns) {
 		/* Short calls return within microseconds: the clock looks again
 		 * in a millisecond, a few times, rather than a slice of RET
 		 * traps later (and the face's thread never sleeps here). */
-		if (gf->drain_quick && gf->drain_quick--) {
-			uint64_t soon = clock_now_ns() + 1000000ull;
-			if (s->gov.next_ns > soon)
-				s->gov.next_ns = soon;
-		}
+		if (gf->drain_quick && gf->drain_quick--)
+			govern_look_soon(s);
 		return;
 	}
 	uint64_t n =

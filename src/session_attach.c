@@ -229,6 +229,8 @@ void session_untrace(struct session *s, const struct func_info *f)
 
 void session_detach_all(struct session *s, const char *why)
 {
+	/* Closed together: one function's grace periods, not a thousand's. */
+	tracer_defer(s->tracer);
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		if (s->funcs[i].slot < 0)
 			continue;
@@ -238,4 +240,5 @@ void session_detach_all(struct session *s, const char *why)
 		snprintf(s->funcs[i].reason, sizeof(s->funcs[i].reason), "%s", why);
 		snprintf(s->snap.funcs[i].reason, sizeof(s->snap.funcs[i].reason), "%s", why);
 	}
+	tracer_flush(s->tracer);
 }

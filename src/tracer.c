@@ -259,6 +259,7 @@ void tracer_close(struct tracer *t)
 {
 	if (!t)
 		return;
+	tracer_flush(t);
 	/* Entries first: a call entered is still paired by its RET, and no RET
 	 * fires without its entry probe for a reason that is not the detach. */
 	for (size_t i = 0; i < RETOP_MAX_FUNCS; i++)
@@ -273,6 +274,8 @@ void tracer_close(struct tracer *t)
 		munmap(t->stats, t->stats_len);
 	callers_table_free(&t->callers);
 	retop__destroy(t->skel);
+	for (size_t k = 0; k < TRACER_KINDS; k++)
+		free(t->pending[k].sets);
 	free(t->sweep_keys);
 	free(t->sweep_vals);
 	free(t);

@@ -31,12 +31,12 @@ enum tracer_kind { TRACER_ENTRY, TRACER_RETS, TRACER_MARKS, TRACER_KINDS };
 #define TRACER_MAX_IN_FLIGHT (1u << 24)
 
 struct tracer_opts {
-	size_t max_functions;	  /* slots, <= RETOP_MAX_FUNCS */
-	uint32_t inflight_max;	  /* in-flight map entries */
+	size_t max_functions;	    /* slots, <= RETOP_MAX_FUNCS */
+	uint32_t inflight_max;	    /* in-flight map entries */
 	uint64_t orphan_timeout_ns; /* in flight longer: overdue, still kept */
-	uint64_t goid_offset; /* of goid in runtime.g; 0: goroutine ids unknown */
-	bool latency_only;    /* no callers, no slowest calls: less BPF work a call */
-	uint64_t slow_ns;     /* --slow: ship every call this long; 0: off */
+	uint64_t goid_offset;	    /* of goid in runtime.g; 0: goroutine ids unknown */
+	bool latency_only;	    /* no callers, no slowest calls: less BPF work a call */
+	uint64_t slow_ns;	    /* --slow: ship every call this long; 0: off */
 	/* The time split (bpf/split.h): on, with Go's runtime offsets
 	 * (src/go_offsets.h; g_m 0: unknown, no split). */
 	bool split;
@@ -92,6 +92,18 @@ void tracer_rets_out(struct tracer *t, int slot);
 int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
 		    char *err);
 void tracer_marks_out(struct tracer *t, int slot);
+/* From tracer_defer on, probes taken out (tracer_*_out, tracer_detach)
+ * stop counting as in at once but are closed only by tracer_flush, all
+ * together: a close waits for the kernel's grace periods (20-30 ms each
+ * here), and a tick that moves fifty functions' probes then waits for a
+ * few of them, not for fifty in a row.  The flush closes the entries
+ * first, then the marks, then the RETs; probes of a slot going back in
+ * before it flush first, so that no site is ever probed twice. */
+void tracer_defer(struct tracer *t);
+void tracer_flush(struct tracer *t);
+/* The slot's entry probe was taken out but still fires until the flush:
+ * its calls may still begin. */
+bool tracer_entry_closing(const struct tracer *t, int slot);
 bool tracer_marks_are_in(const struct tracer *t, int slot);
 /* Where binary image's RET sites start in the slot's ret_hits, or -1 when
  * they were never attached. */
@@ -226,6 +238,5 @@ uint64_t tracer_map_bytes(struct tracer *t);
 uint64_t tracer_inflight_room_bytes(const struct tracer *t);
 /* Inserts into the evidence maps that failed (bpf/retop.bpf.c). */
 uint64_t tracer_evidence_lost(const struct tracer *t);
-
 
 #endif

@@ -47,6 +47,14 @@ struct tracer_watch {
 	struct probe_set *set;
 };
 
+/* Probe sets taken out while the tracer defers their closing
+ * (tracer_defer), per kind, with the slots they belonged to. */
+struct tracer_pending {
+	struct probe_set **sets;
+	size_t n, cap;
+	bool slot[RETOP_MAX_FUNCS];
+};
+
 struct tracer {
 	struct retop *skel;
 	bool multi; /* uprobe_multi links */
@@ -75,6 +83,8 @@ struct tracer {
 	bool sweep_warned;
 	bool claim_warned;
 	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
+	bool deferring;
+	struct tracer_pending pending[TRACER_KINDS];
 };
 
 /* tracer_sweep.c: delete the in-flight calls of a slot (its function was

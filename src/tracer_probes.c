@@ -4,24 +4,90 @@
 #include "tracer_internal.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "probes.h"
 
-/* Take out the probes of kind k of a slot, in every binary. */
-static void tracer_slot_out(struct tracer_slot *s, enum tracer_kind k)
+/* Keep a set taken out for tracer_flush; -1 if it cannot be kept (then it
+ * is closed at once). */
+static int tracer_pend(struct tracer *t, struct probe_set *set, int slot, enum tracer_kind k)
 {
-	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++)
-		probe_sets_destroy(&s->sets[im][k], 1);
+	struct tracer_pending *p = &t->pending[k];
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		struct probe_set **sets = realloc(p->sets, cap * sizeof(*sets));
+		if (!sets)
+			return -1;
+		p->sets = sets;
+		p->cap = cap;
+	}
+	p->sets[p->n++] = set;
+	p->slot[slot] = true;
+	return 0;
 }
 
-static void tracer_slot_unlink(struct tracer_slot *s)
+/* Take out the probes of kind k of a slot, in every binary. */
+static void tracer_slot_out(struct tracer *t, int slot, enum tracer_kind k)
 {
-	tracer_slot_out(s, TRACER_ENTRY);
-	tracer_slot_out(s, TRACER_MARKS);
-	tracer_slot_out(s, TRACER_RETS);
+	struct tracer_slot *s = &t->slots[slot];
+
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++) {
+		if (s->sets[im][k] && t->deferring && tracer_pend(t, s->sets[im][k], slot, k) == 0)
+			s->sets[im][k] = NULL;
+		else
+			probe_sets_destroy(&s->sets[im][k], 1);
+	}
+}
+
+static void tracer_slot_unlink(struct tracer *t, int slot)
+{
+	tracer_slot_out(t, slot, TRACER_ENTRY);
+	tracer_slot_out(t, slot, TRACER_MARKS);
+	tracer_slot_out(t, slot, TRACER_RETS);
+}
+
+void tracer_defer(struct tracer *t)
+{
+	t->deferring = true;
+}
+
+void tracer_flush(struct tracer *t)
+{
+	static const enum tracer_kind order[] = {TRACER_ENTRY, TRACER_MARKS, TRACER_RETS};
+
+	t->deferring = false;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct tracer_pending *p = &t->pending[order[i]];
+		if (!p->n)
+			continue;
+		probe_sets_destroy(p->sets, p->n);
+		p->n = 0;
+		memset(p->slot, 0, sizeof(p->slot));
+	}
+}
+
+bool tracer_entry_closing(const struct tracer *t, int slot)
+{
+	return slot >= 0 && slot < RETOP_MAX_FUNCS && t->pending[TRACER_ENTRY].slot[slot];
+}
+
+/* Before probes of kind k (TRACER_KINDS: any) go into a slot: those of the
+ * slot still closing are closed first, still deferring after. */
+static void tracer_settle(struct tracer *t, int slot, enum tracer_kind k)
+{
+	bool closing = false;
+
+	for (int i = 0; i < TRACER_KINDS; i++)
+		closing |= (k == TRACER_KINDS || (int)k == i) && t->pending[i].slot[slot];
+	if (!closing)
+		return;
+	bool deferring = t->deferring;
+	tracer_flush(t);
+	t->deferring = deferring;
 }
 
 static int tracer_free_slot(const struct tracer *t)
@@ -77,7 +143,7 @@ static int tracer_attach_sites(struct tracer *t, int slot, const struct interloc
 	if (!ret)
 		ret = tracer_marks_in(t, slot, v, pid, err);
 	if (ret)
-		tracer_slot_unlink(&t->slots[slot]);
+		tracer_slot_unlink(t, slot);
 	return ret;
 }
 
@@ -99,6 +165,8 @@ int tracer_attach(struct tracer *t, const struct interlock_verdict *v, int pid, 
 			       f->name, t->opts.max_functions);
 	*entry_only = v->entry_only;
 	s = &t->slots[slot];
+	/* The slot's last owner's probes are all closed first. */
+	tracer_settle(t, slot, TRACER_KINDS);
 	/* Counters start from zero before the first probe can fire, and no
 	 * call left by the slot's previous function is taken for this one's;
 	 * its errors are read from its first call on (the reset makes their
@@ -131,7 +199,7 @@ void tracer_detach(struct tracer *t, int slot)
 		return;
 	/* The entry probe first (see tracer_close). */
 	t->skel->bss->slot_closing[slot] = 1;
-	tracer_slot_unlink(&t->slots[slot]);
+	tracer_slot_unlink(t, slot);
 	t->slots[slot].used = false;
 }
 
@@ -159,6 +227,7 @@ int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v
 		s->has_base[v->image] = true;
 		s->sites_used += (uint32_t)nrets;
 	}
+	tracer_settle(t, slot, TRACER_RETS);
 	/* A new epoch when the RETs come back: RETs without an entry since
 	 * are told apart again.  Not while another binary's RETs are in:
 	 * their calls in flight are still paired. */
@@ -176,7 +245,7 @@ int tracer_rets_in(struct tracer *t, int slot, const struct interlock_verdict *v
 
 void tracer_rets_out(struct tracer *t, int slot)
 {
-	tracer_slot_out(&t->slots[slot], TRACER_RETS);
+	tracer_slot_out(t, slot, TRACER_RETS);
 }
 
 int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
@@ -191,6 +260,7 @@ int tracer_entry_in(struct tracer *t, int slot, const struct interlock_verdict *
 	uint64_t off = v->entry_offset, cookie = RETOP_COOKIE(slot, v->entry_site);
 	if (s->sets[v->image][TRACER_ENTRY] || v->marks_only)
 		return 0;
+	tracer_settle(t, slot, TRACER_ENTRY);
 	t->skel->bss->slot_closing[slot] = 0;
 	ret = probe_set_attach(t->skel->progs.retop_entry, t->multi, v->path, pid, &off, &cookie, 1,
 			       &s->sets[v->image][TRACER_ENTRY], &failed);
@@ -201,7 +271,7 @@ void tracer_entry_out(struct tracer *t, int slot)
 {
 	/* RETs of calls begun before are expected from here on. */
 	t->skel->bss->slot_closing[slot] = 1;
-	tracer_slot_out(&t->slots[slot], TRACER_ENTRY);
+	tracer_slot_out(t, slot, TRACER_ENTRY);
 }
 
 int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *v, int pid,
@@ -216,6 +286,7 @@ int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *
 		return ret;
 	if (s->sets[v->image][TRACER_MARKS] || !v->nmarks)
 		return 0;
+	tracer_settle(t, slot, TRACER_MARKS);
 	for (size_t i = 0; i < v->nmarks; i++)
 		cookie[i] = RETOP_COOKIE(slot, v->mark_stepped[i] ? RETOP_ENTRY_STEPPED : 0);
 	ret = probe_set_attach(t->skel->progs.retop_inline, t->multi, v->path, pid, v->mark_offsets,
@@ -225,7 +296,7 @@ int tracer_marks_in(struct tracer *t, int slot, const struct interlock_verdict *
 
 void tracer_marks_out(struct tracer *t, int slot)
 {
-	tracer_slot_out(&t->slots[slot], TRACER_MARKS);
+	tracer_slot_out(t, slot, TRACER_MARKS);
 }
 
 static bool tracer_slot_has(const struct tracer_slot *s, enum tracer_kind k)
