@@ -75,18 +75,25 @@ static bool tracer_in_init_pidns(void)
 	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == 0xEFFFFFFCu;
 }
 
+/* An mmapable array map, mapped into retop: NULL if it cannot be. */
+static void *tracer_map_array(struct bpf_map *map, size_t value_size, size_t *len)
+{
+	*len = bpf_mem_array_bytes(bpf_map__max_entries(map), value_size, sysconf(_SC_PAGESIZE));
+	void *p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 /* The counters, mapped into retop: the budget reads them every slice and
- * the snapshot every refresh, with no syscall. */
+ * the snapshot every refresh, with no syscall; and the time split's, read
+ * every refresh. */
 static int tracer_map_stats(struct tracer *t)
 {
-	size_t len = bpf_mem_array_bytes(bpf_map__max_entries(t->skel->maps.func_stats),
-					 sizeof(struct retop_func_stats), sysconf(_SC_PAGESIZE));
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       bpf_map__fd(t->skel->maps.func_stats), 0);
-	if (p == MAP_FAILED)
+	t->stats = tracer_map_array(t->skel->maps.func_stats, sizeof(struct retop_func_stats),
+				    &t->stats_len);
+	if (!t->stats)
 		return -errno;
-	t->stats = p;
-	t->stats_len = len;
+	t->split = tracer_map_array(t->skel->maps.split_stats, sizeof(struct retop_split_stats),
+				    &t->split_len);
 	return 0;
 }
 
@@ -272,6 +279,8 @@ void tracer_close(struct tracer *t)
 	ring_buffer__free(t->wake_rb);
 	if (t->stats)
 		munmap(t->stats, t->stats_len);
+	if (t->split)
+		munmap(t->split, t->split_len);
 	callers_table_free(&t->callers);
 	retop__destroy(t->skel);
 	for (size_t k = 0; k < TRACER_KINDS; k++)

@@ -67,6 +67,8 @@ struct tracer {
 	/* func_stats, mmapped: BPF's counters read without a syscall. */
 	struct retop_func_stats *stats;
 	size_t stats_len;
+	struct retop_split_stats *split; /* split_stats, mmapped; NULL: read by syscall */
+	size_t split_len;
 	bool args_used;		      /* a slot captured arguments since the load */
 	struct callers_table callers; /* the caller map as last read */
 	/* The memlock of the maps whose size is fixed at load (all but those

@@ -222,6 +222,10 @@ int tracer_read_split(struct tracer *t, int slot, struct retop_split_stats *out)
 		return -EINVAL;
 	if (!t->skel->rodata->split_enabled)
 		return 0;
+	if (t->split) {
+		memcpy(out, &t->split[slot], sizeof(*out));
+		return 0;
+	}
 	if (bpf_map__lookup_elem(t->skel->maps.split_stats, &key, sizeof(key), out, sizeof(*out),
 				 0))
 		return -errno;
