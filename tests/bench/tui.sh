@@ -114,13 +114,17 @@ until_first() {
 
 # quit [tracing]: q; retop must exit 0 and its BPF objects go (with
 # tracing: it must hold links until then).  The session ends with it.
+# QUIT0 and QUIT1: when q was sent, and when retop's exit status was out
+# (what the operator waits for; the checks around it are the bench's own).
 quit() {
     rpid=$(tui_pid) || fail "cannot find retop's PID"
     sc holds "$rpid" >"$T/held"
     [ "$1" != tracing ] || grep -q '^link ' "$T/held" ||
         fail "retop holds no BPF link while tracing: $(tr '\n' ' ' <"$T/held")"
+    QUIT0=$(now)
     keys q
     st=$(wait_exit 120) || fail "retop did not exit within 120 s of q"
+    QUIT1=$(now)
     [ "$st" -eq 0 ] || fail "retop exited with $st after q"
     sc gone "$rpid" 5 || fail "retop (pid $rpid) still runs after its exit status"
     sc released "$T/held" 10 || fail "10 s after retop exited, the kernel still has its BPF objects"
@@ -222,9 +226,8 @@ kill -TERM "$BP"
 if wait "$BP"; then rc=0; else rc=$?; fi
 [ "$rc" -eq 0 ] || fail "retop -b exited $rc after SIGTERM: $(head -n 3 "$T/batch.err")"
 sc released "$T/bheld" 10 || fail "10 s after retop -b exited, the kernel still has its BPF objects"
-q0=$(now)
 quit tracing
-q1=$(now)
+q0=$QUIT0 q1=$QUIT1
 
 python3 - "$c0" "$c1" "$b0" "$b1" "$t0" "$t1" "$q0" "$q1" "$h0" "$h1" <<EOF
 import sys
