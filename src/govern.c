@@ -26,12 +26,6 @@
 #define GOVERN_QUIET_NS 1000000000ull
 #define GOVERN_QUIET_SHARE 0.10
 #define GOVERN_WAKE_SHARE 0.20
-/* Loud slices: BPF wakes the engine for a plan at once when a slice's
- * hits reach this share of a second's budget. */
-#define GOVERN_LOUD_WAKE_SHARE 0.20
-/* The ring covers at least this long (a slice woken at once after
- * another). */
-#define GOVERN_RING_MIN_S 0.01
 /* A function's rate of late is halved every 10 s (govern_func.peak_per_s). */
 #define GOVERN_PEAK_HALF_NS 10e9
 
@@ -40,8 +34,6 @@ void govern_func_start(struct govern *b, struct govern_func *gf, const struct in
 {
 	/* Its first measure soon: a load far over budget costs a slice at
 	 * full rate before the plan sees it. */
-	if (!b->ring_since_ns)
-		b->ring_since_ns = now_ns;
 	if (!b->slice_due_ns || b->slice_due_ns > now_ns + GOVERN_FIRST_NS)
 		b->slice_due_ns = now_ns + GOVERN_FIRST_NS;
 	if (b->next_ns > b->slice_due_ns)
@@ -306,8 +298,7 @@ static void govern_watchers(struct session *s, double allowed, uint64_t now)
 /* End of a tick: go quiet (govern.h) when a second
  * passed since the last wake or attach, every function is in full with
  * nothing draining, and the last second's hits are under a tenth of the
- * budget.  Else BPF wakes the engine if this slice spends a fifth of
- * the budget. */
+ * budget.  Else disarm BPF's wake-up. */
 static void govern_go_quiet(struct session *s, struct session_func *const *sfs, size_t n,
 			    double allowed, uint64_t now)
 {
@@ -326,11 +317,7 @@ static void govern_go_quiet(struct session *s, struct session_func *const *sfs, 
 	if (ok && b->hits_per_s > 0)
 		ok = hits / b->ring_s < GOVERN_QUIET_SHARE * allowed;
 	if (!ok) {
-		/* Loud: woken when this slice's hits reach a fifth of the
-		 * budget, for a plan at once: a burst is shed within its first
-		 * fifth of a second's budget, not a slice later. */
-		double loud = GOVERN_LOUD_WAKE_SHARE * allowed;
-		tracer_wake_arm(s->tracer, b->hits_per_s > 0 ? (loud < 1 ? 1 : (uint64_t)loud) : 0);
+		tracer_wake_arm(s->tracer, 0);
 		return;
 	}
 	b->quiet = true;
@@ -347,7 +334,6 @@ static void govern_rings_restart(struct session *s)
 	struct govern *b = &s->gov;
 
 	memset(b->slice_end_ns, 0, sizeof(b->slice_end_ns));
-	b->ring_since_ns = b->last_slice_ns; /* the quiet slice's start */
 	memset(b->watch_ring, 0, sizeof(b->watch_ring));
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		memset(s->funcs[i].gf.hits_ring, 0, sizeof(s->funcs[i].gf.hits_ring));
@@ -468,14 +454,7 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 	/* The ring's oldest slice began where the one it replaces ended. */
 	uint64_t began = b->slice_end_ns[b->slice % GOVERN_RING];
 	b->slice_end_ns[b->slice % GOVERN_RING] = now_ns;
-	/* The time the ring covers, however long its slices were: ten slices
-	 * cut short by wake-ups are not a second, and the first slices after
-	 * an attach or a quiet second cover only the time since. */
-	uint64_t from = began ? began : b->ring_since_ns;
-	b->ring_s = from && now_ns > from ? (double)(now_ns - from) / 1e9 : 1.0;
-	if (b->ring_s < GOVERN_RING_MIN_S)
-		b->ring_s = GOVERN_RING_MIN_S;
-	b->last_slice_ns = now_ns;
+	b->ring_s = began && now_ns > began + 1000000000ull ? (double)(now_ns - began) / 1e9 : 1.0;
 	uint64_t wh = tracer_watch_hits(s->tracer);
 	b->watch_ring[b->slice % GOVERN_RING] = wh - b->watch_hits;
 	b->watch_hits = wh;

@@ -42,13 +42,9 @@ struct govern {
 	uint64_t slice; /* slices since tracing began */
 	/* When each slice of the rings ended, and the time the rings cover:
 	 * a tick runs late while the sweep reads many calls in flight, so ten
-	 * slices can cover more than a second; wake-ups cut slices short,
-	 * and then ten cover less. */
+	 * slices can cover more than a second.  At least 1 s. */
 	uint64_t slice_end_ns[GOVERN_RING];
 	double ring_s;
-	/* The last slice's time, and where the rings' time began (an attach,
-	 * or the start of the quiet slice they restarted after). */
-	uint64_t last_slice_ns, ring_since_ns;
 	/* Quiet slices (govern_go_quiet): the engine's clock waits on the
 	 * session's wake fd too (session_run), so a slice may last a second
 	 * while BPF watches the hits; quiet_until_ns is that second's end.
