@@ -376,7 +376,10 @@ static int govern_tick_buffers(struct govern *b, size_t cap)
 /* One function's demand, for the policy: at its rate of late (peak_per_s). */
 static void govern_demand(struct govern_func *gf, uint64_t now, struct budget_demand *d)
 {
-	double rate = gf->rate_per_s > gf->calls_per_s ? gf->rate_per_s : gf->calls_per_s;
+	/* Calls in the last second (a new function's rate over its first
+	 * moments would make a burst the budget allows a second's worth of
+	 * into a rate it does not). */
+	double rate = gf->calls_per_s;
 
 	/* Estimated: at least the mean rate its slices estimate.  A rare
 	 * sampled slice moves the running rate little, and a function whose
