@@ -116,6 +116,13 @@ for f in fs:
 traced = sum(1 for f in fs if f["state"] not in ("error", "detached"))
 print("%d functions: %s" % (len(fs), ", ".join("%s %d" % kv for kv in sorted(states.items()))))
 print("queries answered: %.2f/s untraced, %.2f/s with the package traced" % (untraced / 4.0, queries / 8.0))
+# What the traps cost the target, snapshot by snapshot (the cost meter),
+# against what the budget allows at the timed cost of a hit: stated, the
+# governor's first seconds on a package are where it overspends.
+cost = [s["probe_cost"]["cpu_ns_per_s"] / 1e6 for s in snaps if s.get("probe_cost")]
+allowed = last["budget_hits_per_s"] * last["probe_hit_ns"] / 1e6
+print("traps: %s ms/s of the target's CPU, snapshot by snapshot; the budget allows %.0f ms/s"
+      % (" ".join("%.0f" % c for c in cost), allowed))
 if len(fs) < 700 or traced < 600:
     bad.append("%d functions listed, %d traced: not the whole package" % (len(fs), traced))
 for f in fs:
