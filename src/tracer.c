@@ -232,36 +232,6 @@ uint64_t tracer_exec_ns(struct tracer *t, int pid)
 	return when;
 }
 
-/* Remove the probes of kind k of every slot in every binary at once, and
- * the watcher w of every binary, so that their detach costs overlap. */
-static void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w)
-{
-	size_t cap = (RETOP_MAX_FUNCS + 1) * RETOP_MAX_IMAGES, n = 0;
-	struct probe_set **all = calloc(cap, sizeof(*all));
-
-	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++) {
-		for (size_t i = 0; i < RETOP_MAX_FUNCS; i++) {
-			struct probe_set **ps = &t->slots[i].sets[im][k];
-			if (!*ps)
-				continue;
-			if (all)
-				all[n++] = *ps;
-			else
-				probe_sets_destroy(ps, 1);
-			*ps = NULL;
-		}
-		struct probe_set **ws = &t->watches[im][w].set;
-		if (*ws && all)
-			all[n++] = *ws;
-		else if (*ws)
-			probe_sets_destroy(ws, 1);
-		*ws = NULL;
-	}
-	if (all)
-		probe_sets_destroy(all, n);
-	free(all);
-}
-
 void tracer_close(struct tracer *t)
 {
 	if (!t)

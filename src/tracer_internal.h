@@ -89,6 +89,11 @@ struct tracer {
 	struct tracer_pending pending[TRACER_KINDS];
 };
 
+/* Remove the probes of kind k of every slot in every binary, and the
+ * watcher w of every binary, closed together (tracer_defer) so that their
+ * grace periods overlap: at close, a thousand functions' in a few. */
+void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w);
+
 /* tracer_sweep.c: delete the in-flight calls of a slot (its function was
  * detached: entry probe first, so none is added after this), for its next
  * owner (tracer_attach). */

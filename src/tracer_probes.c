@@ -11,8 +11,8 @@
 #include "log.h"
 #include "probes.h"
 
-/* Keep a set taken out for tracer_flush; -1 if it cannot be kept (then it
- * is closed at once). */
+/* Keep a set taken out for tracer_flush (slot -1: a watcher's); -1 if it
+ * cannot be kept (then it is closed at once). */
 static int tracer_pend(struct tracer *t, struct probe_set *set, int slot, enum tracer_kind k)
 {
 	struct tracer_pending *p = &t->pending[k];
@@ -26,7 +26,8 @@ static int tracer_pend(struct tracer *t, struct probe_set *set, int slot, enum t
 		p->cap = cap;
 	}
 	p->sets[p->n++] = set;
-	p->slot[slot] = true;
+	if (slot >= 0)
+		p->slot[slot] = true;
 	return 0;
 }
 
@@ -55,11 +56,11 @@ void tracer_defer(struct tracer *t)
 	t->deferring = true;
 }
 
-void tracer_flush(struct tracer *t)
+/* Close what was kept, entries first. */
+static void tracer_close_pending(struct tracer *t)
 {
 	static const enum tracer_kind order[] = {TRACER_ENTRY, TRACER_MARKS, TRACER_RETS};
 
-	t->deferring = false;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		struct tracer_pending *p = &t->pending[order[i]];
 		if (!p->n)
@@ -68,6 +69,12 @@ void tracer_flush(struct tracer *t)
 		p->n = 0;
 		memset(p->slot, 0, sizeof(p->slot));
 	}
+}
+
+void tracer_flush(struct tracer *t)
+{
+	t->deferring = false;
+	tracer_close_pending(t);
 }
 
 bool tracer_entry_closing(const struct tracer *t, int slot)
@@ -83,11 +90,23 @@ static void tracer_settle(struct tracer *t, int slot, enum tracer_kind k)
 
 	for (int i = 0; i < TRACER_KINDS; i++)
 		closing |= (k == TRACER_KINDS || (int)k == i) && t->pending[i].slot[slot];
-	if (!closing)
-		return;
-	bool deferring = t->deferring;
+	if (closing)
+		tracer_close_pending(t);
+}
+
+void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w)
+{
+	tracer_defer(t);
+	for (int i = 0; i < RETOP_MAX_FUNCS; i++)
+		tracer_slot_out(t, i, k);
+	for (size_t im = 0; im < RETOP_MAX_IMAGES; im++) {
+		struct probe_set **ws = &t->watches[im][w].set;
+		if (*ws && tracer_pend(t, *ws, -1, k) == 0)
+			*ws = NULL;
+		else
+			probe_sets_destroy(ws, 1);
+	}
 	tracer_flush(t);
-	t->deferring = deferring;
 }
 
 static int tracer_free_slot(const struct tracer *t)
