@@ -396,7 +396,7 @@ static void govern_demand(struct govern_func *gf, uint64_t now, struct budget_de
 	double peak = gf->peak_per_s;
 	*d = (struct budget_demand){
 	    .hits = peak * (gf->entry_only ? 1 : 2) + gf->inlined_per_s,
-	    .calls_per_s = gf->calls_per_s > peak ? gf->calls_per_s : peak,
+	    .calls_per_s = peak, /* at least calls_per_s */
 	    .rate_per_s = gf->rate_per_s > peak ? gf->rate_per_s : peak,
 	    .inlined_per_s = gf->inlined_per_s,
 	    .slice_cost = gf->slice_cost,
