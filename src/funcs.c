@@ -147,7 +147,7 @@ struct func_info *const *funcs_by_name(const struct func_index *idx)
 void funcs_drop_behind(struct func_index *idx, size_t i)
 {
 	struct gopclntab_span spans[2];
-	size_t n = gopclntab_behind(idx->pcln, i, spans);
+	size_t n = idx->keep_pages ? 0 : gopclntab_behind(idx->pcln, i, spans);
 
 	for (size_t k = 0; k < n; k++)
 		elf_image_drop(idx->img, spans[k].p, spans[k].len);
@@ -322,6 +322,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 	}
 	pthread_mutex_init(&idx->names->lock, NULL);
 	pthread_mutex_init(&idx->names->inl_lock, NULL);
+	idx->keep_pages = (flags & FUNCS_KEEP_PAGES) != 0;
 	ret = funcs_stat(idx, path, err);
 	if (!ret)
 		ret = elf_image_open(path, &idx->img, err);
@@ -362,7 +363,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 	/* Indexed: what it read of the file (Prometheus: 16 MiB) need not
 	 * stay resident; a RET site decoded or a name read later brings its
 	 * page back. */
-	elf_image_drop_pages(idx->img);
+	funcs_drop_file_pages(idx);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_info("funcs", "%s: %zu functions indexed in %.2f ms", path, idx->count,
 		 (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
@@ -372,7 +373,7 @@ int funcs_load(const char *path, unsigned flags, struct func_index **out, char *
 
 void funcs_drop_file_pages(struct func_index *idx)
 {
-	if (idx)
+	if (idx && !idx->keep_pages)
 		elf_image_drop_pages(idx->img);
 }
 

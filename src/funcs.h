@@ -70,6 +70,7 @@ struct func_index {
 	/* Its number among the binaries a session traces (0: the first; a
 	 * deploy adds more), carried in its RET probes' cookies. */
 	unsigned image;
+	bool keep_pages; /* FUNCS_KEEP_PAGES */
 };
 
 /* The indexes that name return addresses, by image number, each with its
@@ -84,14 +85,18 @@ struct func_images {
 const struct func_info *funcs_images_caller(const struct func_images *im, unsigned image,
 					    uint64_t ret_addr);
 
-enum funcs_load_flags { FUNCS_NO_DWARF = 1 };
+/* FUNCS_KEEP_PAGES: for a caller that reads every function once and
+ * exits (the listing).  What it reads of the file stays resident: giving
+ * pages back stops every thread for a TLB flush, and the decoders read
+ * each page again right after (a tenth of the listing's time). */
+enum funcs_load_flags { FUNCS_NO_DWARF = 1, FUNCS_KEEP_PAGES = 2 };
 
 int funcs_load(const char *path, unsigned flags, struct func_index **out, char *err);
-/* The indexed file itself, as a path that stays that file whatever its
- * name names later: /proc/self/fd/N of the index's open descriptor. */
 /* What the index and the attaches read of the binary leaves retop's
  * resident memory (elf_image_drop_pages): after a package's attach. */
 void funcs_drop_file_pages(struct func_index *idx);
+/* The indexed file itself, as a path that stays that file whatever its
+ * name names later: /proc/self/fd/N of the index's open descriptor. */
 void funcs_file_path(const struct func_index *idx, char *buf, size_t len);
 void funcs_free(struct func_index *idx);
 

@@ -43,7 +43,8 @@ static int main_load_index(const struct cli_options *o, struct func_index **idx,
 
 	if (ret)
 		return ret;
-	ret = funcs_load(path, o->no_dwarf ? FUNCS_NO_DWARF : 0, idx, err);
+	/* Read once, then the process exits: the file's pages stay. */
+	ret = funcs_load(path, FUNCS_KEEP_PAGES | (o->no_dwarf ? FUNCS_NO_DWARF : 0), idx, err);
 	if ((ret == -ENOEXEC || ret == -ENODATA) && o->pid)
 		procs_explain_not_go(o->pid, ret, err);
 	return ret;
