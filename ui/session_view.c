@@ -93,17 +93,26 @@ int ui_back(struct ui *ui)
 	return UI_REDRAW;
 }
 
-/* Copy the snapshot under the worker's mutex; once the target has exited
- * the last one stays: it holds the final counters. */
+/* Take the snapshot under the worker's mutex; once the target has exited
+ * the last one stays: it holds the final counters.  The rows are taken by
+ * swapping buffers (both hold RETOP_MAX_FUNCS rows): the worker copies
+ * each sample into the one it has, and 1,000 rows of 8 KB are not copied
+ * a second time here. */
 static bool ui_sync_snap_locked(struct ui *ui, struct worker *w)
 {
-	if (w->snap_seq == ui->snap_seq || ui->paused || ui->exited)
+	if (w->snap_seq == ui->snap_seq || ui->paused || ui->exited || !w->snap_funcs)
 		return false;
 	ui->snap_seq = w->snap_seq;
 	ui->snap = w->snap;
 	ui->nfuncs = w->snap_n;
-	snapshot_funcs_copy(ui->funcs, w->snap_funcs, w->snap_n);
-	memcpy(ui->fptr, w->snap_fptr, w->snap_n * sizeof(*ui->fptr));
+	struct snapshot_func *funcs = ui->funcs;
+	const struct func_info **fptr = ui->fptr;
+	ui->funcs = w->snap_funcs;
+	ui->fptr = w->snap_fptr;
+	/* w->snap.funcs still names the rows of the last sample, now ours:
+	 * we only read them, as the worker does under its mutex. */
+	w->snap_funcs = funcs;
+	w->snap_fptr = fptr;
 	ui->snap.funcs = ui->funcs;
 	ui->have_snap = w->snap_seq > 0 && w->state == WS_READY;
 	/* Only for the session on screen: a sample the worker takes before it
