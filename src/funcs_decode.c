@@ -50,11 +50,14 @@ static int funcs_decode_code(struct func_index *idx, struct funcs_decoder *dec,
 		if (retsites_set_reason(&f->rets, "no RET inside the symbol's size"))
 			return err_set(err, ENOMEM, "%s: out of memory", f->name);
 	}
+	/* The RET sites ascend: one walk of the line tables for them all. */
+	struct gopclntab_lines lines;
+	gopclntab_lines_open(idx->pcln, f->pcln_index, &lines);
 	for (size_t i = 0; i < f->rets.count; i++) {
 		const char *file;
 		int line;
-		if (gopclntab_line(idx->pcln, f->pcln_index,
-				   f->entry + retsites_get(&f->rets, i)->offset, &file, &line) == 0)
+		if (gopclntab_lines_next(&lines, f->entry + retsites_get(&f->rets, i)->offset,
+					 &file, &line) == 0)
 			retsites_set_line(&f->rets, i, line);
 	}
 	const struct funcs_code c = {

@@ -122,41 +122,46 @@ int gopclntab_pcspan(const uint8_t *p, size_t avail, unsigned pc_quantum, uint64
 	}
 }
 
+/* Move c to the row of its table that holds target (no lower than the
+ * last target): the rows gopclntab_pcvalue() reads, each read once over
+ * ascending targets.  An error or the table's end sticks: a later target
+ * would meet it too. */
+static int pcv_seek(struct gopclntab_pcv *c, uint64_t target, unsigned pc_quantum, int32_t *val)
+{
+	while (!c->err && (!c->started || target >= c->pc)) {
+		uint32_t uvdelta, pcdelta;
+		int n = gopclntab_varint(c->p + c->pos, c->avail - c->pos, &uvdelta);
+		if (n < 0)
+			return c->err = n;
+		c->pos += (size_t)n;
+		if (uvdelta == 0 && c->started)
+			return c->err = -ENOENT; /* table ended before target */
+		c->started = true;
+		n = gopclntab_varint(c->p + c->pos, c->avail - c->pos, &pcdelta);
+		if (n < 0)
+			return c->err = n;
+		c->pos += (size_t)n;
+		/* Unsigned arithmetic: wraps like Go's int32 addition. */
+		c->v = (int32_t)((uint32_t)c->v +
+				 (uint32_t)(-(int32_t)(uvdelta & 1) ^ (int32_t)(uvdelta >> 1)));
+		uint64_t step = (uint64_t)pcdelta * pc_quantum;
+		if (step > UINT64_MAX - c->pc)
+			return c->err = -EINVAL;
+		c->pc += step;
+	}
+	if (!c->err)
+		*val = c->v;
+	return c->err;
+}
+
 int gopclntab_pcvalue(const uint8_t *p, size_t avail, uint64_t entry, uint64_t target_pc,
 		      unsigned pc_quantum, int32_t *val)
 {
-	int32_t v = -1;
-	uint64_t pc = entry;
-	size_t pos = 0;
-	int first = 1;
+	struct gopclntab_pcv c = {.p = p, .avail = avail, .pc = entry, .v = -1};
 
 	if (target_pc < entry)
 		return -ENOENT;
-	for (;;) {
-		uint32_t uvdelta, pcdelta;
-		int n = gopclntab_varint(p + pos, avail - pos, &uvdelta);
-		if (n < 0)
-			return n;
-		pos += (size_t)n;
-		if (uvdelta == 0 && !first)
-			return -ENOENT; /* table ended before target_pc */
-		first = 0;
-		n = gopclntab_varint(p + pos, avail - pos, &pcdelta);
-		if (n < 0)
-			return n;
-		pos += (size_t)n;
-		/* Unsigned arithmetic: wraps like Go's int32 addition. */
-		v = (int32_t)((uint32_t)v +
-			      (uint32_t)(-(int32_t)(uvdelta & 1) ^ (int32_t)(uvdelta >> 1)));
-		uint64_t step = (uint64_t)pcdelta * pc_quantum;
-		if (step > UINT64_MAX - pc)
-			return -EINVAL;
-		pc += step;
-		if (target_pc < pc) {
-			*val = v;
-			return 0;
-		}
-	}
+	return pcv_seek(&c, target_pc, pc_quantum, val);
 }
 
 /* Each sub-table runs to the next one that starts after it, or to the end
@@ -424,41 +429,27 @@ int gopclntab_func(const struct gopclntab *tab, size_t i, struct gopclntab_func 
 	return 0;
 }
 
-static int pcvalue_at(const struct gopclntab *t, uint32_t off, uint64_t entry, uint64_t pc,
-		      int32_t *val)
+/* A cursor on the pcvalue table at off in pctab for a function at entry;
+ * offset 0 means "no table", as in the runtime's pcvalue. */
+static struct gopclntab_pcv pcv_at(const struct gopclntab *t, uint32_t off, uint64_t entry)
 {
 	const struct sub *pct = &t->sub[SUB_PC];
 
-	/* Offset 0 means "no table", as in the runtime's pcvalue. */
 	if (off == 0)
-		return -ENOENT;
+		return (struct gopclntab_pcv){.err = -ENOENT};
 	if (off >= pct->len)
-		return -EINVAL;
-	return gopclntab_pcvalue(t->data + pct->off + off, pct->len - off, entry, pc, t->quantum,
-				 val);
+		return (struct gopclntab_pcv){.err = -EINVAL};
+	return (struct gopclntab_pcv){
+	    .p = t->data + pct->off + off, .avail = pct->len - off, .pc = entry, .v = -1};
 }
 
-int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file, int *line)
+/* The name of file fno of the compilation unit at cu_off. */
+static int file_name(const struct gopclntab *tab, uint32_t cu_off, int32_t fno, const char **file)
 {
-	struct func_raw r;
-	int32_t fno, ln;
-	int ret = func_raw(tab, i, &r, NULL);
-
-	if (ret)
-		return ret;
-	uint64_t entry = ft_pc(tab, i);
-	if (pc < entry || pc >= ft_pc(tab, i + 1))
-		return -ERANGE;
-	ret = pcvalue_at(tab, r.pcfile, entry, pc, &fno);
-	if (ret)
-		return ret;
-	ret = pcvalue_at(tab, r.pcln, entry, pc, &ln);
-	if (ret)
-		return ret;
 	if (fno < 0)
 		return -ENOENT;
 	/* cutab is an array of u32 offsets into filetab, ~0 for "none". */
-	uint64_t slot = (uint64_t)r.cu_off + (uint32_t)fno;
+	uint64_t slot = (uint64_t)cu_off + (uint32_t)fno;
 	if (slot >= tab->sub[SUB_CU].len / 4)
 		return -EINVAL;
 	uint32_t foff = rd32(tab->data + tab->sub[SUB_CU].off + slot * 4);
@@ -468,8 +459,50 @@ int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const cha
 	if (!name)
 		return -EINVAL;
 	*file = name;
+	return 0;
+}
+
+void gopclntab_lines_open(const struct gopclntab *tab, size_t i, struct gopclntab_lines *it)
+{
+	struct func_raw r;
+
+	*it = (struct gopclntab_lines){.tab = tab, .i = i};
+	if ((it->err = func_raw(tab, i, &r, NULL)) != 0)
+		return;
+	it->entry = ft_pc(tab, i);
+	it->end = ft_pc(tab, i + 1);
+	it->cu_off = r.cu_off;
+	it->file = pcv_at(tab, r.pcfile, it->entry);
+	it->line = pcv_at(tab, r.pcln, it->entry);
+}
+
+int gopclntab_lines_next(struct gopclntab_lines *it, uint64_t pc, const char **file, int *line)
+{
+	int32_t fno, ln;
+	int ret;
+
+	if (it->err)
+		return it->err;
+	if (pc < it->entry || pc >= it->end)
+		return -ERANGE;
+	/* A pc below the last one: the tables' walks start over. */
+	if (pc < it->last)
+		gopclntab_lines_open(it->tab, it->i, it);
+	it->last = pc;
+	if ((ret = pcv_seek(&it->file, pc, it->tab->quantum, &fno)) != 0 ||
+	    (ret = pcv_seek(&it->line, pc, it->tab->quantum, &ln)) != 0 ||
+	    (ret = file_name(it->tab, it->cu_off, fno, file)) != 0)
+		return ret;
 	*line = ln;
 	return 0;
+}
+
+int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file, int *line)
+{
+	struct gopclntab_lines it;
+
+	gopclntab_lines_open(tab, i, &it);
+	return gopclntab_lines_next(&it, pc, file, line);
 }
 
 int gopclntab_code_size(const struct gopclntab *tab, size_t i, uint64_t *size)

@@ -41,6 +41,29 @@ int gopclntab_func(const struct gopclntab *tab, size_t i, struct gopclntab_func 
  * no position for pc; -EINVAL: corrupt table. */
 int gopclntab_line(const struct gopclntab *tab, size_t i, uint64_t pc, const char **file,
 		   int *line);
+/* A cursor on a pcvalue table (gopclntab_lines). */
+struct gopclntab_pcv {
+	const uint8_t *p;
+	size_t avail, pos;
+	uint64_t pc;
+	int32_t v;
+	bool started;
+	int err;
+};
+/* gopclntab_line() for many pcs of function i, each table walked once when
+ * the pcs ascend (a lower pc starts the walks over): the lines of a
+ * function's RET sites. */
+struct gopclntab_lines {
+	const struct gopclntab *tab;
+	size_t i;
+	int err;
+	uint64_t entry, end, last;
+	uint32_t cu_off;
+	struct gopclntab_pcv file, line;
+};
+void gopclntab_lines_open(const struct gopclntab *tab, size_t i, struct gopclntab_lines *it);
+/* gopclntab_line(tab, i, pc, file, line), the same answer. */
+int gopclntab_lines_next(struct gopclntab_lines *it, uint64_t pc, const char **file, int *line);
 /* Size of function i's code without the alignment padding after it: the
  * span of its pc-to-SP table, which the compiler writes up to the end of
  * the function's last instruction.  -ENOENT: no such table; -EINVAL: a

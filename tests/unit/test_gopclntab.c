@@ -390,6 +390,28 @@ static int open_err(const struct buf *b, size_t size, uint64_t text, char *err)
 	return ret;
 }
 
+/* gopclntab_lines_next() answers as gopclntab_line() does at every pc of
+ * every function, ascending, then again after a step back. */
+static void same_lines(const struct gopclntab *tab, size_t nfunc)
+{
+	for (size_t i = 0; i <= nfunc; i++) {
+		struct gopclntab_func f;
+		struct gopclntab_lines it;
+		if (gopclntab_func(tab, i, &f, NULL) != 0)
+			f.entry = TEXT, f.end = TEXT + 1;
+		gopclntab_lines_open(tab, i, &it);
+		for (int round = 0; round < 2; round++)
+			for (uint64_t pc = f.entry - 1; pc <= f.end; pc++) {
+				const char *file1 = NULL, *file2 = NULL;
+				int line1 = 0, line2 = 0;
+				int r1 = gopclntab_line(tab, i, pc, &file1, &line1);
+				assert_int_equal(gopclntab_lines_next(&it, pc, &file2, &line2), r1);
+				assert_ptr_equal(file1, file2);
+				assert_int_equal(line1, line2);
+			}
+	}
+}
+
 static void check_table(const struct spec *s, uint64_t text)
 {
 	struct buf b;
@@ -436,6 +458,7 @@ static void check_table(const struct spec *s, uint64_t text)
 	const char *file;
 	int line;
 	assert_int_equal(gopclntab_line(tab, 3, TEXT, &file, &line), -ERANGE);
+	same_lines(tab, 3);
 	gopclntab_close(tab);
 }
 
@@ -693,6 +716,7 @@ static void test_file_bounds(void **state)
 	assert_int_equal(gopclntab_line(tab, 1, TEXT + 0x40, &file, &line), -ENOENT);
 	assert_int_equal(gopclntab_line(tab, 0, TEXT, &file, &line), -EINVAL);
 	assert_null(file);
+	same_lines(tab, 3);
 	gopclntab_close(tab);
 
 	/* Offsets into pctab out of bounds, or 0 ("no table"). */
@@ -704,6 +728,7 @@ static void test_file_bounds(void **state)
 	assert_int_equal(gopclntab_line(tab, 1, TEXT + 0x40, &file, &line), -ENOENT);
 	assert_int_equal(gopclntab_line(tab, 2, TEXT + 0x60, &file, &line), 0);
 	assert_string_equal(file, files[2]);
+	same_lines(tab, 3);
 	gopclntab_close(tab);
 }
 
