@@ -160,30 +160,6 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 	govern_marks(s, sf, gf->mode != BUDGET_ESTIMATED);
 }
 
-/* The rings' window: the newest slices back to GOVERN_WHOLE whole ones (a
- * slice a wake-up cut short is not one), and the time they cover, at
- * least a second.  The oldest began where the slice before it ended. */
-static void govern_window(struct govern *b, uint64_t now)
-{
-	size_t m = 0, whole = 0;
-
-	while (whole < GOVERN_WHOLE && m < GOVERN_RING - 1 && m < b->slice)
-		whole += !b->slice_cut[(b->slice - m++) % GOVERN_RING];
-	uint64_t began = b->slice_end_ns[(b->slice - m) % GOVERN_RING];
-	b->ring_n = m;
-	b->ring_s = began && now > began + 1000000000ull ? (double)(now - began) / 1e9 : 1.0;
-}
-
-/* A ring's sum over the window. */
-static uint64_t govern_ring_sum(const struct govern *b, const uint64_t *ring)
-{
-	uint64_t sum = 0;
-
-	for (size_t m = 0; m < b->ring_n; m++)
-		sum += ring[(b->slice - m) % GOVERN_RING];
-	return sum;
-}
-
 /* Calls begun in the last second: the budget is hits in any second, so a
  * burst may spend a second's worth at once, and a load that rises past it
  * is seen within a slice. */
@@ -199,8 +175,11 @@ static void govern_measure(struct session *s, struct session_func *sf, uint64_t 
 	 * measure, halved every 2 s (0.966 a slice), so that a load that fell
 	 * gets them back (and a load that did not, out again after a slice). */
 	if (tracer_marks_are_in(s->tracer, sf->slot)) {
+		uint64_t sum = 0;
 		gf->inl_ring[i] = st->inlined - gf->last_inlined;
-		gf->inlined_per_s = (double)govern_ring_sum(&s->gov, gf->inl_ring) / s->gov.ring_s;
+		for (size_t k = 0; k < GOVERN_RING; k++)
+			sum += gf->inl_ring[k];
+		gf->inlined_per_s = (double)sum / s->gov.ring_s;
 	} else {
 		gf->inlined_per_s *= 0.966;
 		memset(gf->inl_ring, 0, sizeof(gf->inl_ring));
@@ -215,7 +194,9 @@ static void govern_measure(struct session *s, struct session_func *sf, uint64_t 
 		 * sampled slice costs, against the slice itself: the entry goes
 		 * in early, the RETs drain, the kernel takes time to remove
 		 * them.  Measured over the last second, so the share follows. */
-		uint64_t hits_1s = govern_ring_sum(&s->gov, gf->hits_ring);
+		uint64_t hits_1s = 0;
+		for (size_t k = 0; k < GOVERN_RING; k++)
+			hits_1s += gf->hits_ring[k];
 		double planned = gf->share * gf->rate_per_s * (gf->entry_only ? 1 : 2);
 		if (now - gf->mode_since_ns >= 1000000000ull && planned > 0) {
 			double f = (double)hits_1s / s->gov.ring_s / planned;
@@ -224,7 +205,9 @@ static void govern_measure(struct session *s, struct session_func *sf, uint64_t 
 		}
 		return;
 	}
-	uint64_t sum = govern_ring_sum(&s->gov, gf->begun_ring);
+	uint64_t sum = 0;
+	for (size_t k = 0; k < GOVERN_RING; k++)
+		sum += gf->begun_ring[k];
 	/* Over the time the ring covers: late ticks stretch it. */
 	gf->calls_per_s = (double)sum / s->gov.ring_s;
 	/* The rate, for the shares: over the time the ring covers. */
@@ -277,14 +260,16 @@ static void govern_watchers(struct session *s, double allowed, uint64_t now)
 {
 	struct govern *b = &s->gov;
 	bool in = tracer_watchers_in(s->tracer), any = false, want;
-	uint64_t sum = govern_ring_sum(b, b->watch_ring), last = b->watch_ring[b->slice % GOVERN_RING];
+	uint64_t sum = 0, last = b->watch_ring[b->slice % GOVERN_RING];
 
 	for (size_t i = 0; i < s->nfuncs; i++)
 		any |= s->funcs[i].slot >= 0;
+	for (size_t i = 0; i < GOVERN_RING; i++)
+		sum += b->watch_ring[i];
 	/* The last slice's rate, over the time it lasted (a quiet one, a
 	 * second: ten times its hits would be ten times too many). */
 	double last_rate =
-	    b->watch_slice_s > 0 ? (double)last / b->watch_slice_s : (double)last * GOVERN_WHOLE;
+	    b->watch_slice_s > 0 ? (double)last / b->watch_slice_s : (double)last * GOVERN_RING;
 	double rate = (double)sum / b->ring_s > last_rate ? (double)sum / b->ring_s : last_rate;
 	if (!any)
 		want = false;
@@ -319,14 +304,16 @@ static void govern_go_quiet(struct session *s, struct session_func *const *sfs, 
 {
 	struct govern *b = &s->gov;
 	double hits = 0;
-	bool ok = now >= b->loud_until_ns && b->slice >= GOVERN_WHOLE;
+	bool ok = now >= b->loud_until_ns && b->slice >= GOVERN_RING;
 
 	for (size_t j = 0; ok && j < n; j++) {
 		const struct govern_func *gf = &sfs[j]->gf;
 		ok = gf->mode == BUDGET_FULL && !gf->drain_until_ns;
-		hits += (double)govern_ring_sum(b, gf->hits_ring);
+		for (size_t k = 0; k < GOVERN_RING; k++)
+			hits += (double)gf->hits_ring[k];
 	}
-	hits += (double)govern_ring_sum(b, b->watch_ring);
+	for (size_t k = 0; k < GOVERN_RING; k++)
+		hits += (double)b->watch_ring[k];
 	if (ok && b->hits_per_s > 0)
 		ok = hits / b->ring_s < GOVERN_QUIET_SHARE * allowed;
 	if (!ok) {
@@ -347,7 +334,6 @@ static void govern_rings_restart(struct session *s)
 	struct govern *b = &s->gov;
 
 	memset(b->slice_end_ns, 0, sizeof(b->slice_end_ns));
-	memset(b->slice_cut, 0, sizeof(b->slice_cut));
 	memset(b->watch_ring, 0, sizeof(b->watch_ring));
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		memset(s->funcs[i].gf.hits_ring, 0, sizeof(s->funcs[i].gf.hits_ring));
@@ -468,9 +454,10 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 	b->slice++;
 	if (after_quiet)
 		govern_rings_restart(s);
+	/* The ring's oldest slice began where the one it replaces ended. */
+	uint64_t began = b->slice_end_ns[b->slice % GOVERN_RING];
 	b->slice_end_ns[b->slice % GOVERN_RING] = now_ns;
-	b->slice_cut[b->slice % GOVERN_RING] = false;
-	govern_window(b, now_ns);
+	b->ring_s = began && now_ns > began + 1000000000ull ? (double)(now_ns - began) / 1e9 : 1.0;
 	uint64_t wh = tracer_watch_hits(s->tracer);
 	b->watch_ring[b->slice % GOVERN_RING] = wh - b->watch_hits;
 	b->watch_hits = wh;
@@ -478,8 +465,9 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 			       ? (double)(now_ns - b->watch_read_ns) / 1e9
 			       : 0;
 	b->watch_read_ns = now_ns;
-	double allowed = govern_allowed_hits(b);
-	double funcs_allowed = allowed - (double)govern_ring_sum(b, b->watch_ring) / b->ring_s;
+	double allowed = govern_allowed_hits(b), funcs_allowed = allowed;
+	for (size_t i = 0; i < GOVERN_RING; i++)
+		funcs_allowed -= (double)b->watch_ring[i] / b->ring_s;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
 		if (sf->slot < 0 || tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)

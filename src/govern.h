@@ -16,11 +16,7 @@
 #include "budget.h"
 #include "estimate.h"
 
-/* Rates are over the newest GOVERN_WHOLE slices (a second at the 100 ms
- * pace); the rings keep more, for the slices that wake-ups cut short,
- * which do not count as whole (govern_window). */
-#define GOVERN_WHOLE 10
-#define GOVERN_RING 24
+#define GOVERN_RING 10	/* slices of history: rates over the last second */
 #define GOVERN_IN_LOG 8 /* the entry probe's last times in, per function */
 
 struct session;
@@ -44,14 +40,10 @@ struct govern {
 	uint64_t watch_read_ns;
 	double watch_slice_s;
 	uint64_t slice; /* slices since tracing began */
-	/* When each slice of the rings ended, and whether a wake-up cut it
-	 * short.  The window rates are over: its newest ring_n slices, and
-	 * the time they cover (ring_s): a tick runs late while the sweep
-	 * reads many calls in flight, so ten slices can cover more than a
-	 * second.  At least 1 s. */
+	/* When each slice of the rings ended, and the time the rings cover:
+	 * a tick runs late while the sweep reads many calls in flight, so ten
+	 * slices can cover more than a second.  At least 1 s. */
 	uint64_t slice_end_ns[GOVERN_RING];
-	bool slice_cut[GOVERN_RING];
-	size_t ring_n;
 	double ring_s;
 	/* Quiet slices (govern_go_quiet): the engine's clock waits on the
 	 * session's wake fd too (session_run), so a slice may last a second
