@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,9 +10,70 @@
 #include "gopclntab.h"
 #include "log.h"
 
-static int name_ptr_cmp(const void *a, const void *b)
+/* A name of the inline trees, where it first appears in them, and how
+ * many sites it has. */
+struct inl_name {
+	const char *name;
+	size_t first;
+	uint32_t sites;
+};
+
+static int inl_name_cmp(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const struct inl_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->first < y->first ? -1 : x->first > y->first);
+}
+
+/* v's distinct pointers in order of first appearance, with their sites:
+ * the linker writes each name once, so equal names are mostly one
+ * pointer, counted by a hash on it without reading the name.  The number
+ * of them, or 0 out of memory. */
+static size_t inl_by_ptr(const char **v, size_t n, struct inl_name *u)
+{
+	size_t mask = 1023, k = 0;
+
+	while (mask < 2 * n)
+		mask = 2 * mask + 1;
+	uint32_t *slot = calloc(mask + 1, sizeof(*slot)); /* 1 + index into u, 0: free */
+	if (!slot)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t h = (size_t)((uint64_t)(uintptr_t)v[i] * 0x9E3779B97F4A7C15ull >> 20) & mask;
+		while (slot[h] && u[slot[h] - 1].name != v[i])
+			h = (h + 1) & mask;
+		if (slot[h]) {
+			u[slot[h] - 1].sites++;
+			continue;
+		}
+		u[k] = (struct inl_name){.name = v[i], .first = i, .sites = 1};
+		slot[h] = (uint32_t)++k;
+	}
+	free(slot);
+	return k;
+}
+
+/* v's names, each once, by name, with its sites and the pointer of its
+ * first appearance in v (what a sort of v by name would keep first). */
+static struct inl_name *inl_unique(const char **v, size_t n, size_t *count)
+{
+	struct inl_name *u = n <= UINT32_MAX ? calloc(n ? n : 1, sizeof(*u)) : NULL;
+	size_t k = u ? inl_by_ptr(v, n, u) : 0;
+
+	if (!k && n) {
+		free(u);
+		return NULL;
+	}
+	/* The same bytes written twice: one name all the same. */
+	qsort(u, k, sizeof(*u), inl_name_cmp);
+	*count = 0;
+	for (size_t i = 0; i < k; i++)
+		if (*count > 0 && !strcmp(u[*count - 1].name, u[i].name))
+			u[*count - 1].sites += u[i].sites;
+		else
+			u[(*count)++] = u[i];
+	return u;
 }
 
 /* Every entry of every inline tree, by name: the sites of each function. */
@@ -49,35 +111,33 @@ static int funcs_inline_names(struct func_index *idx, const char ***names, size_
 
 static int funcs_inline_assign(struct func_index *idx, const char **v, size_t n)
 {
-	struct func_info **found = calloc(n ? n : 1, sizeof(*found));
-	size_t only = 0;
+	size_t nu = 0, only = 0;
+	struct inl_name *u = inl_unique(v, n, &nu);
+	struct func_info **found = calloc(nu ? nu : 1, sizeof(*found));
 
-	if (!found)
-		return -ENOMEM;
-	qsort(v, n, sizeof(*v), name_ptr_cmp);
-	/* Each name looked up once, its function kept at the first of its
-	 * run of sites in v. */
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
-			;
-		if (!(found[i] = funcs_find(idx, v[i])))
-			only++;
-	}
-	if (only && !(idx->inl_only = calloc(only, sizeof(*idx->inl_only)))) {
+	if (!u || !found) {
+		free(u);
 		free(found);
 		return -ENOMEM;
 	}
-	for (size_t i = 0, j; i < n; i = j) {
-		for (j = i + 1; j < n && !strcmp(v[j], v[i]); j++)
-			;
+	for (size_t i = 0; i < nu; i++)
+		if (!(found[i] = funcs_find(idx, u[i].name)))
+			only++;
+	if (only && !(idx->inl_only = calloc(only, sizeof(*idx->inl_only)))) {
+		free(u);
+		free(found);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nu; i++) {
 		struct func_info *f = found[i];
 		if (!f) {
 			f = &idx->inl_only[idx->inl_only_count++];
-			f->name = v[i];
+			f->name = u[i].name;
 			f->inline_only = true;
 		}
-		f->inlined_sites = (uint32_t)(j - i);
+		f->inlined_sites = u[i].sites;
 	}
+	free(u);
 	free(found);
 	return 0;
 }
