@@ -129,6 +129,113 @@ int funcs_name_cmp(const void *a, const void *b)
 	return c ? c : (x->entry < y->entry ? -1 : x->entry > y->entry);
 }
 
+/* The by-name sort, a multikey quicksort (Bentley and Sedgewick) on the
+ * names' bytes: Go's names share long prefixes (github.com/aws/..., a
+ * third of prometheus's), which every strcmp of a plain sort reads again.
+ * Equal names by entry, then table order: funcs_name_cmp's order, made
+ * total as a stable sort of the table does. */
+struct name_key {
+	const unsigned char *s;
+	struct func_info *f;
+};
+
+static int name_key_cmp(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+	int c = strcmp((const char *)x->s, (const char *)y->s);
+
+	if (c)
+		return c;
+	if (x->f->entry != y->f->entry)
+		return x->f->entry < y->f->entry ? -1 : 1;
+	return x->f < y->f ? -1 : x->f > y->f;
+}
+
+/* k[0..n), whose names agree up to depth, in name_key_cmp's order. */
+static void name_flat(struct name_key *k, size_t n)
+{
+	if (n >= 16) {
+		qsort(k, n, sizeof(*k), name_key_cmp);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct name_key t = k[i];
+		size_t j = i;
+		for (; j > 0 && name_key_cmp(&k[j - 1], &t) > 0; j--)
+			k[j] = k[j - 1];
+		k[j] = t;
+	}
+}
+
+static unsigned char name_pivot(const struct name_key *k, size_t n, size_t depth)
+{
+	unsigned char a = k[0].s[depth], b = k[n / 2].s[depth], c = k[n - 1].s[depth];
+
+	return a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+}
+
+/* k[0..n) by name from byte depth on, the names agreeing before it.  The
+ * two smaller parts of each split recurse, the largest loops: the stack
+ * stays within log2(n) frames whatever the names. */
+static void name_mkqs(struct name_key *k, size_t n, size_t depth)
+{
+	while (n >= 16 && depth < 4096) {
+		unsigned char p = name_pivot(k, n, depth);
+		size_t lt = 0, i = 0, gt = n;
+		while (i < gt) {
+			unsigned char c = k[i].s[depth];
+			struct name_key t = k[i];
+			if (c < p) {
+				k[i++] = k[lt];
+				k[lt++] = t;
+			} else if (c > p) {
+				k[i] = k[--gt];
+				k[gt] = t;
+			} else {
+				i++;
+			}
+		}
+		/* Below, equal (one byte deeper; names that end here are
+		 * equal names), above. */
+		struct {
+			struct name_key *k;
+			size_t n, depth;
+		} part[3] = {{k, lt, depth}, {k + lt, gt - lt, depth + 1}, {k + gt, n - gt, depth}};
+		int big = part[1].n >= part[0].n ? 1 : 0;
+		big = part[2].n > part[big].n ? 2 : big;
+		for (int q = 0; q < 3; q++)
+			if (q != big && (q != 1 || p))
+				name_mkqs(part[q].k, part[q].n, part[q].depth);
+		if (!p)
+			name_flat(part[1].k, part[1].n);
+		if (big == 1 && !p)
+			return;
+		k = part[big].k;
+		n = part[big].n;
+		depth = part[big].depth;
+	}
+	name_flat(k, n);
+}
+
+/* funcs[0..n) by name into sorted; the plain sort when out of memory. */
+static void funcs_sort_names(struct func_info *funcs, size_t n, struct func_info **sorted)
+{
+	struct name_key *k = malloc((n ? n : 1) * sizeof(*k));
+
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = &funcs[i];
+	if (!k) {
+		qsort(sorted, n, sizeof(*sorted), funcs_name_cmp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct name_key){(const unsigned char *)funcs[i].name, &funcs[i]};
+	name_mkqs(k, n, 0);
+	for (size_t i = 0; i < n; i++)
+		sorted[i] = k[i].f;
+	free(k);
+}
+
 struct func_info *const *funcs_by_name(const struct func_index *idx)
 {
 	struct func_names *names = idx->names;
@@ -136,9 +243,7 @@ struct func_info *const *funcs_by_name(const struct func_index *idx)
 	pthread_mutex_lock(&names->lock);
 	if (!names->sorted &&
 	    (names->sorted = calloc(idx->count ? idx->count : 1, sizeof(*names->sorted)))) {
-		for (size_t i = 0; i < idx->count; i++)
-			names->sorted[i] = &idx->funcs[i];
-		qsort(names->sorted, idx->count, sizeof(*names->sorted), funcs_name_cmp);
+		funcs_sort_names(idx->funcs, idx->count, names->sorted);
 	}
 	pthread_mutex_unlock(&names->lock);
 	return names->sorted;
