@@ -26,11 +26,8 @@ int32_t code_walk_rel32(const uint8_t *p)
 			 (uint32_t)p[3] << 24);
 }
 
-/* What code_walk_branch() makes of a byte: a legacy prefix it skips, a REX
- * it skips after them, an opcode it looks at further; anything else, as
- * an opcode, is no branch. */
-enum { WALK_PREFIX = 1, WALK_REX = 2, WALK_OP = 4 };
-static const uint8_t walk_byte[256] = {
+/* code_walk.h's table of what each byte is to code_walk_branch(). */
+const uint8_t code_walk_byte[256] = {
     [0x0F] = WALK_OP,
     [0x26] = WALK_PREFIX,
     [0x2E] = WALK_PREFIX,
@@ -59,11 +56,11 @@ enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, i
 	/* Most instructions, first: no prefix, at most a REX, and an opcode
 	 * that neither branches nor leaves. */
 	if (off < end) {
-		uint8_t k = walk_byte[code[off]];
-		if (!k || (k == WALK_REX && off + 1 < end && !(walk_byte[code[off + 1]] & WALK_OP)))
+		uint8_t k = code_walk_byte[code[off]];
+		if (!k || (k == WALK_REX && off + 1 < end && !(code_walk_byte[code[off + 1]] & WALK_OP)))
 			return CODE_BRANCH_NONE;
 	}
-	while (p < end && (walk_byte[code[p]] & WALK_PREFIX))
+	while (p < end && (code_walk_byte[code[p]] & WALK_PREFIX))
 		p++;
 	if (p < end && (code[p] & 0xF0) == 0x40)
 		p++; /* REX */

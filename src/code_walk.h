@@ -28,6 +28,24 @@ size_t code_walk_insn_end(const uint8_t *bits, size_t off, size_t stop);
 enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, int64_t *target,
 				  bool *uncond);
 
+/* What code_walk_branch() makes of a byte: a legacy prefix it skips, a REX
+ * it skips after them, an opcode it looks at further; anything else, as
+ * an opcode, is no branch. */
+enum { WALK_PREFIX = 1, WALK_REX = 2, WALK_OP = 4 };
+extern const uint8_t code_walk_byte[256];
+
+/* Whether code_walk_branch() says CODE_BRANCH_NONE of the instruction
+ * starting at off (below stop) from its first bytes, without its end:
+ * most instructions, which a walk for branches can pass by. */
+static inline bool code_walk_plain(const uint8_t *code, const uint8_t *bits, size_t off,
+				   size_t stop)
+{
+	uint8_t k = code_walk_byte[code[off]];
+
+	return !k || (k == WALK_REX && off + 1 < stop && !code_walk_starts(bits, off + 1) &&
+		      !(code_walk_byte[code[off + 1]] & WALK_OP));
+}
+
 /* RET, int3 or ud2 at code[off..end): nothing runs after it in line. */
 bool code_walk_no_fall(const uint8_t *code, size_t off, size_t end);
 
