@@ -124,6 +124,11 @@ __u32 slot_record[RETOP_MAX_FUNCS];
 /* Calls of the slot in the in-flight map: the budget waits for them to
  * drain before it removes the RET probes.  User space's deletes count too. */
 __s64 slot_inflight[RETOP_MAX_FUNCS];
+/* Entries between reading slot_record and slot_closing and counting their
+ * call in slot_inflight.  Added before the flags are read, so that user
+ * space, which writes a flag and then reads both counters, sees either the
+ * call (here or in flight) or an entry that saw the flag (untimed). */
+__s64 slot_entering[RETOP_MAX_FUNCS];
 /* The estimate's sampling windows (retop.h); gate_len 0: no gate. */
 __u64 gate_base[RETOP_MAX_FUNCS];
 __u64 gate_len[RETOP_MAX_FUNCS];
@@ -708,10 +713,14 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 			return;
 		/* Else the record holds no call (retop.h): it is this call's. */
 	}
-	if (!slot_record[func_id & (RETOP_MAX_FUNCS - 1)]) {
-		/* Not timing: the call is counted here, at its start. */
+	__sync_fetch_and_add(&slot_entering[func_id & (RETOP_MAX_FUNCS - 1)], 1);
+	if (!slot_record[func_id & (RETOP_MAX_FUNCS - 1)] ||
+	    slot_closing[func_id & (RETOP_MAX_FUNCS - 1)]) {
+		/* Not timing, or the entry probe is being removed (its RETs
+		 * may go first): the call is counted here, at its start. */
 		if (!restart)
 			__sync_fetch_and_add(&st->untimed, 1);
+		__sync_fetch_and_add(&slot_entering[func_id & (RETOP_MAX_FUNCS - 1)], -1);
 		return;
 	}
 	note_first_entry(&key);
@@ -735,9 +744,11 @@ static __always_inline void entry_hit(struct pt_regs *ctx, __u32 func_id, __u32 
 		old->start_ns = now;
 	} else if (inflight_insert(&key, &val) != 0) {
 		note_drop(st, &key, now);
+		__sync_fetch_and_add(&slot_entering[func_id & (RETOP_MAX_FUNCS - 1)], -1);
 		return;
 	}
 	__sync_fetch_and_add(&slot_inflight[func_id & (RETOP_MAX_FUNCS - 1)], 1);
+	__sync_fetch_and_add(&slot_entering[func_id & (RETOP_MAX_FUNCS - 1)], -1);
 	if (st->dropped)
 		undo_drop(st, &key);
 	note_args(ctx, st, &key);

@@ -60,13 +60,10 @@ void govern_drain(struct session *s, struct session_func *sf, uint64_t now)
 		gf->drain_until_ns = now + GOVERN_DRAIN_NS;
 		gf->drain_quick = GOVERN_DRAIN_QUICK;
 	}
-	/* Calls may begin until the entry probe is closed, at the tick's end
-	 * (tracer_flush): the RETs wait for that, then for them to return. */
-	if (tracer_entry_closing(s->tracer, slot)) {
-		govern_look_soon(s);
-		return;
-	}
-	if (tracer_slot_inflight(s->tracer, slot) > 0 && now < gf->drain_until_ns) {
+	/* An entry probe taken out fires until the tick's end (tracer_flush)
+	 * but times no call (BPF's slot_closing): the RETs wait only for the
+	 * timed calls to return, and close with it. */
+	if (!tracer_slot_timing_none(s->tracer, slot) && now < gf->drain_until_ns) {
 		/* Short calls return within microseconds: the clock looks again
 		 * in a millisecond, a few times, rather than a slice of RET
 		 * traps later (and the face's thread never sleeps here). */

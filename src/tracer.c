@@ -255,6 +255,7 @@ void tracer_close(struct tracer *t)
 	retop__destroy(t->skel);
 	for (size_t k = 0; k < TRACER_KINDS; k++)
 		free(t->pending[k].sets);
+	free(t->closing);
 	free(t->sweep_keys);
 	free(t->sweep_vals);
 	free(t);

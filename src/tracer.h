@@ -96,14 +96,12 @@ void tracer_marks_out(struct tracer *t, int slot);
  * stop counting as in at once but are closed only by tracer_flush, all
  * together: a close waits for the kernel's grace periods (20-30 ms each
  * here), and a tick that moves fifty functions' probes then waits for a
- * few of them, not for fifty in a row.  The flush closes the entries
- * first, then the marks, then the RETs; probes of a slot going back in
- * before it flush first, so that no site is ever probed twice. */
+ * few of them, not for fifty in a row.  The flush closes every kind
+ * in one batch (an entry probe out times no call, so a RET need not wait
+ * for it); probes of a slot going back in before it flush first, so that
+ * no site is ever probed twice. */
 void tracer_defer(struct tracer *t);
 void tracer_flush(struct tracer *t);
-/* The slot's entry probe was taken out but still fires until the flush:
- * its calls may still begin. */
-bool tracer_entry_closing(const struct tracer *t, int slot);
 bool tracer_marks_are_in(const struct tracer *t, int slot);
 /* Where binary image's RET sites start in the slot's ret_hits, or -1 when
  * they were never attached. */
@@ -121,6 +119,10 @@ bool tracer_rets_are_in(const struct tracer *t, int slot);
 void tracer_record(struct tracer *t, int slot, bool on);
 /* The slot's calls in the in-flight map now. */
 int64_t tracer_slot_inflight(const struct tracer *t, int slot);
+/* After the slot stopped timing calls (tracer_record off, or its entry
+ * probe out, which fires until the flush but times nothing): no timed call
+ * is in flight or beginning, so its RET probes may go. */
+bool tracer_slot_timing_none(const struct tracer *t, int slot);
 /* Take the slot's timed calls out of the in-flight map: each one deleted
  * here (not by its RET) is returned in the count, to be counted untimed. */
 uint64_t tracer_untime_inflight(struct tracer *t, int slot);

@@ -87,6 +87,8 @@ struct tracer {
 	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
 	bool deferring;
 	struct tracer_pending pending[TRACER_KINDS];
+	struct probe_set **closing; /* the pending sets as one batch */
+	size_t closing_cap;
 };
 
 /* Remove the probes of kind k of every slot in every binary, and the

@@ -56,30 +56,42 @@ void tracer_defer(struct tracer *t)
 	t->deferring = true;
 }
 
-/* Close what was kept, entries first. */
+/* Close what was kept, every kind in one batch: its grace periods are
+ * shared, and a RET probe stops trapping as soon as its entry's does (an
+ * entry being removed times no call: BPF's slot_closing).  Kind by kind,
+ * entries first, if the batch cannot be put together. */
 static void tracer_close_pending(struct tracer *t)
 {
-	static const enum tracer_kind order[] = {TRACER_ENTRY, TRACER_MARKS, TRACER_RETS};
+	size_t total = 0, n = 0;
 
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		struct tracer_pending *p = &t->pending[order[i]];
-		if (!p->n)
-			continue;
-		probe_sets_destroy(p->sets, p->n);
+	for (int k = 0; k < TRACER_KINDS; k++)
+		total += t->pending[k].n;
+	if (!total)
+		return;
+	if (total > t->closing_cap) {
+		struct probe_set **all = realloc(t->closing, total * sizeof(*all));
+		if (all) {
+			t->closing = all;
+			t->closing_cap = total;
+		}
+	}
+	for (int k = 0; k < TRACER_KINDS; k++) {
+		struct tracer_pending *p = &t->pending[k];
+		if (total > t->closing_cap)
+			probe_sets_destroy(p->sets, p->n);
+		else
+			for (size_t i = 0; i < p->n; i++)
+				t->closing[n++] = p->sets[i];
 		p->n = 0;
 		memset(p->slot, 0, sizeof(p->slot));
 	}
+	probe_sets_destroy(t->closing, n);
 }
 
 void tracer_flush(struct tracer *t)
 {
 	t->deferring = false;
 	tracer_close_pending(t);
-}
-
-bool tracer_entry_closing(const struct tracer *t, int slot)
-{
-	return slot >= 0 && slot < RETOP_MAX_FUNCS && t->pending[TRACER_ENTRY].slot[slot];
 }
 
 /* Before probes of kind k (TRACER_KINDS: any) go into a slot: those of the

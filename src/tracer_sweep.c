@@ -145,6 +145,17 @@ int64_t tracer_slot_inflight(const struct tracer *t, int slot)
 	return __atomic_load_n(&t->skel->bss->slot_inflight[slot], __ATOMIC_RELAXED);
 }
 
+bool tracer_slot_timing_none(const struct tracer *t, int slot)
+{
+	/* The flag written before (tracer_record, tracer_entry_out) is seen
+	 * by every entry that BPF has not counted in slot_entering yet; the
+	 * ones it has are there, or already in flight (added before they
+	 * leave slot_entering). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&t->skel->bss->slot_entering[slot], __ATOMIC_ACQUIRE) <= 0 &&
+	       __atomic_load_n(&t->skel->bss->slot_inflight[slot], __ATOMIC_ACQUIRE) <= 0;
+}
+
 uint64_t tracer_inflight_room_bytes(const struct tracer *t)
 {
 	int64_t live = 0;
