@@ -1,4 +1,4 @@
-/* The estimate's gate (gated_out in bpf/retop.bpf.c), on retop's entry
+/* The estimate's gate (gated_out in bpf/entry.h), on retop's entry
  * program attached to a function of this test, called with a g of the
  * test's own (R14) as a Go function is: inside a sampled slice, a call
  * counts once in the slice's tally, and a second entry at the same depth
