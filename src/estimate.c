@@ -86,7 +86,9 @@ void ledger_view(const struct ledger *l, uint64_t counted, bool estimating, stru
 	 * them is invisible, and the variance of a few slices says nothing
 	 * of it; and while nothing was covered. */
 	double trap = e->cpu_ns > 0 ? e->trap_ns / e->cpu_ns : 0;
-	out->trap_share = trap;
+	/* A share of the CPU (the costs are timed, the time in is logged:
+	 * either may be a little off). */
+	out->trap_share = trap < 1 ? trap : 1;
 	bool bounded = trap < 0.5 && enough && e->covered_s > 0;
 	out->hi = bounded ? exact + (est + half) / (1 - trap) : INFINITY;
 }

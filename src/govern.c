@@ -55,7 +55,7 @@ void govern_func_reset(struct govern_func *gf)
 	/* Its counters start again from zero in BPF: so does the ledger, and
 	 * the demand is measured afresh.  The mode and its probes stay, and
 	 * so does its rate of late (the target's bursts did not change). */
-	gf->last_hits = gf->last_begun = 0;
+	gf->last_hits = gf->last_begun = gf->last_entries = gf->last_rets = 0;
 	memset(gf->hits_ring, 0, sizeof(gf->hits_ring));
 	memset(gf->begun_ring, 0, sizeof(gf->begun_ring));
 	gf->drained = gf->ledger.exact_base = gf->ledger.period_start = 0;
@@ -160,6 +160,24 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 	govern_marks(s, sf, gf->mode != BUDGET_ESTIMATED);
 }
 
+/* What sf's hits since the last slice cost the target, each kind at its
+ * timed cost (an emulated entry is a third of a RET; uncalibrated, each
+ * at the budget's assumed cost), for the traps' share of its CPU. */
+static double govern_traps_ns(const struct session *s, const struct session_func *sf,
+			      const struct retop_func_stats *st)
+{
+	const struct govern_func *gf = &sf->gf;
+	const double *k = s->hitcost.trap_ns;
+	double entry = k[sf->f->entry_emulated ? RETOP_HIT_ENTRY_EMULATED : RETOP_HIT_ENTRY_STEPPED];
+	double ret = k[RETOP_HIT_RET], mark = k[RETOP_HIT_ENTRY_EMULATED];
+
+	if (ret <= 0)
+		entry = ret = mark = s->gov.hit_ns;
+	return (double)(st->entries - gf->last_entries) * entry +
+	       (double)(st->rets - gf->last_rets) * ret +
+	       (double)(st->inlined - gf->last_inlined) * mark;
+}
+
 /* Calls begun in the last second: the budget is hits in any second, so a
  * burst may spend a second's worth at once, and a load that rises past it
  * is seen within a slice. */
@@ -184,6 +202,9 @@ static void govern_measure(struct session *s, struct session_func *sf, uint64_t 
 		gf->inlined_per_s *= 0.966;
 		memset(gf->inl_ring, 0, sizeof(gf->inl_ring));
 	}
+	gf->slice_trap_ns = govern_traps_ns(s, sf, st);
+	gf->last_entries = st->entries;
+	gf->last_rets = st->rets;
 	gf->last_inlined = st->inlined;
 	gf->hits_ring[i] = hits - gf->last_hits;
 	gf->begun_ring[i] = begun - gf->last_begun;
@@ -229,9 +250,15 @@ static uint64_t govern_target_cpu(struct session *s)
 	return sum;
 }
 
-/* Traps against CPU time over the slice that ended, for the functions
- * estimated with their probes in during it. */
-static void govern_trap_share(struct session *s, struct session_func **sfs, size_t n)
+/* Traps against CPU time over the slice that ended (it began at t0; 0:
+ * unknown), for the functions estimated with their probes in during it:
+ * each one's hits against the target's CPU time while its entry probe was
+ * in, not over the whole slice.  A sampled slice straddles two of the
+ * governor's, and over the whole of each the traps' share read a half
+ * or less of what it was: the slowdown they caused, and the estimate's
+ * upper end, came out too low. */
+static void govern_trap_share(struct session *s, struct session_func **sfs, size_t n,
+			      uint64_t t0, uint64_t now)
 {
 	bool any = false;
 
@@ -249,9 +276,12 @@ static void govern_trap_share(struct session *s, struct session_func **sfs, size
 		struct govern_func *gf = &sfs[j]->gf;
 		if (gf->mode != BUDGET_ESTIMATED || !gf->probes_were_in)
 			continue;
-		gf->ledger.est.trap_ns +=
-		    (double)gf->hits_ring[s->gov.slice % GOVERN_RING] * s->gov.hit_ns;
-		gf->ledger.est.cpu_ns += (double)(cpu - last);
+		double in = t0 && now > t0 ? (double)govern_covered(gf, t0, now) / (double)(now - t0)
+					   : 1;
+		if (in <= 0)
+			continue; /* the log does not reach back: this slice says nothing */
+		gf->ledger.est.trap_ns += gf->slice_trap_ns;
+		gf->ledger.est.cpu_ns += (double)(cpu - last) * in;
 	}
 }
 
@@ -478,7 +508,7 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 		b->tick_plan[n] = (struct budget_decision){.to = BUDGET_FULL, .share = 1.0};
 		n++;
 	}
-	govern_trap_share(s, b->tick_sf, n);
+	govern_trap_share(s, b->tick_sf, n, b->slice_end_ns[(b->slice - 1) % GOVERN_RING], now_ns);
 	if (b->hits_per_s > 0)
 		budget_plan(b->tick_demand, n, funcs_allowed, now_ns, b->tick_order, b->tick_plan);
 	for (size_t j = 0; j < n; j++) {

@@ -72,7 +72,8 @@ struct govern_func {
 	bool entry_only;
 	uint64_t attached_ns, mode_since_ns;
 	/* Demand: probe hits and calls begun, per slice, over the last second. */
-	uint64_t last_hits, last_begun;
+	uint64_t last_hits, last_begun, last_entries, last_rets;
+	double slice_trap_ns; /* what the last slice's hits cost, each kind at its cost */
 	uint64_t hits_ring[GOVERN_RING], begun_ring[GOVERN_RING];
 	double calls_per_s; /* calls begun in the last second (estimated: a second,
 			     * from its sampled slices) */

@@ -23,6 +23,9 @@ uint64_t govern_counted(const struct govern_func *gf, const struct retop_func_st
 void govern_drain(struct session *s, struct session_func *sf, uint64_t now);
 
 uint64_t govern_slice_of(const struct govern_func *gf, uint64_t now);
+/* ns of [t0, t1) with the entry probe in (as far as the log reaches: a
+ * slice is read within a few of its probes' comings and goings). */
+uint64_t govern_covered(const struct govern_func *gf, uint64_t t0, uint64_t t1);
 /* Slices over by now read into the ledger; partial: the one under way too,
  * up to now. */
 void govern_read_slices(struct session *s, struct session_func *sf, uint64_t now, bool partial);

@@ -104,9 +104,7 @@ static void govern_entry_out(struct govern_func *gf, uint64_t at)
 	gf->in_since = 0;
 }
 
-/* ns of [t0, t1) with the entry probe in (as far as the log reaches: a
- * slice is read within a few of its probes' comings and goings). */
-static uint64_t govern_covered(const struct govern_func *gf, uint64_t t0, uint64_t t1)
+uint64_t govern_covered(const struct govern_func *gf, uint64_t t0, uint64_t t1)
 {
 	uint64_t ns = 0;
 	unsigned n = gf->in_n < GOVERN_IN_LOG ? gf->in_n : GOVERN_IN_LOG;
