@@ -97,8 +97,9 @@ struct tracer {
 void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w);
 
 /* tracer_sweep.c: delete the in-flight calls of a slot (its function was
- * detached: entry probe first, so none is added after this), for its next
- * owner (tracer_attach). */
+ * detached: slot_closing set first, so an entry times no call, and its
+ * probes closed, so none is added after this), for its next owner
+ * (tracer_attach). */
 void tracer_purge_slot(struct tracer *t, int slot);
 
 #endif
