@@ -173,6 +173,35 @@ static void test_branch_random(void **state)
 	}
 }
 
+/* code_walk_plain() lets a walk pass an instruction by from its first
+ * bytes: wherever it does, code_walk_branch() on the whole instruction
+ * (its end from the boundary map) says no branch. */
+static void test_plain_random(void **state)
+{
+	uint8_t code[24], bits[4];
+	int plain = 0;
+
+	(void)state;
+	srand(3);
+	for (int round = 0; round < 200000; round++) {
+		for (size_t i = 0; i < sizeof(code); i++)
+			code[i] = branch_byte();
+		for (size_t i = 0; i < sizeof(bits); i++)
+			bits[i] = (uint8_t)rand();
+		size_t stop = 1 + (size_t)rand() % sizeof(code), off = (size_t)rand() % stop;
+		if (!code_walk_plain(code, bits, off, stop))
+			continue;
+		plain++;
+		int64_t target = 0;
+		bool uncond = false;
+		size_t end = code_walk_insn_end(bits, off, stop);
+		assert_int_equal(code_walk_branch(code, off, end, &target, &uncond),
+				 CODE_BRANCH_NONE);
+	}
+	/* The check ran on many instructions, not on none. */
+	assert_true(plain > 10000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +209,7 @@ int main(void)
 	    cmocka_unit_test(test_insn_end_random),
 	    cmocka_unit_test(test_branch_fixed),
 	    cmocka_unit_test(test_branch_random),
+	    cmocka_unit_test(test_plain_random),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
