@@ -53,13 +53,9 @@ enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, i
 	size_t p = off;
 
 	*uncond = false;
-	/* Most instructions, first: no prefix, at most a REX, and an opcode
-	 * that neither branches nor leaves. */
-	if (off < end) {
-		uint8_t k = code_walk_byte[code[off]];
-		if (!k || (k == WALK_REX && off + 1 < end && !(code_walk_byte[code[off + 1]] & WALK_OP)))
-			return CODE_BRANCH_NONE;
-	}
+	/* Most instructions, first. */
+	if (off < end && code_walk_plain_bytes(code, off, off + 1 < end))
+		return CODE_BRANCH_NONE;
 	while (p < end && (code_walk_byte[code[p]] & WALK_PREFIX))
 		p++;
 	if (p < end && (code[p] & 0xF0) == 0x40)

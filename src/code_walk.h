@@ -34,16 +34,23 @@ enum code_branch code_walk_branch(const uint8_t *code, size_t off, size_t end, i
 enum { WALK_PREFIX = 1, WALK_REX = 2, WALK_OP = 4 };
 extern const uint8_t code_walk_byte[256];
 
+/* No branch, from the first bytes of the instruction at off (second: it
+ * has a byte after the first): no prefix, at most a REX, and an opcode
+ * that neither branches nor leaves.  Most instructions. */
+static inline bool code_walk_plain_bytes(const uint8_t *code, size_t off, bool second)
+{
+	uint8_t k = code_walk_byte[code[off]];
+
+	return !k || (k == WALK_REX && second && !(code_walk_byte[code[off + 1]] & WALK_OP));
+}
+
 /* Whether code_walk_branch() says CODE_BRANCH_NONE of the instruction
  * starting at off (below stop) from its first bytes, without its end:
  * most instructions, which a walk for branches can pass by. */
 static inline bool code_walk_plain(const uint8_t *code, const uint8_t *bits, size_t off,
 				   size_t stop)
 {
-	uint8_t k = code_walk_byte[code[off]];
-
-	return !k || (k == WALK_REX && off + 1 < stop && !code_walk_starts(bits, off + 1) &&
-		      !(code_walk_byte[code[off + 1]] & WALK_OP));
+	return code_walk_plain_bytes(code, off, off + 1 < stop && !code_walk_starts(bits, off + 1));
 }
 
 /* RET, int3 or ud2 at code[off..end): nothing runs after it in line. */
