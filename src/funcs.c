@@ -142,13 +142,9 @@ struct name_key {
 static int name_key_cmp(const void *a, const void *b)
 {
 	const struct name_key *x = a, *y = b;
-	int c = strcmp((const char *)x->s, (const char *)y->s);
+	int c = funcs_name_cmp(&x->f, &y->f);
 
-	if (c)
-		return c;
-	if (x->f->entry != y->f->entry)
-		return x->f->entry < y->f->entry ? -1 : 1;
-	return x->f < y->f ? -1 : x->f > y->f;
+	return c ? c : (x->f < y->f ? -1 : x->f > y->f);
 }
 
 /* k[0..n), whose names agree up to depth, in name_key_cmp's order. */
