@@ -167,15 +167,12 @@ static double govern_traps_ns(const struct session *s, const struct session_func
 			      const struct retop_func_stats *st)
 {
 	const struct govern_func *gf = &sf->gf;
-	const double *k = s->hitcost.trap_ns;
-	double entry = k[sf->f->entry_emulated ? RETOP_HIT_ENTRY_EMULATED : RETOP_HIT_ENTRY_STEPPED];
-	double ret = k[RETOP_HIT_RET], mark = k[RETOP_HIT_ENTRY_EMULATED];
+	uint64_t entries = st->entries - gf->last_entries, rets = st->rets - gf->last_rets;
+	uint64_t marks = st->inlined - gf->last_inlined;
 
-	if (ret <= 0)
-		entry = ret = mark = s->gov.hit_ns;
-	return (double)(st->entries - gf->last_entries) * entry +
-	       (double)(st->rets - gf->last_rets) * ret +
-	       (double)(st->inlined - gf->last_inlined) * mark;
+	if (s->hitcost.trap_ns[RETOP_HIT_RET] <= 0)
+		return (double)(entries + rets + marks) * s->gov.hit_ns;
+	return hitcost_traps_ns(&s->hitcost, sf->f->entry_emulated, entries, rets, marks);
 }
 
 /* Calls begun in the last second: the budget is hits in any second, so a

@@ -302,3 +302,13 @@ void hitcost_close(struct hitcost *b)
 	probe_sets_destroy(b->cal_ps, HITCOST_PROBES);
 	b->cal_tracer = NULL;
 }
+
+double hitcost_traps_ns(const struct hitcost *b, bool entry_emulated, uint64_t entries,
+			uint64_t rets, uint64_t marks)
+{
+	const double *k = b->trap_ns;
+
+	return (double)entries *
+		   k[entry_emulated ? RETOP_HIT_ENTRY_EMULATED : RETOP_HIT_ENTRY_STEPPED] +
+	       (double)rets * k[RETOP_HIT_RET] + (double)marks * k[RETOP_HIT_ENTRY_EMULATED];
+}

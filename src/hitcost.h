@@ -5,6 +5,7 @@
 #ifndef RETOP_HITCOST_H
 #define RETOP_HITCOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +53,10 @@ int hitcost_calibrate(struct hitcost *b, struct tracer *t, char *err);
  * the machine.  Stops timing (and says so) on failure. */
 void hitcost_more(struct hitcost *b);
 void hitcost_close(struct hitcost *b);
+/* What a function's hits cost the kernel, each kind at its timed cost
+ * (0 for a kind not timed): entries (emulated or single-stepped), RETs,
+ * and inline marks, priced as emulated entries. */
+double hitcost_traps_ns(const struct hitcost *b, bool entry_emulated, uint64_t entries,
+			uint64_t rets, uint64_t marks);
 
 #endif

@@ -28,9 +28,9 @@ static void session_fill_cost(struct session *s, struct session_func *sf, double
 	if (sf->slot >= 0 && sf->have_prev && c->prog_ns >= p->prog_ns &&
 	    c->entries >= p->entries && c->rets >= p->rets && c->inlined >= p->inlined) {
 		double d = (double)(c->prog_ns - p->prog_ns) +
-			   (double)(c->entries - p->entries) * k[entry] +
-			   (double)(c->rets - p->rets) * k[RETOP_HIT_RET] +
-			   (double)(c->inlined - p->inlined) * k[RETOP_HIT_ENTRY_EMULATED];
+			   hitcost_traps_ns(&s->hitcost, sf->f->entry_emulated,
+					    c->entries - p->entries, c->rets - p->rets,
+					    c->inlined - p->inlined);
 		sf->cost_ns += d;
 		out->cost_per_s = interval > 0 ? d / interval : 0;
 		s->snap.cost_per_s += out->cost_per_s;
