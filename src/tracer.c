@@ -253,9 +253,7 @@ void tracer_close(struct tracer *t)
 		munmap(t->split, t->split_len);
 	callers_table_free(&t->callers);
 	retop__destroy(t->skel);
-	for (size_t k = 0; k < TRACER_KINDS; k++)
-		free(t->pending[k].sets);
-	free(t->closing);
+	free(t->pending.sets);
 	free(t->sweep_keys);
 	free(t->sweep_vals);
 	free(t);

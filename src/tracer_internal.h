@@ -48,11 +48,12 @@ struct tracer_watch {
 };
 
 /* Probe sets taken out while the tracer defers their closing
- * (tracer_defer), per kind, with the slots they belonged to. */
+ * (tracer_defer), every kind in one list closed as one batch, and the
+ * slots they belonged to, per kind. */
 struct tracer_pending {
 	struct probe_set **sets;
 	size_t n, cap;
-	bool slot[RETOP_MAX_FUNCS];
+	bool slot[TRACER_KINDS][RETOP_MAX_FUNCS];
 };
 
 struct tracer {
@@ -86,9 +87,7 @@ struct tracer {
 	bool claim_warned;
 	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
 	bool deferring;
-	struct tracer_pending pending[TRACER_KINDS];
-	struct probe_set **closing; /* the pending sets as one batch */
-	size_t closing_cap;
+	struct tracer_pending pending;
 };
 
 /* Remove the probes of kind k of every slot in every binary, and the

@@ -15,7 +15,7 @@
  * cannot be kept (then it is closed at once). */
 static int tracer_pend(struct tracer *t, struct probe_set *set, int slot, enum tracer_kind k)
 {
-	struct tracer_pending *p = &t->pending[k];
+	struct tracer_pending *p = &t->pending;
 
 	if (p->n == p->cap) {
 		size_t cap = p->cap ? 2 * p->cap : 64;
@@ -27,7 +27,7 @@ static int tracer_pend(struct tracer *t, struct probe_set *set, int slot, enum t
 	}
 	p->sets[p->n++] = set;
 	if (slot >= 0)
-		p->slot[slot] = true;
+		p->slot[k][slot] = true;
 	return 0;
 }
 
@@ -58,34 +58,16 @@ void tracer_defer(struct tracer *t)
 
 /* Close what was kept, every kind in one batch: its grace periods are
  * shared, and a RET probe stops trapping as soon as its entry's does (an
- * entry being removed times no call: BPF's slot_closing).  Kind by kind,
- * entries first, if the batch cannot be put together. */
+ * entry being removed times no call: BPF's slot_closing). */
 static void tracer_close_pending(struct tracer *t)
 {
-	size_t total = 0, n = 0;
+	struct tracer_pending *p = &t->pending;
 
-	for (int k = 0; k < TRACER_KINDS; k++)
-		total += t->pending[k].n;
-	if (!total)
+	if (!p->n)
 		return;
-	if (total > t->closing_cap) {
-		struct probe_set **all = realloc(t->closing, total * sizeof(*all));
-		if (all) {
-			t->closing = all;
-			t->closing_cap = total;
-		}
-	}
-	for (int k = 0; k < TRACER_KINDS; k++) {
-		struct tracer_pending *p = &t->pending[k];
-		if (total > t->closing_cap)
-			probe_sets_destroy(p->sets, p->n);
-		else
-			for (size_t i = 0; i < p->n; i++)
-				t->closing[n++] = p->sets[i];
-		p->n = 0;
-		memset(p->slot, 0, sizeof(p->slot));
-	}
-	probe_sets_destroy(t->closing, n);
+	probe_sets_destroy(p->sets, p->n);
+	p->n = 0;
+	memset(p->slot, 0, sizeof(p->slot));
 }
 
 void tracer_flush(struct tracer *t)
@@ -101,7 +83,7 @@ static void tracer_settle(struct tracer *t, int slot, enum tracer_kind k)
 	bool closing = false;
 
 	for (int i = 0; i < TRACER_KINDS; i++)
-		closing |= (k == TRACER_KINDS || (int)k == i) && t->pending[i].slot[slot];
+		closing |= (k == TRACER_KINDS || (int)k == i) && t->pending.slot[i][slot];
 	if (closing)
 		tracer_close_pending(t);
 }
