@@ -35,7 +35,8 @@ bool procs_alive(int pid);
 /* The number of a "name:\tvalue" line of a /proc file (status, fdinfo),
  * read in one go with no stdio; 0: not there. */
 uint64_t procs_field(const char *path, const char *name);
-/* CPU time of every thread of pid so far, in ns (schedstat): 0 when gone. */
+/* CPU time of every thread of pid so far, exited ones too, in ns (its
+ * process CPU clock): 0 when gone. */
 uint64_t procs_cpu_ns(int pid);
 /* "/proc/PID/exe" into buf after checking the process exists and is
  * readable; one clear message in err otherwise. */
