@@ -200,6 +200,11 @@ static void govern_measure(struct session *s, struct session_func *sf, uint64_t 
 		memset(gf->inl_ring, 0, sizeof(gf->inl_ring));
 	}
 	gf->slice_trap_ns = govern_traps_ns(s, sf, st);
+	bool still = st->entries == gf->last_entries && st->rets == gf->last_rets &&
+		     st->inlined == gf->last_inlined && begun == gf->last_begun;
+	gf->still_slices = !still			    ? 0
+			   : gf->still_slices < GOVERN_RING ? gf->still_slices + 1
+							    : GOVERN_RING;
 	gf->last_entries = st->entries;
 	gf->last_rets = st->rets;
 	gf->last_inlined = st->inlined;
@@ -254,8 +259,8 @@ static uint64_t govern_target_cpu(struct session *s)
  * governor's, and over the whole of each the traps' share read a half
  * or less of what it was: the slowdown they caused, and the estimate's
  * upper end, came out too low. */
-static void govern_trap_share(struct session *s, struct session_func **sfs, size_t n,
-			      uint64_t t0, uint64_t now)
+static void govern_trap_share(struct session *s, struct session_func **sfs, size_t n, uint64_t t0,
+			      uint64_t now)
 {
 	bool any = false;
 
@@ -273,8 +278,8 @@ static void govern_trap_share(struct session *s, struct session_func **sfs, size
 		struct govern_func *gf = &sfs[j]->gf;
 		if (gf->mode != BUDGET_ESTIMATED || !gf->probes_were_in)
 			continue;
-		double in = t0 && now > t0 ? (double)govern_covered(gf, t0, now) / (double)(now - t0)
-					   : 1;
+		double in =
+		    t0 && now > t0 ? (double)govern_covered(gf, t0, now) / (double)(now - t0) : 1;
 		if (in <= 0)
 			continue; /* the log does not reach back: this slice says nothing */
 		gf->ledger.est.trap_ns += gf->slice_trap_ns;
@@ -394,7 +399,10 @@ static int govern_tick_buffers(struct govern *b, size_t cap)
 	size_t *order = realloc(b->tick_order, cap * sizeof(*order));
 	if (order)
 		b->tick_order = order;
-	if (!st || !d || !plan || !sfs || !order)
+	size_t *look = realloc(b->look, cap * sizeof(*look));
+	if (look)
+		b->look = look;
+	if (!st || !d || !plan || !sfs || !order || !look)
 		return -ENOMEM;
 	b->tick_cap = cap;
 	return 0;
@@ -439,6 +447,24 @@ double govern_allowed_hits(const struct govern *b)
 	return budget_allowed_hits(b->hits_per_s, b->pct, b->hit_ns);
 }
 
+/* In full with every probe in, and nothing called since its rings began
+ * (none of its counters moved for GOVERN_RING slices, no rate of late):
+ * its demand is none and its plan full whatever the others', so a slice
+ * leaves it as it is.  Most of a thousand functions traced at once. */
+static bool govern_at_rest(const struct session *s, const struct session_func *sf,
+			   const struct retop_func_stats *st)
+{
+	const struct govern_func *gf = &sf->gf;
+
+	return gf->still_slices >= GOVERN_RING && gf->mode == BUDGET_FULL && !gf->marks_only &&
+	       !gf->drain_until_ns && gf->peak_per_s == 0 && gf->inlined_per_s == 0 &&
+	       st->entries == gf->last_entries && st->rets == gf->last_rets &&
+	       st->inlined == gf->last_inlined && st->begun == gf->last_begun &&
+	       tracer_entry_is_in(s->tracer, sf->slot) &&
+	       (gf->entry_only || tracer_rets_are_in(s->tracer, sf->slot)) &&
+	       (!sf->inl_counted || gf->marks_failed || tracer_marks_are_in(s->tracer, sf->slot));
+}
+
 /* Between slices: the estimated functions' probes in or out on their
  * slices' clocks, and the RETs of calls that drain out once they
  * returned.  Neither the rings nor the plan move: a slice stays a tenth
@@ -446,8 +472,8 @@ double govern_allowed_hits(const struct govern *b)
 static uint64_t govern_look(struct session *s, uint64_t now_ns)
 {
 	s->gov.next_ns = s->gov.slice_due_ns;
-	for (size_t i = 0; i < s->nfuncs; i++) {
-		struct session_func *sf = &s->funcs[i];
+	for (size_t k = 0; k < s->gov.nlook; k++) {
+		struct session_func *sf = &s->funcs[s->gov.look[k]];
 		struct govern_func *gf = &sf->gf;
 		if (sf->slot < 0 || gf->marks_only)
 			continue;
@@ -495,9 +521,15 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 	double allowed = govern_allowed_hits(b), funcs_allowed = allowed;
 	for (size_t i = 0; i < GOVERN_RING; i++)
 		funcs_allowed -= (double)b->watch_ring[i] / b->ring_s;
+	/* A function at rest adds no cost and takes full: with a budget left
+	 * to share, the plan of the others is the same without it.  (With
+	 * none, the plan puts even those out of full.) */
+	bool skip_rest = b->hits_per_s <= 0 || funcs_allowed >= 0;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
 		if (sf->slot < 0 || tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)
+			continue;
+		if (skip_rest && govern_at_rest(s, sf, &st[i]))
 			continue;
 		govern_measure(s, sf, now_ns, &st[i]);
 		b->tick_sf[n] = sf;
@@ -514,6 +546,12 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 			sf->gf.share = b->tick_plan[j].share;
 		govern_apply(s, sf, b->hits_per_s > 0 ? b->tick_plan[j].to : BUDGET_FULL, now_ns);
 		sf->gf.probes_were_in = tracer_entry_is_in(s->tracer, sf->slot);
+	}
+	b->nlook = 0;
+	for (size_t j = 0; j < n; j++) {
+		const struct govern_func *gf = &b->tick_sf[j]->gf;
+		if (gf->mode == BUDGET_ESTIMATED || gf->drain_until_ns)
+			b->look[b->nlook++] = (size_t)(b->tick_sf[j] - s->funcs);
 	}
 	govern_watchers(s, allowed, now_ns);
 	govern_go_quiet(s, b->tick_sf, n, allowed, now_ns);
@@ -541,6 +579,9 @@ void govern_close(struct govern *b)
 	free(b->tick_plan);
 	free(b->tick_sf);
 	free(b->tick_order);
+	free(b->look);
+	b->look = NULL;
+	b->nlook = 0;
 	b->tick_st = NULL;
 	b->tick_demand = NULL;
 	b->tick_plan = NULL;

@@ -63,6 +63,11 @@ struct govern {
 	struct session_func **tick_sf;
 	size_t *tick_order;
 	size_t tick_cap;
+	/* The functions a look between slices visits (s->funcs indices):
+	 * those estimated or draining as the last slice ended.  A thousand
+	 * traced, most in full, cost a look nothing. */
+	size_t *look;
+	size_t nlook;
 };
 
 /* Per traced function. */
@@ -73,6 +78,9 @@ struct govern_func {
 	uint64_t attached_ns, mode_since_ns;
 	/* Demand: probe hits and calls begun, per slice, over the last second. */
 	uint64_t last_hits, last_begun, last_entries, last_rets;
+	/* Slices in a row in which none of its counters moved: from
+	 * GOVERN_RING on, its rings hold nothing (govern_at_rest). */
+	unsigned still_slices;
 	double slice_trap_ns; /* what the last slice's hits cost, each kind at its cost */
 	uint64_t hits_ring[GOVERN_RING], begun_ring[GOVERN_RING];
 	double calls_per_s; /* calls begun in the last second (estimated: a second,
