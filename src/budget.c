@@ -131,3 +131,28 @@ void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64
 	}
 	budget_shares(d, n, order, n - nfull, left, out);
 }
+
+unsigned budget_run_slices(double share)
+{
+	double len = ceil(share * BUDGET_RUN_EVERY_S * 1e9 / BUDGET_SLICE_NS);
+
+	return !(len > 1) ? 1 : len < BUDGET_RUN_MAX ? (unsigned)len : BUDGET_RUN_MAX;
+}
+
+bool budget_run_step(double share, unsigned *run_left, double u)
+{
+	if (*run_left > 0) {
+		(*run_left)--;
+		return true;
+	}
+	if (!(share > 0))
+		return false;
+	/* Out, a run starts with chance q each slice: out for (1-q)/q slices
+	 * on average, then len in; len / (len + (1-q)/q) = share. */
+	unsigned len = budget_run_slices(share);
+	double q = share >= 1 ? 1 : share / ((double)len * (1 - share) + share);
+	if (u >= q)
+		return false;
+	*run_left = len - 1;
+	return true;
+}

@@ -37,6 +37,14 @@
 /* The least share of time an estimated function is sampled. */
 #define BUDGET_MIN_SHARE 0.002
 
+/* The timing mode's timed slices come in runs.  A run costs retop a probe
+ * link made and closed, some 100-250 us of its CPU on a 2-core VM whatever
+ * the sites it holds (a site adds some 2 us): a function's runs start
+ * about once every BUDGET_RUN_EVERY_S at most, and are longer the larger
+ * its share, up to a second (the budget is hits in any second). */
+#define BUDGET_RUN_EVERY_S 5.0
+#define BUDGET_RUN_MAX 10
+
 enum budget_mode { BUDGET_FULL, BUDGET_TIMING, BUDGET_ESTIMATED };
 
 /* One traced function's demand, as the governor measured it. */
@@ -63,6 +71,13 @@ struct budget_decision {
  * hits of --budget N/s (0: no budget at all, returns 0), lowered by
  * --budget PCT% (of one CPU; 0: no CPU cap) at hit_ns a hit. */
 double budget_allowed_hits(double hits_per_s, double pct, double hit_ns);
+
+/* The timing mode's run, in slices, for a share of slices timed. */
+unsigned budget_run_slices(double share);
+/* One slice of the timing mode: timed or not.  *run_left carries the
+ * slices left in the run under way (0: none) from slice to slice; u is a
+ * uniform random number in [0, 1). */
+bool budget_run_step(double share, unsigned *run_left, double u);
 
 /* Share allowed hits a second among n functions (out[i] for d[i]); order
  * is room for n indices. */

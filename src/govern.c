@@ -127,6 +127,7 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 						: "estimated");
 		gf->mode = to;
 		gf->mode_since_ns = now;
+		gf->timing_left = 0;
 		gf->ever_shed |= to != BUDGET_FULL;
 	}
 	switch (gf->mode) {
@@ -139,12 +140,14 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 		gf->drain_until_ns = 0;
 		break;
 	case BUDGET_TIMING: {
-		/* This slice times calls or not, at random. */
-		bool timing = govern_rand(&s->gov) < gf->share;
+		/* This slice times calls or not, at random, in runs
+		 * (budget_run_step): a run's RET probes move once. */
+		bool timing = budget_run_step(gf->share, &gf->timing_left, govern_rand(&s->gov));
 		if (timing && !tracer_rets_are_in(s->tracer, sf->slot) &&
 		    session_probes_in(s, sf, false, true, err) != 0) {
 			log_warn("budget", "%s", err);
 			timing = false;
+			gf->timing_left = 0;
 		}
 		tracer_record(s->tracer, sf->slot, timing);
 		if (timing)

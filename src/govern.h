@@ -93,8 +93,9 @@ struct govern_func {
 	 * burst before the next slice sees it. */
 	double peak_per_s;
 	uint64_t peak_ns;
-	double share;	   /* planned share of time with its probes in */
-	double slice_cost; /* estimated: hits of a sampled slice over its calls' */
+	double share;	      /* planned share of time with its probes in */
+	double slice_cost;    /* estimated: hits of a sampled slice over its calls' */
+	unsigned timing_left; /* timing: slices left in the run of timed ones */
 	/* The RET probes stay until then while timed calls drain. */
 	uint64_t drain_until_ns;
 	uint64_t drained;     /* timed calls left in flight at the deadline: untimed */

@@ -218,6 +218,56 @@ static void test_allowed(void **state)
 	assert_true(budget_allowed_hits(10000, 50, 100) == 10000);
 }
 
+/* The timing mode's runs, slice by slice over a simulated hour and more
+ * (xorshift, fixed seed): the share of slices timed is the share planned,
+ * runs are budget_run_slices long, and they start no more than once every
+ * BUDGET_RUN_EVERY_S where a run under a second does it. */
+static void test_timing_runs(void **state)
+{
+	(void)state;
+	const double shares[] = {0.002, 0.01, 0.025, 0.05, 0.118, 0.2, 0.5, 0.9, 0.99};
+	const size_t slices = 4000000; /* 111 hours of 100 ms slices */
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+
+	for (size_t k = 0; k < sizeof(shares) / sizeof(shares[0]); k++) {
+		double share = shares[k];
+		unsigned left = 0, len = budget_run_slices(share), run = 0;
+		size_t timed = 0, starts = 0;
+		for (size_t i = 0; i < slices; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			bool was_in = run > 0;
+			bool on =
+			    budget_run_step(share, &left, (double)(x >> 11) / 9007199254740992.0);
+			if (on && !was_in)
+				starts++;
+			run = on ? run + 1 : 0;
+			/* A run that ended may start again at once: its length
+			 * is counted modulo len. */
+			assert_true(left < len);
+			timed += on;
+		}
+		double got = (double)timed / (double)slices;
+		assert_true(fabs(got - share) < 0.03 * share + 1e-4);
+		double per_s = (double)starts / ((double)slices * BUDGET_SLICE_NS / 1e9);
+		if (len < BUDGET_RUN_MAX)
+			assert_true(per_s <= 1.02 / BUDGET_RUN_EVERY_S);
+		/* A run in full costs the whole second it lasts, no more. */
+		assert_true(len <= BUDGET_RUN_MAX && len * BUDGET_SLICE_NS <= 1000000000ull);
+	}
+	assert_int_equal(budget_run_slices(0), 1);
+	assert_int_equal(budget_run_slices(NAN), 1);
+	assert_int_equal(budget_run_slices(0.02), 1);
+	assert_int_equal(budget_run_slices(0.025), 2);
+	assert_int_equal(budget_run_slices(0.118), 6);
+	assert_int_equal(budget_run_slices(0.5), BUDGET_RUN_MAX);
+	/* No share, never timed; every slice timed at a share of 1. */
+	unsigned left = 0;
+	assert_false(budget_run_step(0, &left, 0));
+	assert_true(budget_run_step(1, &left, 0.999));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -230,6 +280,7 @@ int main(void)
 	    cmocka_unit_test(test_held_function_does_not_stop_the_filling),
 	    cmocka_unit_test(test_ties_are_stable),
 	    cmocka_unit_test(test_allowed),
+	    cmocka_unit_test(test_timing_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
