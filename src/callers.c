@@ -71,8 +71,11 @@ static void callers_row_fill(struct callers_row *r, const struct callers_acc *a)
 	r->sum_ns = a->s.sum_ns;
 	r->errors = a->s.errors;
 	r->mean_ns = a->s.calls ? a->s.sum_ns / a->s.calls : 0;
-	r->p50_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.50, 0, 0);
-	r->p99_ns = stats_percentile(a->s.hist, RETOP_HIST_BUCKETS, 0.99, 0, 0);
+	uint64_t p[2];
+
+	stats_p50_p99(a->s.hist, RETOP_HIST_BUCKETS, 0, 0, p);
+	r->p50_ns = p[0];
+	r->p99_ns = p[1];
 }
 
 /* The busiest CALLERS_MAX rows, then everything else folded into "other". */
@@ -97,13 +100,40 @@ static void callers_fold(struct callers_acc *acc, size_t n, struct callers_view 
 		callers_row_fill(&out->rows[out->n++], other);
 }
 
+/* A counting sort: each slot's entries in the order read.  BPF masks
+ * func_id into a slot; one out of range is no slot's. */
+int callers_table_index(struct callers_table *t)
+{
+	size_t *by = realloc(t->by_slot, (t->cap ? t->cap : 1) * sizeof(*by));
+
+	if (!by) {
+		t->n = 0;
+		return -ENOMEM;
+	}
+	t->by_slot = by;
+	memset(t->slot_start, 0, sizeof(t->slot_start));
+	for (size_t i = 0; i < t->n; i++)
+		if (t->keys[i].func_id < RETOP_MAX_FUNCS)
+			t->slot_start[t->keys[i].func_id + 1]++;
+	for (size_t k = 0; k < RETOP_MAX_FUNCS; k++)
+		t->slot_start[k + 1] += t->slot_start[k];
+	size_t next[RETOP_MAX_FUNCS];
+	memcpy(next, t->slot_start, sizeof(next));
+	for (size_t i = 0; i < t->n; i++)
+		if (t->keys[i].func_id < RETOP_MAX_FUNCS)
+			by[next[t->keys[i].func_id]++] = i;
+	return 0;
+}
+
 int callers_table_read(int map_fd, struct callers_table *t)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	__u32 token = 0;
 	bool first = true, grow = false;
 
+	/* Nothing, until the read is whole and indexed. */
 	t->n = 0;
+	memset(t->slot_start, 0, sizeof(t->slot_start));
 	for (;;) {
 		if (grow || t->cap - t->n < 16) {
 			size_t cap = t->cap ? 2 * t->cap : 64;
@@ -121,13 +151,13 @@ int callers_table_read(int map_fd, struct callers_table *t)
 			grow = false;
 		}
 		__u32 count = (__u32)(t->cap - t->n);
-		int ret = bpf_map_lookup_batch(map_fd, first ? NULL : &token, &token, t->keys + t->n,
-					       t->vals + t->n, &count, &opts);
+		int ret = bpf_map_lookup_batch(map_fd, first ? NULL : &token, &token,
+					       t->keys + t->n, t->vals + t->n, &count, &opts);
 		int e = ret ? errno : 0;
 		first = false;
 		t->n += count;
 		if (e == ENOENT)
-			return 0;
+			return callers_table_index(t);
 		if (e == ENOSPC && count == 0) {
 			grow = true; /* one bucket holds more than fits: grow, retry */
 			continue;
@@ -144,6 +174,7 @@ void callers_table_free(struct callers_table *t)
 	free(t->keys);
 	free(t->vals);
 	free(t->acc);
+	free(t->by_slot);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -155,12 +186,16 @@ int callers_view_of(struct callers_table *t, uint32_t slot, uint32_t gen,
 	memset(out, 0, sizeof(*out));
 	if (!t->acc && !(t->acc = malloc(CALLERS_ACC_MAX * sizeof(*t->acc))))
 		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
+	if (slot >= RETOP_MAX_FUNCS || !t->by_slot)
+		return 0;
+	for (size_t k = t->slot_start[slot]; k < t->slot_start[slot + 1]; k++) {
+		size_t i = t->by_slot[k];
 		const struct retop_caller_key *key = &t->keys[i];
 		if (key->func_id != slot || key->gen != gen || !t->vals[i].calls)
 			continue;
-		callers_add(&callers_find(t->acc, &n, callers_name(im, key->image, key->ret_addr))->s,
-			    &t->vals[i]);
+		callers_add(
+		    &callers_find(t->acc, &n, callers_name(im, key->image, key->ret_addr))->s,
+		    &t->vals[i]);
 	}
 	callers_fold(t->acc, n, out);
 	return 0;

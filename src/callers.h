@@ -31,11 +31,20 @@ struct callers_table {
 	struct retop_caller_stats *vals;
 	size_t n, cap;
 	struct callers_acc *acc; /* callers_view_of()'s room to fold in */
+	/* The entries by slot, in the order read: slot k's are
+	 * by_slot[slot_start[k]] up to slot_start[k + 1] (a thousand
+	 * functions each looking through every entry was a million steps a
+	 * refresh). */
+	size_t *by_slot;
+	size_t slot_start[RETOP_MAX_FUNCS + 1];
 };
 
 /* Read the whole caller map into t (its buffers kept for the next read).
  * 0, or a negative errno (t then holds nothing). */
 int callers_table_read(int map_fd, struct callers_table *t);
+/* Index t's n entries by slot (callers_table_read does it).  0, or -ENOMEM
+ * (t then holds nothing). */
+int callers_table_index(struct callers_table *t);
 void callers_table_free(struct callers_table *t);
 /* Fold the entries of slot (attach generation gen) per calling function,
  * named by the index of the binary each return address came from.  0, or

@@ -101,8 +101,11 @@ static void session_durations(const __u64 *hist, uint64_t calls, uint64_t sum_ns
 {
 	d->calls = calls;
 	d->mean_ns = calls ? sum_ns / calls : 0;
-	d->p50_ns = stats_percentile(hist, RETOP_HIST_BUCKETS, 0.50, 0, 0);
-	d->p99_ns = stats_percentile(hist, RETOP_HIST_BUCKETS, 0.99, 0, 0);
+	uint64_t p[2];
+
+	stats_p50_p99(hist, RETOP_HIST_BUCKETS, 0, 0, p);
+	d->p50_ns = p[0];
+	d->p99_ns = p[1];
 }
 
 /* The failing calls' durations as read, and the others': every timed
@@ -202,7 +205,8 @@ void session_fill_errors(struct session *s, struct session_func *sf, double inte
 	out->errors_per_s =
 	    interval > 0 && sf->have_prev ? (double)out->errors_delta / interval : 0;
 	sf->errors_shown = out->errors;
-	out->error_share = sf->cur.st.calls ? (double)sf->cur.st.errors / (double)sf->cur.st.calls : 0;
+	out->error_share =
+	    sf->cur.st.calls ? (double)sf->cur.st.errors / (double)sf->cur.st.calls : 0;
 	out->error_share_interval = share_interval;
 	session_error_durations(s, sf, out);
 	session_error_types(s, sf, out);

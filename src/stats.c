@@ -97,10 +97,18 @@ static uint64_t percentile_diff(const __u64 *cur, const __u64 *prev, uint32_t n,
 	return v;
 }
 
+static const double p50_p99[2] = {0.50, 0.99};
+
 uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64_t min_ns,
 			  uint64_t max_ns)
 {
 	return percentile_diff(hist, NULL, nbuckets, q, min_ns, max_ns);
+}
+
+void stats_p50_p99(const __u64 *hist, uint32_t nbuckets, uint64_t min_ns, uint64_t max_ns,
+		   uint64_t out[2])
+{
+	percentiles_diff(hist, NULL, nbuckets, p50_p99, 2, min_ns, max_ns, out);
 }
 
 /* A counter below its previous value means the map was reset (or the
@@ -127,7 +135,6 @@ static bool counters_went_back(const struct stats_read *cur, const struct stats_
 /* Interval figures.  The all-time min/max bound the interval only when they
  * moved during it: a new max is the interval's largest call, a new min its
  * smallest.  Otherwise the interval is left unclamped. */
-static const double p50_p99[2] = {0.50, 0.99};
 
 static void compute_interval(const struct stats_read *cur, const struct stats_read *prev,
 			     struct stats_view *out)

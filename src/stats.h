@@ -26,6 +26,9 @@ uint64_t stats_bucket_value(uint32_t b);
  * long on x86-64), so that array is passed without a cast. */
 uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64_t min_ns,
 			  uint64_t max_ns);
+/* Its p50 and p99 alike, in one walk of the histogram (out[0], out[1]). */
+void stats_p50_p99(const __u64 *hist, uint32_t nbuckets, uint64_t min_ns, uint64_t max_ns,
+		   uint64_t out[2]);
 
 /* What the UI and the batch printer show for one function over an interval
  * and since tracing began. */

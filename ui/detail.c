@@ -320,8 +320,9 @@ static void detail_histogram(struct detail *d, struct detail_page *pg)
 		return;
 	}
 	uint32_t nb = last - first + 1, per = (nb + DETAIL_HIST_ROWS - 1) / DETAIL_HIST_ROWS;
-	uint64_t top = 0, p50 = stats_percentile(d->hist, RETOP_HIST_BUCKETS, 0.5, d->hmin, d->hmax);
-	uint64_t p99 = stats_percentile(d->hist, RETOP_HIST_BUCKETS, 0.99, d->hmin, d->hmax);
+	uint64_t top = 0, p[2];
+	stats_p50_p99(d->hist, RETOP_HIST_BUCKETS, d->hmin, d->hmax, p);
+	uint64_t p50 = p[0], p99 = p[1];
 	for (uint32_t b = first; b <= last; b += per) {
 		uint64_t sum = 0;
 		for (uint32_t k = b; k < b + per && k <= last; k++)
