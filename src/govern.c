@@ -56,6 +56,7 @@ void govern_func_reset(struct govern_func *gf)
 	 * the demand is measured afresh.  The mode and its probes stay, and
 	 * so does its rate of late (the target's bursts did not change). */
 	gf->last_hits = gf->last_begun = gf->last_entries = gf->last_rets = 0;
+	gf->at_rest = false;
 	memset(gf->hits_ring, 0, sizeof(gf->hits_ring));
 	memset(gf->begun_ring, 0, sizeof(gf->begun_ring));
 	gf->drained = gf->ledger.exact_base = gf->ledger.period_start = 0;
@@ -452,17 +453,15 @@ double govern_allowed_hits(const struct govern *b)
 
 /* In full with every probe in, and nothing called since its rings began
  * (none of its counters moved for GOVERN_RING slices, no rate of late):
- * its demand is none and its plan full whatever the others', so a slice
- * leaves it as it is.  Most of a thousand functions traced at once. */
-static bool govern_at_rest(const struct session *s, const struct session_func *sf,
-			   const struct retop_func_stats *st)
+ * while its counters stay, its demand is none and its plan full whatever
+ * the others', so a slice passes it by.  Most of a thousand functions
+ * traced at once. */
+static bool govern_at_rest(const struct session *s, const struct session_func *sf)
 {
 	const struct govern_func *gf = &sf->gf;
 
 	return gf->still_slices >= GOVERN_RING && gf->mode == BUDGET_FULL && !gf->marks_only &&
 	       !gf->drain_until_ns && gf->peak_per_s == 0 && gf->inlined_per_s == 0 &&
-	       st->entries == gf->last_entries && st->rets == gf->last_rets &&
-	       st->inlined == gf->last_inlined && st->begun == gf->last_begun &&
 	       tracer_entry_is_in(s->tracer, sf->slot) &&
 	       (gf->entry_only || tracer_rets_are_in(s->tracer, sf->slot)) &&
 	       (!sf->inl_counted || gf->marks_failed || tracer_marks_are_in(s->tracer, sf->slot));
@@ -530,9 +529,15 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 	bool skip_rest = b->hits_per_s <= 0 || funcs_allowed >= 0;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
-		if (sf->slot < 0 || tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)
+		struct govern_func *gf = &sf->gf;
+		if (sf->slot < 0)
 			continue;
-		if (skip_rest && govern_at_rest(s, sf, &st[i]))
+		if (skip_rest && gf->at_rest &&
+		    tracer_hits_still(s->tracer, sf->slot, gf->last_begun, gf->last_entries,
+				      gf->last_rets, gf->last_inlined))
+			continue;
+		gf->at_rest = false;
+		if (tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)
 			continue;
 		govern_measure(s, sf, now_ns, &st[i]);
 		b->tick_sf[n] = sf;
@@ -549,6 +554,7 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 			sf->gf.share = b->tick_plan[j].share;
 		govern_apply(s, sf, b->hits_per_s > 0 ? b->tick_plan[j].to : BUDGET_FULL, now_ns);
 		sf->gf.probes_were_in = tracer_entry_is_in(s->tracer, sf->slot);
+		sf->gf.at_rest = govern_at_rest(s, sf);
 	}
 	b->nlook = 0;
 	for (size_t j = 0; j < n; j++) {

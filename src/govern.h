@@ -81,6 +81,9 @@ struct govern_func {
 	/* Slices in a row in which none of its counters moved: from
 	 * GOVERN_RING on, its rings hold nothing (govern_at_rest). */
 	unsigned still_slices;
+	/* At rest as the last slice it was planned in ended: the next
+	 * passes it by while its counters stay (govern_at_rest). */
+	bool at_rest;
 	double slice_trap_ns; /* what the last slice's hits cost, each kind at its cost */
 	uint64_t hits_ring[GOVERN_RING], begun_ring[GOVERN_RING];
 	double calls_per_s; /* calls begun in the last second (estimated: a second,

@@ -201,6 +201,10 @@ int tracer_read_hist(struct tracer *t, int slot, struct retop_func_hist *out);
 /* The counters only (out->ret_hits is left as it was): what the budget
  * reads every slice, from the mapped counters. */
 int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *out);
+/* Whether slot's hit counters still read so: the four a function at rest
+ * is watched by, read alone from the mapped counters. */
+bool tracer_hits_still(const struct tracer *t, int slot, uint64_t begun, uint64_t entries,
+		       uint64_t rets, uint64_t inlined);
 int tracer_reset(struct tracer *t, int slot);
 /* The slowest calls: the ring buffer's fd, each slot's attach generation
  * (RETOP_MAX_FUNCS of them), and the start of a new interval for a slot

@@ -41,6 +41,16 @@ int tracer_read_counters(struct tracer *t, int slot, struct retop_func_stats *ou
 	return 0;
 }
 
+bool tracer_hits_still(const struct tracer *t, int slot, uint64_t begun, uint64_t entries,
+		       uint64_t rets, uint64_t inlined)
+{
+	if (slot < 0 || (size_t)slot >= t->opts.max_functions)
+		return false;
+	const volatile struct retop_func_stats *st = &t->stats[slot];
+	return st->begun == begun && st->entries == entries && st->rets == rets &&
+	       st->inlined == inlined;
+}
+
 /* The slot's failing calls start again: its next failing call makes the
  * entry anew. */
 static void tracer_errors_reset(struct tracer *t, int slot)
