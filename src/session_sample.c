@@ -27,10 +27,10 @@ static void session_fill_cost(struct session *s, struct session_func *sf, double
 
 	if (sf->slot >= 0 && sf->have_prev && c->prog_ns >= p->prog_ns &&
 	    c->entries >= p->entries && c->rets >= p->rets && c->inlined >= p->inlined) {
-		double d = (double)(c->prog_ns - p->prog_ns) +
-			   hitcost_traps_ns(&s->hitcost, sf->f->entry_emulated,
-					    c->entries - p->entries, c->rets - p->rets,
-					    c->inlined - p->inlined);
+		double d =
+		    (double)(c->prog_ns - p->prog_ns) +
+		    hitcost_traps_ns(&s->hitcost, sf->f->entry_emulated, c->entries - p->entries,
+				     c->rets - p->rets, c->inlined - p->inlined);
 		sf->cost_ns += d;
 		out->cost_per_s = interval > 0 ? d / interval : 0;
 		s->snap.cost_per_s += out->cost_per_s;
@@ -155,7 +155,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 			      struct snapshot_func *out)
 {
 	/* Not the slowest lists: written below, their calls only. */
-	memset(out, 0, offsetof(struct snapshot_func, slowest));
+	snapshot_func_clear_values(out);
 	slowest_clear(&out->slowest_interval);
 	slowest_clear(&out->slow_calls);
 	out->name = sf->f->name;

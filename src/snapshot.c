@@ -109,10 +109,26 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 	return a;
 }
 
+void snapshot_func_copy_values(struct snapshot_func *dst, const struct snapshot_func *src)
+{
+	size_t nsites = src->nsites < RETOP_MAX_RET_SITES ? src->nsites : RETOP_MAX_RET_SITES;
+
+	memcpy(dst, src, offsetof(struct snapshot_func, sites) + nsites * sizeof(src->sites[0]));
+	memcpy(&dst->callers, &src->callers,
+	       offsetof(struct snapshot_func, slowest) - offsetof(struct snapshot_func, callers));
+}
+
+void snapshot_func_clear_values(struct snapshot_func *f)
+{
+	memset(f, 0, offsetof(struct snapshot_func, sites));
+	memset(&f->callers, 0,
+	       offsetof(struct snapshot_func, slowest) - offsetof(struct snapshot_func, callers));
+}
+
 void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		memcpy(&dst[i], &src[i], offsetof(struct snapshot_func, slowest));
+		snapshot_func_copy_values(&dst[i], &src[i]);
 		slowest_copy(&dst[i].slowest, &src[i].slowest);
 		slowest_copy(&dst[i].slowest_interval, &src[i].slowest_interval);
 		slowest_copy(&dst[i].slow_calls, &src[i].slow_calls);

@@ -150,7 +150,7 @@ struct snapshot_func {
 	 * were in only part of the time; v.hits_inside is then a sample. */
 	bool hits_inside_sampled;
 	bool probes_shed; /* it left full mode since its counters began */
-	size_t nsites;
+	size_t nsites;	  /* sites[0, nsites) hold its RET sites; past nsites, undefined */
 	struct snapshot_site sites[RETOP_MAX_RET_SITES];
 	struct callers_view callers; /* since tracing began */
 	/* Where its timed calls' time went (timesplit.h). */
@@ -214,7 +214,7 @@ struct snapshot {
 	 * the runtime watchers'), the targets' own CPU time a second, and the
 	 * share of it the traps took. */
 	double cost_ns, cost_per_s, target_cpu_per_s, cost_share;
-	bool exits_watched;	 /* runtime.goexit1 probed: exits prove calls dead */
+	bool exits_watched; /* runtime.goexit1 probed: exits prove calls dead */
 	/* The time split (timesplit.h): on, else why not ("off: ..."); with
 	 * probes on Go's scheduler (--time-split sched), and whether they are
 	 * in now (the budget takes them out with the runtime watchers). */
@@ -228,6 +228,11 @@ struct snapshot {
 	size_t nfuncs;
 };
 
+/* A row's values, the slowest lists aside: the sites up to nsites only
+ * (past it, sites[] is undefined: a thousand rows carry 2 KiB of sites
+ * each, mostly unused), or all cleared. */
+void snapshot_func_copy_values(struct snapshot_func *dst, const struct snapshot_func *src);
+void snapshot_func_clear_values(struct snapshot_func *f);
 /* Copy n functions of a snapshot, their slowest lists' values too. */
 void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n);
 /* Free an array of n functions (calloc'd) and the values their lists hold. */
