@@ -141,6 +141,12 @@ unsigned budget_run_slices(double share)
 
 bool budget_run_step(double share, unsigned *run_left, double u)
 {
+	unsigned len = budget_run_slices(share);
+
+	/* A share that fell (a burst came) ends a longer run as soon as a
+	 * run of the new length would have. */
+	if (*run_left >= len)
+		*run_left = len - 1;
 	if (*run_left > 0) {
 		(*run_left)--;
 		return true;
@@ -149,7 +155,6 @@ bool budget_run_step(double share, unsigned *run_left, double u)
 		return false;
 	/* Out, a run starts with chance q each slice: out for (1-q)/q slices
 	 * on average, then len in; len / (len + (1-q)/q) = share. */
-	unsigned len = budget_run_slices(share);
 	double q = share >= 1 ? 1 : share / ((double)len * (1 - share) + share);
 	if (u >= q)
 		return false;

@@ -266,6 +266,19 @@ static void test_timing_runs(void **state)
 	unsigned left = 0;
 	assert_false(budget_run_step(0, &left, 0));
 	assert_true(budget_run_step(1, &left, 0.999));
+	/* A run of a second under way, and the share falls (a burst): the
+	 * run ends where one of the new length would have. */
+	left = 0;
+	assert_true(budget_run_step(0.5, &left, 0));
+	assert_int_equal(left, BUDGET_RUN_MAX - 1);
+	assert_true(budget_run_step(0.5, &left, 0.999));
+	assert_true(budget_run_step(0.05, &left, 0.999)); /* runs of 3: 1 left */
+	assert_int_equal(left, 1);
+	assert_true(budget_run_step(0.05, &left, 0.999));
+	assert_false(budget_run_step(0.05, &left, 0.999));
+	left = BUDGET_RUN_MAX - 1;
+	assert_false(budget_run_step(0.01, &left, 0.999));
+	assert_int_equal(left, 0);
 }
 
 int main(void)
