@@ -178,6 +178,12 @@ void callers_table_free(struct callers_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void callers_view_copy(struct callers_view *dst, const struct callers_view *src)
+{
+	dst->n = src->n < CALLERS_MAX + 1 ? src->n : CALLERS_MAX + 1;
+	memcpy(dst->rows, src->rows, dst->n * sizeof(dst->rows[0]));
+}
+
 int callers_view_of(struct callers_table *t, uint32_t slot, uint32_t gen,
 		    const struct func_images *im, struct callers_view *out)
 {

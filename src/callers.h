@@ -19,9 +19,12 @@ struct callers_row {
 };
 
 struct callers_view {
-	size_t n; /* busiest first; "other", if any, last */
+	size_t n; /* busiest first; "other", if any, last; past n, rows are undefined */
 	struct callers_row rows[CALLERS_MAX + 1];
 };
+
+/* A view's rows up to n only. */
+void callers_view_copy(struct callers_view *dst, const struct callers_view *src);
 
 /* The caller map as read at one refresh: every entry of every slot, read
  * in batches (a walk per function would cost a syscall per entry each). */

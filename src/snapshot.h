@@ -103,7 +103,7 @@ struct snapshot_func {
 	 * began: a fast failure hides in a healthy p50. */
 	struct snapshot_durations failing, succeeding;
 	/* The busiest concrete types of the failing calls, then "other". */
-	size_t ntypes;
+	size_t ntypes; /* types[0, ntypes); past ntypes, undefined */
 	struct snapshot_error_type types[SNAPSHOT_ERROR_TYPES + 1];
 	/* Sites where the compiler inlined it: calls there reach none of its
 	 * probes and are not in any figure here.  -1: the binary's inline
@@ -228,9 +228,10 @@ struct snapshot {
 	size_t nfuncs;
 };
 
-/* A row's values, the slowest lists aside: the sites up to nsites only
- * (past it, sites[] is undefined: a thousand rows carry 2 KiB of sites
- * each, mostly unused), or all cleared. */
+/* A row's values, the slowest lists aside, or all cleared: its arrays up
+ * to their counts only (sites, types, callers' rows; past the count they
+ * are undefined: a thousand rows carry 3.6 KiB of them each, mostly
+ * unused). */
 void snapshot_func_copy_values(struct snapshot_func *dst, const struct snapshot_func *src);
 void snapshot_func_clear_values(struct snapshot_func *f);
 /* Copy n functions of a snapshot, their slowest lists' values too. */
