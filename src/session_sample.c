@@ -98,8 +98,10 @@ uint64_t session_load_bias(struct session *s)
 }
 
 /* The RET sites of every binary the function was traced in, each with the
- * hits of its own range of ret_hits (tracer_site_base). */
+ * hits of its own range of ret_hits (tracer_site_base), over the interval
+ * out->v was computed for from cur and prev (cur NULL: never read). */
 static void session_fill_sites(struct session *s, struct session_func *sf,
+			       const struct stats_read *cur, const struct stats_read *prev,
 			       struct snapshot_func *out)
 {
 	out->nsites = 0;
@@ -119,8 +121,9 @@ static void session_fill_sites(struct session *s, struct session_func *sf,
 			site->offset = retsites_get(&g->rets, i)->offset;
 			site->line = retsites_get(&g->rets, i)->line;
 			site->image = (unsigned)k;
-			site->hits = out->v.ret_hits[base + i];
-			site->hits_delta = out->v.ret_hits_delta[base + i];
+			site->hits = cur ? cur->st.ret_hits[base + i] : 0;
+			site->hits_delta =
+			    cur ? stats_site_hits_delta(cur, prev, &out->v, base + i) : 0;
 		}
 	}
 }
@@ -154,6 +157,8 @@ static void session_read_hist(struct session *s, struct session_func *sf)
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
+	const struct stats_read *from = NULL; /* what the interval is from */
+
 	/* Not the slowest lists: written below, their calls only. */
 	snapshot_func_clear_values(out);
 	slowest_clear(&out->slowest_interval);
@@ -179,8 +184,8 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 			sf->cur = sf->prev;
 		else
 			session_read_hist(s, sf);
-		stats_compute_cached(&sf->cur, sf->have_prev ? &sf->prev : NULL, interval, &out->v,
-				     &sf->pct_cache);
+		from = sf->have_prev ? &sf->prev : NULL;
+		stats_compute_cached(&sf->cur, from, interval, &out->v, &sf->pct_cache);
 		sf->have_prev = true;
 		out->in_flight = s->inflight[sf->slot].count;
 		out->overdue = s->inflight[sf->slot].overdue;
@@ -202,14 +207,15 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		slowest_merge(&sf->slowest, &out->slowest_interval);
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
-		stats_compute(&sf->cur, &sf->cur, interval, &out->v);
+		from = &sf->cur;
+		stats_compute(&sf->cur, from, interval, &out->v);
 		timesplit_compute(&sf->split_cur, &sf->split_cur, s->split_on, s->split_go_minor,
 				  &out->split);
 	}
 	if (sf->slot >= 0 || sf->have_prev)
 		out->raw = &sf->cur;
 	/* Detached: the last callers read stay shown, like the counters. */
-	out->callers = sf->callers;
+	callers_view_copy(&out->callers, &sf->callers);
 	slowest_copy(&out->slowest, &sf->slowest);
 	out->entries = sf->cur.st.entries;
 	/* Calls as the governor counts them: at their RET when timed, at their
@@ -253,7 +259,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->state = FUNC_TIMING;
 	else if (sf->slot >= 0 && out->mode == BUDGET_ESTIMATED && out->state == FUNC_TRACING)
 		out->state = FUNC_SAMPLED;
-	session_fill_sites(s, sf, out);
+	session_fill_sites(s, sf, out->raw, from, out);
 	session_fill_change(sf, out);
 }
 

@@ -198,8 +198,6 @@ void stats_compute(const struct stats_read *cur, const struct stats_read *prev, 
 void stats_compute_cached(const struct stats_read *r, const struct stats_read *prev_r,
 			  double interval_s, struct stats_view *out, struct stats_cache *cache)
 {
-	uint32_t i;
-
 	memset(out, 0, sizeof(*out));
 	if (prev_r && counters_went_back(r, prev_r))
 		prev_r = NULL;
@@ -230,10 +228,7 @@ void stats_compute_cached(const struct stats_read *r, const struct stats_read *p
 	out->evicted = cur->evicted;
 	out->callers_lost = cur->callers_lost;
 	out->args_lost = cur->args_lost;
-	for (i = 0; i < RETOP_MAX_RET_SITES; i++) {
-		out->ret_hits[i] = cur->ret_hits[i];
-		out->ret_hits_delta[i] = cur->ret_hits[i] - (prev ? prev->ret_hits[i] : 0);
-	}
+	out->since_start = !prev;
 
 	out->calls_delta = cur->calls - (prev ? prev->calls : 0);
 	out->calls_per_s = interval_s > 0 ? (double)out->calls_delta / interval_s : 0.0;
@@ -343,4 +338,12 @@ void stats_format_count(double v, char *buf, size_t len)
 	}
 	/* Unreachable after the clamp above; keep the output bounded anyway. */
 	snprintf(buf, len, "999E");
+}
+
+uint64_t stats_site_hits_delta(const struct stats_read *cur, const struct stats_read *prev,
+			       const struct stats_view *v, size_t i)
+{
+	if (i >= RETOP_MAX_RET_SITES)
+		return 0;
+	return cur->st.ret_hits[i] - (prev && !v->since_start ? prev->st.ret_hits[i] : 0);
 }

@@ -53,8 +53,9 @@ struct stats_view {
 	uint64_t evicted;      /* calls whose goroutine records the LRU maps evicted */
 	uint64_t callers_lost; /* timed calls missing from callers: no room */
 	uint64_t args_lost;    /* calls whose arguments found no room */
-	uint64_t ret_hits[RETOP_MAX_RET_SITES];
-	uint64_t ret_hits_delta[RETOP_MAX_RET_SITES];
+	/* The interval's figures are since tracing began: no read before, or
+	 * the counters went back (a reset). */
+	bool since_start;
 };
 
 /* The since-start percentiles last computed, and the counters they were
@@ -78,6 +79,10 @@ struct stats_read {
  * cache may be NULL. */
 void stats_compute_cached(const struct stats_read *cur, const struct stats_read *prev,
 			  double interval_s, struct stats_view *out, struct stats_cache *cache);
+/* RET site i's hits over the interval v was computed for from cur and prev
+ * (since tracing began where v is since start). */
+uint64_t stats_site_hits_delta(const struct stats_read *cur, const struct stats_read *prev,
+			       const struct stats_view *v, size_t i);
 void stats_compute(const struct stats_read *cur, const struct stats_read *prev, double interval_s,
 		   struct stats_view *out);
 

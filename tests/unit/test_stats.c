@@ -275,9 +275,9 @@ static void test_compute_first_sample(void **state)
 	assert_int_equal(out.unmatched, 3);
 	assert_int_equal(out.reentries, 4);
 	assert_int_equal(out.dropped, 5);
-	assert_int_equal(out.ret_hits[0], 100);
-	assert_int_equal(out.ret_hits[1], 7);
-	assert_int_equal(out.ret_hits_delta[1], 7);
+	assert_true(out.since_start);
+	assert_int_equal(stats_site_hits_delta(&cur->r, NULL, &out, 0), 100);
+	assert_int_equal(stats_site_hits_delta(&cur->r, NULL, &out, 1), 7);
 	/* With no prev the interval is everything since start. */
 	assert_int_equal(out.p50_interval_ns, out.p50_ns);
 	assert_int_equal(out.p99_interval_ns, out.p99_ns);
@@ -311,9 +311,10 @@ static void test_compute_interval(void **state)
 	assert_within_pct(out.p50_interval_ns, 100 * NS_PER_MS, 1.6);
 	assert_within_pct(out.p99_interval_ns, 100 * NS_PER_MS, 1.6);
 	assert_int_equal(out.mean_interval_ns, 100 * NS_PER_MS);
-	assert_int_equal(out.ret_hits_delta[0], 10);
-	assert_int_equal(out.ret_hits_delta[2], 5);
-	assert_int_equal(out.ret_hits[2], 45);
+	assert_false(out.since_start);
+	assert_int_equal(stats_site_hits_delta(&cur->r, &prev->r, &out, 0), 10);
+	assert_int_equal(stats_site_hits_delta(&cur->r, &prev->r, &out, 2), 5);
+	assert_int_equal(stats_site_hits_delta(&cur->r, &prev->r, &out, RETOP_MAX_RET_SITES), 0);
 
 	/* No call in the interval: interval figures are zero, totals stay. */
 	stats_compute(&cur->r, &cur->r, 1.0, &out);
@@ -322,7 +323,7 @@ static void test_compute_interval(void **state)
 	assert_int_equal(out.p50_interval_ns, 0);
 	assert_int_equal(out.p99_interval_ns, 0);
 	assert_int_equal(out.mean_interval_ns, 0);
-	assert_int_equal(out.ret_hits_delta[2], 0);
+	assert_int_equal(stats_site_hits_delta(&cur->r, &cur->r, &out, 2), 0);
 	assert_int_equal(out.calls, 1010);
 	free(prev);
 	free(cur);
@@ -376,7 +377,9 @@ static void test_compute_reset(void **state)
 	assert_int_equal(out.calls, 20);
 	assert_int_equal(out.calls_delta, 20);
 	assert_true(out.calls_per_s == 10.0);
-	assert_int_equal(out.ret_hits_delta[0], 20);
+	/* The sites' hits, like the calls, are since the reset. */
+	assert_true(out.since_start);
+	assert_int_equal(stats_site_hits_delta(&cur->r, &prev->r, &out, 0), 20);
 	assert_int_equal(out.mean_interval_ns, 5 * NS_PER_MS);
 	assert_int_equal(out.p50_interval_ns, 5 * NS_PER_MS);
 
