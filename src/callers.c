@@ -189,7 +189,7 @@ int callers_view_of(struct callers_table *t, uint32_t slot, uint32_t gen,
 {
 	size_t n = 0;
 
-	memset(out, 0, sizeof(*out));
+	out->n = 0; /* rows past n are undefined */
 	if (!t->acc && !(t->acc = malloc(CALLERS_ACC_MAX * sizeof(*t->acc))))
 		return -ENOMEM;
 	if (slot >= RETOP_MAX_FUNCS || !t->by_slot)

@@ -77,7 +77,7 @@ struct govern_func {
 	bool entry_only;
 	uint64_t attached_ns, mode_since_ns;
 	/* Demand: probe hits and calls begun, per slice, over the last second. */
-	uint64_t last_hits, last_begun, last_entries, last_rets;
+	uint64_t last_hits, last_begun, last_entries, last_rets, last_inlined;
 	/* Slices in a row in which none of its counters moved: from
 	 * GOVERN_RING on, its rings hold nothing (govern_at_rest). */
 	unsigned still_slices;
@@ -121,7 +121,7 @@ struct govern_func {
 	 * are then not exact.  marks_only: a function that exists only
 	 * inlined, in full or out. */
 	bool marks_only, marks_missed, marks_failed;
-	uint64_t last_inlined, inl_ring[GOVERN_RING];
+	uint64_t inl_ring[GOVERN_RING];
 	double inlined_per_s; /* mark hits a second, as last measured with them in */
 	double lower_shown;   /* the largest lower end of its calls shown */
 };
