@@ -2,7 +2,9 @@
 # Latency by caller: main.Work is called from main.FastPath (4 ms of spin)
 # and main.SlowPath (12 ms). retop's per-caller counts must equal the
 # program's own exactly, and its per-caller means be within 5% of the
-# durations each caller measured around its call with the Go clock.  Then a
+# durations each caller measured around its call with the Go clock, but for
+# what a preemption outside retop's window added to the calls the program
+# saw stretched (retop may miss it, no more).  Then a
 # planted outlier: the top of `slowest`, with its caller, the goroutine id
 # the program read from runtime.Stack, its duration, its start time and its
 # arguments (--args): an int and a string (its first 64 bytes, then "..."),
@@ -82,15 +84,21 @@ for name, own in fx["callers"].items():
     if r["calls"] != own["calls"]:
         print("%s: retop counts %d calls, the program %d" % (name, r["calls"], own["calls"]))
         bad = True
+    # retop's window is inside the program's: a preemption around a trap,
+    # outside the window, is on the program's clock only.  What the calls
+    # the program saw stretched added over its median may be missing from
+    # retop's mean, no more; the rest within 5%.
     err = abs(r["mean_ns"] - own["mean_ns"]) / own["mean_ns"]
-    if err > 0.05:
-        print("%s: retop mean %d ns, the program's %d ns (%.1f%% off)" % (name, r["mean_ns"], own["mean_ns"], 100 * err))
+    lo = own["mean_ns"] - own.get("stretch_ns", 0) / own["calls"]
+    if not lo * 0.95 <= r["mean_ns"] <= own["mean_ns"] * 1.05:
+        print("%s: retop mean %d ns, the program's %d ns (%.1f%% off; %d ns of it its stretched calls)"
+              % (name, r["mean_ns"], own["mean_ns"], 100 * err, own["mean_ns"] - lo))
         bad = True
     if not r["p50_ns"] <= r["p99_ns"]:
         print("%s: p50 %d > p99 %d" % (name, r["p50_ns"], r["p99_ns"]))
         bad = True
-    print("%s: %d calls (program %d), mean %d ns (program %d ns, %.2f%% off), p50 %d ns, p99 %d ns"
-          % (name, r["calls"], own["calls"], r["mean_ns"], own["mean_ns"], 100 * err, r["p50_ns"], r["p99_ns"]))
+    print("%s: %d calls (program %d), mean %d ns (program %d ns, %.2f%% off, %d ns stretched), p50 %d ns (program %d ns), p99 %d ns"
+          % (name, r["calls"], own["calls"], r["mean_ns"], own["mean_ns"], 100 * err, own.get("stretch_ns", 0), r["p50_ns"], own["p50_ns"], r["p99_ns"]))
 if work["callers"][0]["name"] != "main.FastPath":
     print("callers not sorted busiest first: %s" % [r["name"] for r in work["callers"]])
     bad = True

@@ -10,6 +10,7 @@ package main
 import (
 	"bytes"
 	"runtime"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -104,6 +105,19 @@ func summary(name string) map[string]int64 {
 	}
 	if len(spent[name]) > 0 {
 		s["mean_ns"] = int64(sum) / int64(len(spent[name]))
+		// The median, and what calls stretched past one and a half of it
+		// (a preemption) added over it: the program's clock holds the
+		// time around the call, where retop's traps may be preempted
+		// outside the window they time.
+		d := append([]time.Duration(nil), spent[name]...)
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		p50 := d[(len(d)-1)/2]
+		s["p50_ns"] = int64(p50)
+		for _, v := range d {
+			if v > p50+p50/2 {
+				s["stretch_ns"] += int64(v - p50)
+			}
+		}
 	}
 	return s
 }
