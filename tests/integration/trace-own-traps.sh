@@ -91,12 +91,23 @@ trace() {
     check "$label"
     # The text face, its own run: the header states the resolution, and
     # main.LeafTiny's p50 cell reads "<" exactly when it is under it.
-    start_fixture "$fixture" -calls 300
-    "$RETOP" -b -p "$FIXTURE_PID" -t main.LeafTiny -d 1 -n 2 >"$T/text" 2>"$T/text.err" &
+    start_fixture "$fixture" -calls 300 -out "$T/text.out"
+    "$RETOP" -b -p "$FIXTURE_PID" -t main.LeafTiny -d 1 >"$T/text" 2>"$T/text.err" &
     rp=$!
     track_pid "$rp"
-    sleep 1
-    kill -USR1 "$FIXTURE_PID"
+    # The calls once its first snapshot is out (every probe in), then one
+    # snapshot more after they are done: a fixed second and two snapshots
+    # saw none on a loaded machine.
+    text_started "$T/text" "$rp"
+    fixture_go "$T/text.out"
+    k=$(grep -c '^FUNCTION ' "$T/text")
+    n=100
+    until [ "$(grep -c '^FUNCTION ' "$T/text")" -gt "$k" ]; do
+        [ "$n" -gt 0 ] && kill -0 "$rp" 2>/dev/null || fail "$label: retop -b (text): no snapshot after the calls"
+        n=$((n - 1))
+        sleep 0.1
+    done
+    kill -INT "$rp"
     wait "$rp" || fail "$label: retop -b (text) failed: $(head -n 3 "$T/text.err")"
     python3 - "$T/text" "$label" <<'EOF2' || fail "$label: the text face does not mark durations under the resolution"
 import re, sys
