@@ -279,9 +279,13 @@ static void snapshot_text_errors(FILE *out, const struct snapshot_func *f)
 	stats_format_count(f->errors_per_s, rate, sizeof(rate));
 	/* One line for the figures (p50/p99 of the failing calls and of the
 	 * others, "ok"), one for the types. */
-	fprintf(out, "    errors %s%llu (%.1f%%, %s/s); p50/p99 failing %s/%s, ok %s/%s\n",
-		f->errors_exact ? "" : "~", (unsigned long long)f->errors, 100 * f->error_share,
-		rate, fp50, fp99, sp50, sp99);
+	/* Wrapped at the width like every note: marked cells ("~", "<")
+	 * can take it past 80 columns. */
+	snprintf(line, sizeof(line), "errors %s%llu (%.1f%%, %s/s); p50/p99 failing %s/%s, ok %s/%s",
+		 f->errors_exact ? "" : "~", (unsigned long long)f->errors, 100 * f->error_share, rate,
+		 fp50, fp99, sp50, sp99);
+	fprintf(out, "    ");
+	snapshot_text_status(out, 4, line);
 	n = (size_t)snprintf(line, sizeof(line), "of types");
 	for (size_t i = 0; i < f->ntypes && n < sizeof(line); i++)
 		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s %s %llu", i ? "," : "",
