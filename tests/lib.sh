@@ -192,6 +192,21 @@ text_started() {
     done
 }
 
+# text_stop TEXT PID: until retop -b (text, PID) printed one snapshot more
+# than it has now (the work done before it is in it), then SIGINT; it must
+# exit 0.
+text_stop() {
+    k_=$(grep -c '^FUNCTION ' "$1")
+    n_=100
+    until [ "$(grep -c '^FUNCTION ' "$1")" -gt "$k_" ]; do
+        [ $n_ -gt 0 ] && running "$2" || fail "retop -b (text): no snapshot after the work in 10 s"
+        n_=$((n_ - 1))
+        sleep 0.1
+    done
+    kill -INT "$2"
+    wait "$2" || fail "retop -b (text) failed: $(head -n 3 "$1.err" 2>/dev/null)"
+}
+
 # fixture_result OUT: until the fixture's result is in OUT.
 fixture_result() {
     wait_file "$1" "$FIXTURE_RESULT_S" ||

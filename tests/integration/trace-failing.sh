@@ -113,15 +113,7 @@ text_started "$T/text" "$rp"
 # The calls, then one snapshot more once the program reported them done:
 # three snapshots could end before a loaded machine finished the calls.
 fixture_go "$T/text.out"
-k=$(grep -c '^FUNCTION ' "$T/text")
-n=100
-until [ "$(grep -c '^FUNCTION ' "$T/text")" -gt "$k" ]; do
-    [ "$n" -gt 0 ] && kill -0 "$rp" 2>/dev/null || fail "retop -b (text): no snapshot after the calls"
-    n=$((n - 1))
-    sleep 0.1
-done
-kill -INT "$rp"
-wait "$rp" || fail "retop -b (text) failed: $(head -n 3 "$T/text.err")"
+text_stop "$T/text" "$rp"
 python3 - "$T/text" "$T/text.out" <<'EOF' || fail "the text's ERR% is not the program's share"
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()

@@ -100,15 +100,7 @@ trace() {
     # saw none on a loaded machine.
     text_started "$T/text" "$rp"
     fixture_go "$T/text.out"
-    k=$(grep -c '^FUNCTION ' "$T/text")
-    n=100
-    until [ "$(grep -c '^FUNCTION ' "$T/text")" -gt "$k" ]; do
-        [ "$n" -gt 0 ] && kill -0 "$rp" 2>/dev/null || fail "$label: retop -b (text): no snapshot after the calls"
-        n=$((n - 1))
-        sleep 0.1
-    done
-    kill -INT "$rp"
-    wait "$rp" || fail "$label: retop -b (text) failed: $(head -n 3 "$T/text.err")"
+    text_stop "$T/text" "$rp"
     python3 - "$T/text" "$label" <<'EOF2' || fail "$label: the text face does not mark durations under the resolution"
 import re, sys
 units = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
