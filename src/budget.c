@@ -121,8 +121,8 @@ void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64
 			continue;
 		double entries = x->entry_only ? x->hits : x->calls_per_s + x->inlined_per_s;
 		bool settled = now_ns - x->mode_since_ns >= BUDGET_HOLD_NS;
-		double room = x->mode != BUDGET_ESTIMATED ? 0.8
-			      : settled			  ? 0.8 * BUDGET_HEADROOM
+		double room = x->mode != BUDGET_ESTIMATED ? BUDGET_ENTRY_ROOM
+			      : settled			  ? BUDGET_ENTRY_ROOM * BUDGET_HEADROOM
 							  : 0;
 		if (x->counts_at_entry && !x->entry_only && entries <= left * room) {
 			out[order[k]].to = BUDGET_TIMING;
@@ -130,6 +130,71 @@ void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64
 		}
 	}
 	budget_shares(d, n, order, n - nfull, left, out);
+}
+
+/* qsort has no context: what the brake's keeping sorts by. */
+static _Thread_local const struct budget_brake_in *brake_sorting;
+
+static int brake_calls_cmp(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	double x = brake_sorting[i].calls, y = brake_sorting[j].calls;
+
+	return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
+}
+
+size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, size_t n,
+		    double allowed, double other_hits, uint64_t now_ns, size_t *order,
+		    struct budget_decision *out, size_t *kept)
+{
+	double spent = other_hits, theirs = 0;
+	size_t shed = 0, m = 0;
+
+	*kept = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct budget_demand *x = &d[i];
+		/* The estimated's slices yield to cheaper functions' entries
+		 * at the next plan, as in budget_plan: theirs do not count. */
+		if (x->mode != BUDGET_ESTIMATED)
+			spent += in[i].hits;
+		if (!(in[i].rate > x->calls_per_s))
+			continue;
+		x->calls_per_s = in[i].rate;
+		if (in[i].rate > x->rate_per_s)
+			x->rate_per_s = in[i].rate;
+		double hits = in[i].rate * (x->entry_only ? 1 : 2) + x->inlined_per_s;
+		if (hits > x->hits)
+			x->hits = hits;
+	}
+	budget_plan(d, n, allowed, now_ns, order, out);
+	for (size_t i = 0; i < n; i++)
+		if (out[i].to == BUDGET_ESTIMATED && d[i].mode != BUDGET_ESTIMATED &&
+		    (d[i].counts_at_entry || d[i].entry_only)) {
+			order[m++] = i;
+			theirs += in[i].hits;
+		}
+	brake_sorting = in;
+	qsort(order, m, sizeof(*order), brake_calls_cmp);
+	double left = BUDGET_ENTRY_ROOM * (allowed * BUDGET_AIM - (spent - theirs));
+	for (size_t k = 0; k < m && in[order[k]].calls <= left; k++) {
+		size_t i = order[k];
+		left -= in[i].calls;
+		out[i] = d[i].entry_only ? (struct budget_decision){.to = BUDGET_FULL, .share = 1.0}
+					 : (struct budget_decision){.to = BUDGET_TIMING,
+								    .share = BUDGET_MIN_SHARE};
+		(*kept)++;
+	}
+	/* Only what rose goes (the others wait for the slice's plan, on a
+	 * second's measure), and only to a cheaper mode: the modes are
+	 * ordered dearest first. */
+	for (size_t i = 0; i < n; i++) {
+		bool rose = in[i].rate > 0 && d[i].calls_per_s == in[i].rate;
+		if (rose && out[i].to > d[i].mode)
+			shed++;
+		else
+			out[i] = (struct budget_decision){.to = d[i].mode, .share = out[i].share};
+	}
+	return shed;
 }
 
 unsigned budget_run_slices(double share)

@@ -34,6 +34,9 @@
  * with room to spare (HEADROOM) and after HOLD in its mode: no flapping. */
 #define BUDGET_HOLD_NS 2000000000ull
 #define BUDGET_HEADROOM 0.7
+/* The timed keep their entries while those fit what is left, less a
+ * fifth for the rest. */
+#define BUDGET_ENTRY_ROOM 0.8
 /* The least share of time an estimated function is sampled. */
 #define BUDGET_MIN_SHARE 0.002
 
@@ -45,6 +48,7 @@
 #define BUDGET_RUN_EVERY_S 5.0
 #define BUDGET_RUN_MAX 10
 
+/* Dearest first: a cheaper mode is a greater one. */
 enum budget_mode { BUDGET_FULL, BUDGET_TIMING, BUDGET_ESTIMATED };
 
 /* One traced function's demand, as the governor measured it. */
@@ -83,5 +87,32 @@ bool budget_run_step(double share, unsigned *run_left, double u);
  * is room for n indices. */
 void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64_t now_ns,
 		 size_t *order, struct budget_decision *out);
+
+/* The brake, mid-slice: the hits of the last second, up to now, passed
+ * the budget, so a load rose between two plans (a function at rest called
+ * at once, a query that runs a timed function ten times as often).  What
+ * each function did, for the brake. */
+struct budget_brake_in {
+	double rate;  /* calls a second since the slice began (0: not measured) */
+	double calls; /* calls begun in the last second, up to now */
+	double hits;  /* probe hits in the last second, up to now */
+};
+
+/* The plan at each function's rate since the slice began where that is
+ * more than its demand (raised in d): what does not fit at the rate it
+ * runs at now goes at once, its entries too.  But a burst the second can
+ * still pay for keeps its calls counted: of those the plan would
+ * estimate, the ones whose entries count calls keep them, fewest calls in
+ * the last second first, while those fit, as the plan's timed do, what
+ * the last second's other hits left of the budget: those of the functions
+ * in full or timed, and other_hits (the runtime watchers'); an estimated
+ * function's slices yield to cheaper entries at the next plan, as in
+ * budget_plan.  *kept: how many kept so (braked again if the hits go on).
+ * Only a function whose rate rose past its demand goes, and only to a
+ * cheaper mode (out[i].to is d[i].mode otherwise: the others, and dearer
+ * modes, wait for the slice's plan).  Returns how many go. */
+size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, size_t n,
+		    double allowed, double other_hits, uint64_t now_ns, size_t *order,
+		    struct budget_decision *out, size_t *kept);
 
 #endif

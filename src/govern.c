@@ -26,6 +26,11 @@
 #define GOVERN_QUIET_NS 1000000000ull
 #define GOVERN_QUIET_SHARE 0.10
 #define GOVERN_WAKE_SHARE 0.20
+/* The brake (govern_brake): a slice spends at least its share of the
+ * second's budget before it, and at most three a slice, each after one
+ * that took a function to a cheaper mode. */
+#define GOVERN_BRAKE_SHARE 0.10
+#define GOVERN_BRAKES_MAX 3
 /* A function's rate of late is halved every 10 s (govern_func.peak_per_s). */
 #define GOVERN_PEAK_HALF_NS 10e9
 
@@ -331,29 +336,45 @@ static void govern_watchers(struct session *s, double allowed, uint64_t now)
 		memset(b->watch_ring, 0, sizeof(b->watch_ring));
 }
 
+/* Loud, the brake armed for the slice that begins: BPF wakes the engine
+ * once its hits pass what the last second's other slices left of the
+ * budget (hits in any second), or the slice's own share of it, whichever
+ * is more.  oldest: the hits of the ring's slice this one replaces. */
+static void govern_brake_arm(struct session *s, double ring_hits, double oldest, double allowed)
+{
+	double room = allowed * s->gov.ring_s - (ring_hits - oldest);
+
+	if (room < GOVERN_BRAKE_SHARE * allowed)
+		room = GOVERN_BRAKE_SHARE * allowed;
+	tracer_wake_arm(s->tracer, s->gov.hits_per_s > 0 ? (room < 1 ? 1 : (uint64_t)room) : 0);
+}
+
 /* End of a tick: go quiet (govern.h) when a second
  * passed since the last wake or attach, every function is in full with
  * nothing draining, and the last second's hits are under a tenth of the
- * budget.  Else disarm BPF's wake-up. */
+ * budget.  Else the brake is armed. */
 static void govern_go_quiet(struct session *s, struct session_func *const *sfs, size_t n,
 			    double allowed, uint64_t now)
 {
 	struct govern *b = &s->gov;
-	double hits = 0;
+	double hits = 0, oldest = 0;
 	bool ok = now >= b->loud_until_ns && b->slice >= GOVERN_RING;
+	size_t old = (b->slice + 1) % GOVERN_RING;
 
-	for (size_t j = 0; ok && j < n; j++) {
+	for (size_t j = 0; j < n; j++) {
 		const struct govern_func *gf = &sfs[j]->gf;
-		ok = gf->mode == BUDGET_FULL && !gf->drain_until_ns;
+		ok = ok && gf->mode == BUDGET_FULL && !gf->drain_until_ns;
 		for (size_t k = 0; k < GOVERN_RING; k++)
 			hits += (double)gf->hits_ring[k];
+		oldest += (double)gf->hits_ring[old];
 	}
 	for (size_t k = 0; k < GOVERN_RING; k++)
 		hits += (double)b->watch_ring[k];
+	oldest += (double)b->watch_ring[old];
 	if (ok && b->hits_per_s > 0)
 		ok = hits / b->ring_s < GOVERN_QUIET_SHARE * allowed;
 	if (!ok) {
-		tracer_wake_arm(s->tracer, 0);
+		govern_brake_arm(s, hits, oldest, allowed);
 		return;
 	}
 	b->quiet = true;
@@ -380,7 +401,12 @@ static void govern_rings_restart(struct session *s)
 
 void govern_wake(struct govern *b)
 {
-	b->next_ns = b->slice_due_ns = 0;
+	/* Quiet: a slice now.  Loud: the brake, then the slice on time. */
+	if (b->quiet)
+		b->slice_due_ns = 0;
+	else
+		b->brake_due = true;
+	b->next_ns = 0;
 }
 
 /* govern_tick's buffers for cap functions, grown when more are traced. */
@@ -403,10 +429,13 @@ static int govern_tick_buffers(struct govern *b, size_t cap)
 	size_t *order = realloc(b->tick_order, cap * sizeof(*order));
 	if (order)
 		b->tick_order = order;
+	struct budget_brake_in *brake = realloc(b->tick_brake, cap * sizeof(*brake));
+	if (brake)
+		b->tick_brake = brake;
 	size_t *look = realloc(b->look, cap * sizeof(*look));
 	if (look)
 		b->look = look;
-	if (!st || !d || !plan || !sfs || !order || !look)
+	if (!st || !d || !plan || !sfs || !order || !brake || !look)
 		return -ENOMEM;
 	b->tick_cap = cap;
 	return 0;
@@ -488,6 +517,106 @@ static uint64_t govern_look(struct session *s, uint64_t now_ns)
 	return s->gov.next_ns;
 }
 
+/* What the watchers leave the functions of the budget: allowed hits a
+ * second less the watchers' over the ring's time. */
+static double govern_funcs_allowed(const struct govern *b, double allowed)
+{
+	for (size_t i = 0; i < GOVERN_RING; i++)
+		allowed -= (double)b->watch_ring[i] / b->ring_s;
+	return allowed;
+}
+
+static void govern_look_add(struct govern *b, size_t i)
+{
+	for (size_t k = 0; k < b->nlook; k++)
+		if (b->look[k] == i)
+			return;
+	b->look[b->nlook++] = i;
+}
+
+/* The sum of a ring but for its oldest slice, which the slice under way
+ * replaces: the last second's, up to the slice's start. */
+static double govern_ring_but_oldest(const struct govern *b, const uint64_t *ring)
+{
+	double sum = 0;
+
+	for (size_t k = 0; k < GOVERN_RING; k++)
+		sum += k == (b->slice + 1) % GOVERN_RING ? 0 : (double)ring[k];
+	return sum;
+}
+
+/* The brake (budget_brake): BPF woke the engine mid-slice, the last
+ * second's hits past the budget.  Each function whose counters moved is
+ * planned at its rate since the slice began where that is more, and goes
+ * to a cheaper mode now if the plan says so, rather than at the slice's
+ * end: a function at rest that a query calls 100,000 times a second costs
+ * the target a few milliseconds of traps before it, where a slice costs
+ * it a second's budget.  The rings and the slice's clock do not move. */
+static void govern_brake(struct session *s, uint64_t now)
+{
+	struct govern *b = &s->gov;
+	uint64_t t0 = b->slice_end_ns[b->slice % GOVERN_RING];
+	size_t n = 0, kept;
+
+	if (b->hits_per_s <= 0 || !t0 || now <= t0 ||
+	    govern_tick_buffers(b, s->nfuncs ? s->nfuncs : 1) != 0)
+		return;
+	/* Over a millisecond at least: a rate, not one call's gap. */
+	double dt = now - t0 < 1000000 ? 1e-3 : (double)(now - t0) / 1e9;
+	double allowed = govern_allowed_hits(b);
+	double watched = govern_ring_but_oldest(b, b->watch_ring) +
+			 (double)(tracer_watch_hits(s->tracer) - b->watch_hits);
+	b->brakes++;
+	for (size_t i = 0; i < s->nfuncs; i++) {
+		struct session_func *sf = &s->funcs[i];
+		struct govern_func *gf = &sf->gf;
+		struct retop_func_stats st;
+		if (sf->slot < 0 ||
+		    (gf->at_rest &&
+		     tracer_hits_still(s->tracer, sf->slot, gf->last_begun, gf->last_entries,
+				       gf->last_rets, gf->last_inlined)) ||
+		    tracer_read_counters(s->tracer, sf->slot, &st) != 0)
+			continue;
+		double begun = (double)(st.begun - gf->last_begun);
+		struct budget_brake_in *x = &b->tick_brake[n];
+		x->hits = govern_ring_but_oldest(b, gf->hits_ring) +
+			  (double)(st.entries + st.rets + st.inlined - gf->last_hits);
+		x->calls = govern_ring_but_oldest(b, gf->begun_ring) + begun;
+		/* An estimated function's calls begin only in its sampled
+		 * slices: its plan stands on its estimate. */
+		x->rate = gf->mode == BUDGET_ESTIMATED || gf->marks_only ? 0 : begun / dt;
+		govern_demand(gf, now, &b->tick_demand[n]);
+		b->tick_sf[n++] = sf;
+	}
+	size_t shed =
+	    budget_brake(b->tick_demand, b->tick_brake, n, govern_funcs_allowed(b, allowed),
+			 watched, now, b->tick_order, b->tick_plan, &kept);
+	for (size_t j = 0; shed && j < n; j++) {
+		struct session_func *sf = b->tick_sf[j];
+		struct govern_func *gf = &sf->gf;
+		if (b->tick_plan[j].to == gf->mode)
+			continue;
+		log_debug("budget", "%s: braked at %.0f calls a second since the slice began",
+			  sf->f->name, b->tick_brake[j].rate);
+		/* Planned so until its calls say otherwise: estimated, at the
+		 * rate it ran at; its entries kept, at its calls of the last
+		 * second (its rate was a burst's, which the second paid for). */
+		double peak = b->tick_plan[j].to == BUDGET_ESTIMATED ? b->tick_brake[j].rate
+								     : b->tick_brake[j].calls;
+		if (peak > gf->peak_per_s)
+			gf->peak_per_s = peak;
+		gf->share = b->tick_plan[j].share;
+		govern_apply(s, sf, b->tick_plan[j].to, now);
+		gf->at_rest = false;
+		if (gf->mode == BUDGET_ESTIMATED || gf->drain_until_ns)
+			govern_look_add(b, (size_t)(sf - s->funcs));
+	}
+	/* Another function may follow (a query calls many at once), and a
+	 * burst kept counted is braked again if it goes on. */
+	if ((shed || kept) && b->brakes < GOVERN_BRAKES_MAX)
+		tracer_wake_arm(s->tracer, (uint64_t)(GOVERN_BRAKE_SHARE * allowed) + 1);
+}
+
 static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 {
 	struct govern *b = &s->gov;
@@ -520,9 +649,8 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 			       ? (double)(now_ns - b->watch_read_ns) / 1e9
 			       : 0;
 	b->watch_read_ns = now_ns;
-	double allowed = govern_allowed_hits(b), funcs_allowed = allowed;
-	for (size_t i = 0; i < GOVERN_RING; i++)
-		funcs_allowed -= (double)b->watch_ring[i] / b->ring_s;
+	double allowed = govern_allowed_hits(b), funcs_allowed = govern_funcs_allowed(b, allowed);
+	b->brakes = 0;
 	/* A function at rest adds no cost and takes full: with a budget left
 	 * to share, the plan of the others is the same without it.  (With
 	 * none, the plan puts even those out of full.) */
@@ -575,6 +703,9 @@ uint64_t govern_tick(struct session *s, uint64_t now_ns)
 		return s->gov.next_ns;
 	/* The probes this tick takes out close together at its end. */
 	tracer_defer(s->tracer);
+	if (s->gov.brake_due && now_ns < s->gov.slice_due_ns)
+		govern_brake(s, now_ns);
+	s->gov.brake_due = false;
 	uint64_t next =
 	    now_ns < s->gov.slice_due_ns ? govern_look(s, now_ns) : govern_tick_now(s, now_ns);
 	tracer_flush(s->tracer);
@@ -588,6 +719,7 @@ void govern_close(struct govern *b)
 	free(b->tick_plan);
 	free(b->tick_sf);
 	free(b->tick_order);
+	free(b->tick_brake);
 	free(b->look);
 	b->look = NULL;
 	b->nlook = 0;
@@ -596,6 +728,7 @@ void govern_close(struct govern *b)
 	b->tick_plan = NULL;
 	b->tick_sf = NULL;
 	b->tick_order = NULL;
+	b->tick_brake = NULL;
 	b->tick_cap = 0;
 }
 

@@ -51,6 +51,11 @@ struct govern {
 	 * After a wake, or an attach, slices are 100 ms until loud_until_ns. */
 	bool quiet;
 	uint64_t quiet_until_ns, loud_until_ns;
+	/* The brake (govern_brake): loud, BPF wakes the engine mid-slice
+	 * once the slice's hits pass what is left of the last second's
+	 * budget; the brakes of this slice so far. */
+	bool brake_due;
+	unsigned brakes;
 	uint64_t cpu_ns;	  /* the targets' CPU time at the last slice; 0: unknown */
 	uint64_t watch_off_until; /* the watchers cost too much: out until then */
 	bool watch_warned;
@@ -62,6 +67,7 @@ struct govern {
 	struct budget_decision *tick_plan;
 	struct session_func **tick_sf;
 	size_t *tick_order;
+	struct budget_brake_in *tick_brake; /* what each did, for the brake */
 	size_t tick_cap;
 	/* The functions a look between slices visits (s->funcs indices):
 	 * those estimated or draining as the last slice ended.  A thousand

@@ -207,6 +207,100 @@ static void test_ties_are_stable(void **state)
 	}
 }
 
+/* The brake, mid-slice, with the last second's hits past the budget.  A
+ * function at rest in full called at 50,000 a second since the slice
+ * began: what does not fit at that rate goes at once, its entries too,
+ * unless the second can still pay for its calls so far (a burst). */
+static void test_brake(void **state)
+{
+	struct budget_demand d[4] = {demand(100, true), demand(200, true), demand(0, true),
+				     demand(300, true)};
+	struct budget_brake_in in[4] = {
+	    {.rate = 100, .calls = 100, .hits = 200},
+	    {.rate = 0, .calls = 200, .hits = 400},
+	    {.rate = 50000, .calls = 2000, .hits = 4000},
+	    /* Estimated: its sampled slices spent most of the second. */
+	    {.rate = 0, .calls = 0, .hits = 8000},
+	};
+	struct budget_decision out[4];
+	size_t order[4], kept;
+
+	(void)state;
+	/* Estimated long ago and cheap: the plan would put it back in full,
+	 * the brake does not. */
+	d[3].mode = BUDGET_ESTIMATED;
+	d[3].mode_since_ns = NOW - 10 * S;
+	/* The others in full and the runtime watchers (8,000) spent 8,600 of
+	 * the 9,000 aimed at: its 2,000 calls do not fit, estimated, its
+	 * demand raised to the rate, and its share what the plan leaves:
+	 * 9,000 less the 1,200 of the three it puts in full, over 50,000
+	 * calls at 2 hits and the slice cost 2. */
+	assert_int_equal(budget_brake(d, in, 4, 10000, 8000, NOW, order, out, &kept), 1);
+	assert_int_equal(kept, 0);
+	assert_int_equal(out[0].to, BUDGET_FULL);
+	assert_int_equal(out[1].to, BUDGET_FULL);
+	assert_int_equal(out[2].to, BUDGET_ESTIMATED);
+	assert_int_equal(out[3].to, BUDGET_ESTIMATED);
+	assert_true(d[2].calls_per_s == 50000 && d[2].rate_per_s == 50000 && d[2].hits == 100000);
+	assert_true(fabs(out[2].share - 7800.0 / 200000.0) < 1e-9);
+	/* The watchers' 400 only: a burst the second pays for, its 2,000
+	 * calls fit (9,000 - 1,000) * 0.8, the estimated function's 8,000
+	 * hits not counted (its slices yield to cheaper entries at the next
+	 * plan): its entries stay, its RETs go. */
+	d[2] = demand(0, true);
+	assert_int_equal(budget_brake(d, in, 4, 10000, 400, NOW, order, out, &kept), 1);
+	assert_int_equal(kept, 1);
+	assert_int_equal(out[2].to, BUDGET_TIMING);
+	assert_true(out[2].share == BUDGET_MIN_SHARE);
+	/* 6,500 calls so far: past 6,400, estimated. */
+	d[2] = demand(0, true);
+	in[2].calls = 6500;
+	in[2].hits = 13000;
+	assert_int_equal(budget_brake(d, in, 4, 10000, 400, NOW, order, out, &kept), 1);
+	assert_int_equal(kept, 0);
+	assert_int_equal(out[2].to, BUDGET_ESTIMATED);
+	/* Its entry not proven to count calls: nothing to keep, estimated. */
+	d[2] = demand(0, false);
+	in[2].calls = 2000;
+	in[2].hits = 4000;
+	assert_int_equal(budget_brake(d, in, 4, 10000, 400, NOW, order, out, &kept), 1);
+	assert_int_equal(out[2].to, BUDGET_ESTIMATED);
+	/* An entry alone keeps it in full, its calls counted. */
+	d[2] = demand(0, true);
+	d[2].entry_only = true;
+	assert_int_equal(budget_brake(d, in, 4, 10000, 400, NOW, order, out, &kept), 0);
+	assert_int_equal(kept, 1);
+	assert_int_equal(out[2].to, BUDGET_FULL);
+	/* Rates under the demand leave the demand: 2,000 calls a second
+	 * over the last second, 5 since the slice began; nothing goes. */
+	d[0] = demand(2000, true);
+	in[0].rate = 5;
+	in[2].rate = 0;
+	d[2] = demand(0, true);
+	assert_int_equal(budget_brake(d, in, 4, 10000, 400, NOW, order, out, &kept), 0);
+	assert_true(d[0].calls_per_s == 2000 && d[0].hits == 4000);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(out[i].to, d[i].mode);
+	/* Only what rose goes: 5,000 calls a second in full (10,000 hits)
+	 * would not fit the plan, but the slice's plan will say so; the one
+	 * called at 50,000 a second since the slice began goes now. */
+	{
+		struct budget_demand e[2] = {demand(5000, true), demand(0, true)};
+		struct budget_brake_in ein[2] = {{.rate = 0, .calls = 5000, .hits = 10000},
+						 {.rate = 50000, .calls = 500, .hits = 1000}};
+		assert_int_equal(budget_brake(e, ein, 2, 10000, 0, NOW, order, out, &kept), 1);
+		assert_int_equal(out[0].to, BUDGET_FULL);
+		assert_int_equal(out[1].to, BUDGET_ESTIMATED);
+	}
+	/* Timed at its entry, then a query calls it 8,000 times a second, and
+	 * 8,000 times in the last second: its entries no longer fit. */
+	d[1].mode = BUDGET_TIMING;
+	d[1].mode_since_ns = NOW - 10 * S;
+	in[1] = (struct budget_brake_in){.rate = 8000, .calls = 8000, .hits = 8000};
+	assert_int_equal(budget_brake(d, in, 4, 10000, 400, NOW, order, out, &kept), 1);
+	assert_int_equal(out[1].to, BUDGET_ESTIMATED);
+}
+
 static void test_allowed(void **state)
 {
 	(void)state;
@@ -292,6 +386,7 @@ int main(void)
 	    cmocka_unit_test(test_floors_yield_to_the_budget),
 	    cmocka_unit_test(test_held_function_does_not_stop_the_filling),
 	    cmocka_unit_test(test_ties_are_stable),
+	    cmocka_unit_test(test_brake),
 	    cmocka_unit_test(test_allowed),
 	    cmocka_unit_test(test_timing_runs),
 	};
