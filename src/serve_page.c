@@ -201,6 +201,12 @@ static void serve_render_self(struct render *r)
 	fputs("retop_probe_cpu_ratio{", r->f);
 	serve_target_labels(r);
 	fprintf(r->f, "} %.6f\n", r->snap->cost_share);
+	serve_family(r, "retop_probe_hits_total", "counter",
+		     "Probe hits the overhead budget counts (every traced function's and the "
+		     "runtime watchers'): --budget N/s allows N a second.");
+	fputs("retop_probe_hits_total{", r->f);
+	serve_target_labels(r);
+	fprintf(r->f, "} %" PRIu64 "\n", r->snap->probe_hits);
 	serve_family(r, "retop_unseen_after_exec_seconds_total", "counter",
 		     "-p: time the target's calls were not seen, between its exec() of its "
 		     "binary again and its probes back (0: every call seen).");

@@ -128,6 +128,7 @@ struct session {
 	uint64_t target_cpu_ns; /* the targets' CPU time at the last sample */
 	uint64_t next_tick;	/* the overhead budget's next slice (session_run) */
 	uint64_t watch_hits;	/* the runtime watchers' hits at the last sample */
+	uint64_t budget_hits;	/* every hit the budget counts, at the last sample */
 	struct guard guard;	/* --max-duration */
 	struct govern gov;	/* --budget: the governor */
 	struct hitcost hitcost; /* what a probe hit costs */

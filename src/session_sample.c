@@ -59,6 +59,18 @@ static void session_watch_cost(struct session *s, double interval)
 	s->snap.cost_per_s += interval > 0 ? d / interval : 0;
 }
 
+/* The hits the budget counts, over the interval (a BPF side loaded anew
+ * counts from 0). */
+static void session_budget_hits(struct session *s, double interval)
+{
+	uint64_t n = s->tracer ? tracer_budget_hits(s->tracer) : s->budget_hits;
+	uint64_t d = n >= s->budget_hits ? n - s->budget_hits : n;
+
+	s->budget_hits = n;
+	s->snap.probe_hits += d;
+	s->snap.probe_hits_per_s = interval > 0 ? (double)d / interval : 0;
+}
+
 /* The targets' CPU time, and the share retop's probes took of it over the
  * interval. */
 static void session_target_cpu(struct session *s, double interval)
@@ -406,6 +418,7 @@ const struct snapshot *session_sample(struct session *s)
 		shed += s->funcs[i].gf.ever_shed;
 	}
 	session_watch_cost(s, interval);
+	session_budget_hits(s, interval);
 	session_target_cpu(s, interval);
 	/* A function's probes out for a time: the hits inside every other's
 	 * calls, whose callee it may be, are a sample (retop cannot tell

@@ -527,6 +527,8 @@ static void snapshot_guard_json(struct json_object *o, const struct snapshot *sn
 	json_object_object_add(pc, "cpu_ns_per_s", json_fixed(snap->cost_per_s, 0));
 	json_object_object_add(pc, "target_cpu_ns_per_s", json_fixed(snap->target_cpu_per_s, 0));
 	json_object_object_add(pc, "target_cpu_share", json_fixed(snap->cost_share, 4));
+	json_object_object_add(pc, "hits", json_object_new_uint64(snap->probe_hits));
+	json_object_object_add(pc, "hits_per_s", json_fixed(snap->probe_hits_per_s, 0));
 	json_object_object_add(o, "probe_cost", pc);
 	json_object_object_add(o, "time_split", snapshot_split_json(snap));
 }

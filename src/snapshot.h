@@ -214,6 +214,11 @@ struct snapshot {
 	 * the runtime watchers'), the targets' own CPU time a second, and the
 	 * share of it the traps took. */
 	double cost_ns, cost_per_s, target_cpu_per_s, cost_share;
+	/* The hits the budget counts (every probe's, the runtime watchers'
+	 * too), since tracing began and a second over the interval: the
+	 * budget's own measure, beside budget_hits. */
+	uint64_t probe_hits;
+	double probe_hits_per_s;
 	bool exits_watched; /* runtime.goexit1 probed: exits prove calls dead */
 	/* The time split (timesplit.h): on, else why not ("off: ..."); with
 	 * probes on Go's scheduler (--time-split sched), and whether they are

@@ -40,6 +40,9 @@ static void snapshot_text_limits(FILE *out, const struct snapshot *snap)
 	fprintf(out, "%s, memory: bpf maps %s, retop %s\n", left, maps, user);
 }
 
+/* Batch text fits 80 columns. */
+#define SNAPSHOT_TEXT_COLS 80
+
 /* What retop's probes cost the targets, as it measures them. */
 static void snapshot_text_cost(FILE *out, const struct snapshot *snap)
 {
@@ -48,8 +51,20 @@ static void snapshot_text_cost(FILE *out, const struct snapshot *snap)
 	if (!snap->nfuncs)
 		return;
 	stats_format_duration((uint64_t)(snap->cost_per_s + 0.5), per_s, sizeof(per_s));
-	fprintf(out, "retop's probes take %s/s of the target's CPU (%.1f%%)\n",
-		snap->cost_per_s >= 1 ? per_s : "0ns", 100 * snap->cost_share);
+	char line[160], hits[64] = "";
+	int n =
+	    snprintf(line, sizeof(line), "retop's probes take %s/s of the target's CPU (%.1f%%)",
+		     snap->cost_per_s >= 1 ? per_s : "0ns", 100 * snap->cost_share);
+	/* The budget's own measure, on the line while it fits 80 columns. */
+	if (snap->budget_hits > 0)
+		snprintf(hits, sizeof(hits), "%.0f of %.0f hits/s", snap->probe_hits_per_s,
+			 snap->budget_hits);
+	if (!hits[0])
+		fprintf(out, "%s\n", line);
+	else if (n + 2 + (int)strlen(hits) <= SNAPSHOT_TEXT_COLS)
+		fprintf(out, "%s, %s\n", line, hits);
+	else
+		fprintf(out, "%s\n    %s\n", line, hits);
 }
 
 /* What durations are less, and how far they may still be off. */
@@ -99,8 +114,6 @@ static void snapshot_text_header(FILE *out, const struct snapshot *snap)
 	fprintf(out, "%-21s %8s %7s %7s %7s %5s %7s %5s %5s\n", "FUNCTION", "CALLS", "CALLS/S",
 		"P50", "P99", "ERR%", "MAX", "INFL", "ORPH");
 }
-
-#define SNAPSHOT_TEXT_COLS 80
 
 /* A status from column col on, wrapped at spaces to 80 columns; the
  * continuation lines are indented, so every line fits a terminal. */
@@ -281,9 +294,10 @@ static void snapshot_text_errors(FILE *out, const struct snapshot_func *f)
 	 * others, "ok"), one for the types. */
 	/* Wrapped at the width like every note: marked cells ("~", "<")
 	 * can take it past 80 columns. */
-	snprintf(line, sizeof(line), "errors %s%llu (%.1f%%, %s/s); p50/p99 failing %s/%s, ok %s/%s",
-		 f->errors_exact ? "" : "~", (unsigned long long)f->errors, 100 * f->error_share, rate,
-		 fp50, fp99, sp50, sp99);
+	snprintf(line, sizeof(line),
+		 "errors %s%llu (%.1f%%, %s/s); p50/p99 failing %s/%s, ok %s/%s",
+		 f->errors_exact ? "" : "~", (unsigned long long)f->errors, 100 * f->error_share,
+		 rate, fp50, fp99, sp50, sp99);
 	fprintf(out, "    ");
 	snapshot_text_status(out, 4, line);
 	n = (size_t)snprintf(line, sizeof(line), "of types");

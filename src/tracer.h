@@ -167,6 +167,8 @@ void tracer_wake_drain(struct tracer *t);
 void tracer_wake_arm(struct tracer *t, uint64_t hits);
 /* Hits of the watchers so far. */
 uint64_t tracer_watch_hits(const struct tracer *t);
+/* Every hit the budget counts so far (every probe's, the watchers' too). */
+uint64_t tracer_budget_hits(const struct tracer *t);
 /* What the RET takes out of a call's duration: the kernel's part of each
  * probe hit inside it, by kind (RETOP_HIT_*): cost[k] ns (each program
  * adds its own run time); and of the call's own two hits, by how its entry

@@ -170,6 +170,11 @@ uint64_t tracer_watch_hits(const struct tracer *t)
 	return __atomic_load_n(&t->skel->bss->watch_hits, __ATOMIC_RELAXED);
 }
 
+uint64_t tracer_budget_hits(const struct tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->budget_hits, __ATOMIC_RELAXED);
+}
+
 uint64_t tracer_evidence_lost(const struct tracer *t)
 {
 	return __atomic_load_n(&t->skel->bss->evidence_lost, __ATOMIC_RELAXED);

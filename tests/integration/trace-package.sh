@@ -24,80 +24,21 @@ need_retop
 pkg='github.com/prometheus/prometheus/tsdb.*'
 fn=github.com/prometheus/client_golang/prometheus/promhttp.InstrumentHandlerDuration.func2
 
-# The target it scrapes: 40,000 series, every 1 s (the head's appenders,
-# its series, its chunks: tsdb's hot path).
-tport=$(pq freeport 19500 19549) || fail "no free port in 127.0.0.1:19500-19549"
-python3 - "$tport" "$T/target.ready" >"$T/target.err" 2>&1 <<'PY' &
-import http.server, random, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        b = "".join("load_series{i=\"%d\"} %d\n" % (i, random.randrange(1000)) for i in range(40000)).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/plain; version=0.0.4")
-        self.send_header("Content-Length", str(len(b)))
-        self.end_headers()
-        self.wfile.write(b)
-    def log_message(self, *a):
-        pass
-s = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
-open(sys.argv[2], "w").close()
-s.serve_forever()
-PY
-track_pid $!
-wait_file "$T/target.ready" 10 || fail "the scrape target did not start: $(tail -n 3 "$T/target.err")"
+# shellcheck source-path=SCRIPTDIR source=../prom_load.sh
+. "$(dirname "$0")/../prom_load.sh"
+prom_start
+prom_own "$T/warm"
 
-pport=$(pq freeport 19550 19599) || fail "no free port in 127.0.0.1:19550-19599"
-cat >"$T/prom.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: load
-    static_configs:
-      - targets: ['127.0.0.1:$tport']
-EOF
-prometheus --config.file="$T/prom.yml" --storage.tsdb.path="$T/tsdb" \
-    --web.listen-address="127.0.0.1:$pport" --log.level=warn >"$T/prom.err" 2>&1 &
-prom=$!
-track_pid "$prom"
-url=http://127.0.0.1:$pport
-pq wait "$url" 'up{job="load"}' 30 >/dev/null || fail "Prometheus did not scrape its target: $(tail -n 3 "$T/prom.err")"
-
-# own FILE: Prometheus's count of the requests it timed, every handler.
-own() {
-    pq get "$url/metrics" >"$T/page" || fail "GET /metrics failed"
-    awk '/^prometheus_http_request_duration_seconds_count/ { n += $2 } END { printf "%d\n", n }' "$T/page" >"$1"
-}
-own "$T/warm"
-
-# queries SECS OUT: queries one after the other for SECS s (the API's
-# handlers, tsdb's queriers); OUT gets how many were answered.
-queries() {
-    python3 - "$url" "$1" >"$2" <<'PY'
-import json, sys, time, urllib.parse, urllib.request
-url, secs = sys.argv[1], float(sys.argv[2])
-qs = ["sum(load_series)", "count(load_series)", "max_over_time(load_series[10s])",
-      "rate(prometheus_tsdb_head_samples_appended_total[5s])"]
-n, end = 0, time.time() + secs
-while time.time() < end:
-    q = qs[n % len(qs)]
-    r = json.load(urllib.request.urlopen(url + "/api/v1/query?" + urllib.parse.urlencode({"query": q}), timeout=30))
-    if r.get("status") != "success":
-        print("query %r: %s" % (q, r)); sys.exit(1)
-    n += 1
-print(n)
-PY
-}
 # Untraced first: what the traced run's count is put beside (stated, not
 # held to a threshold: the traps' cost is the budget's, 10,000 hits a
 # second at the defaults).
-queries 4 "$T/queries0" || fail "a query failed before tracing: $(tail -n 2 "$T/queries0")"
+prom_queries 4 "$T/queries0" || fail "a query failed before tracing: $(tail -n 2 "$T/queries0")"
 retop_batch "$T/snap" -p "$prom" -t "$pkg" -t "$fn" -d 1
-own "$T/own0"
-queries 8 "$T/queries" || fail "a query failed while the package was traced: $(tail -n 2 "$T/queries")"
+prom_own "$T/own0"
+prom_queries 8 "$T/queries" || fail "a query failed while the package was traced: $(tail -n 2 "$T/queries")"
 retop_snapshots 2
 retop_stop "$prom"
-own "$T/own1"
+prom_own "$T/own1"
 # Unharmed: it answers and goes on ingesting (a scrape after retop's exit).
 pq wait "$url" 'up{job="load"}' 10 >/dev/null || fail "Prometheus no longer scrapes after retop's exit"
 running "$prom" || fail "Prometheus died while its tsdb package was traced"
