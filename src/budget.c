@@ -157,12 +157,16 @@ size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, s
 		 * at the next plan, as in budget_plan: theirs do not count. */
 		if (x->mode != BUDGET_ESTIMATED)
 			spent += in[i].hits;
-		if (!(in[i].rate > x->calls_per_s))
+		bool calls = in[i].rate > x->calls_per_s, marks = in[i].inlined > x->inlined_per_s;
+		if (!calls && !marks)
 			continue;
-		x->calls_per_s = in[i].rate;
+		if (calls)
+			x->calls_per_s = in[i].rate;
 		if (in[i].rate > x->rate_per_s)
 			x->rate_per_s = in[i].rate;
-		double hits = in[i].rate * (x->entry_only ? 1 : 2) + x->inlined_per_s;
+		if (marks)
+			x->inlined_per_s = in[i].inlined;
+		double hits = x->calls_per_s * (x->entry_only ? 1 : 2) + x->inlined_per_s;
 		if (hits > x->hits)
 			x->hits = hits;
 	}
@@ -188,7 +192,8 @@ size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, s
 	 * second's measure), and only to a cheaper mode: the modes are
 	 * ordered dearest first. */
 	for (size_t i = 0; i < n; i++) {
-		bool rose = in[i].rate > 0 && d[i].calls_per_s == in[i].rate;
+		bool rose = (in[i].rate > 0 && d[i].calls_per_s == in[i].rate) ||
+			    (in[i].inlined > 0 && d[i].inlined_per_s == in[i].inlined);
 		if (rose && out[i].to > d[i].mode)
 			shed++;
 		else

@@ -93,14 +93,17 @@ void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64
  * at once, a query that runs a timed function ten times as often).  What
  * each function did, for the brake. */
 struct budget_brake_in {
-	double rate;  /* calls a second since the slice began (0: not measured) */
-	double calls; /* calls begun in the last second, up to now */
-	double hits;  /* probe hits in the last second, up to now */
+	double rate;	/* calls a second since the slice began (0: not measured) */
+	double inlined; /* inlined calls a second since then, at the marks */
+	double calls;	/* calls begun and inlined calls counted in the last
+			 * second, up to now: what its entries and marks cost */
+	double hits;	/* probe hits in the last second, up to now */
 };
 
-/* The plan at each function's rate since the slice began where that is
- * more than its demand (raised in d): what does not fit at the rate it
- * runs at now goes at once, its entries too.  But a burst the second can
+/* The plan at each function's rates since the slice began, its calls' and
+ * its inlined calls', where those are more than its demand (raised in d):
+ * what does not fit at the rate it runs at now goes at once, its entries
+ * and marks too.  But a burst the second can
  * still pay for keeps its calls counted: of those the plan would
  * estimate, the ones whose entries count calls keep them, fewest calls in
  * the last second first, while those fit, as the plan's timed do, what
@@ -108,7 +111,7 @@ struct budget_brake_in {
  * in full or timed, and other_hits (the runtime watchers'); an estimated
  * function's slices yield to cheaper entries at the next plan, as in
  * budget_plan.  *kept: how many kept so (braked again if the hits go on).
- * Only a function whose rate rose past its demand goes, and only to a
+ * Only a function whose rates rose past its demand goes, and only to a
  * cheaper mode (out[i].to is d[i].mode otherwise: the others, and dearer
  * modes, wait for the slice's plan).  Returns how many go. */
 size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, size_t n,

@@ -578,13 +578,17 @@ static void govern_brake(struct session *s, uint64_t now)
 		    tracer_read_counters(s->tracer, sf->slot, &st) != 0)
 			continue;
 		double begun = (double)(st.begun - gf->last_begun);
+		double inlined = (double)(st.inlined - gf->last_inlined);
 		struct budget_brake_in *x = &b->tick_brake[n];
 		x->hits = govern_ring_but_oldest(b, gf->hits_ring) +
 			  (double)(st.entries + st.rets + st.inlined - gf->last_hits);
-		x->calls = govern_ring_but_oldest(b, gf->begun_ring) + begun;
+		x->calls = govern_ring_but_oldest(b, gf->begun_ring) + begun +
+			   govern_ring_but_oldest(b, gf->inl_ring) + inlined;
 		/* An estimated function's calls begin only in its sampled
 		 * slices: its plan stands on its estimate. */
-		x->rate = gf->mode == BUDGET_ESTIMATED || gf->marks_only ? 0 : begun / dt;
+		bool est = gf->mode == BUDGET_ESTIMATED;
+		x->rate = est || gf->marks_only ? 0 : begun / dt;
+		x->inlined = est ? 0 : inlined / dt;
 		govern_demand(gf, now, &b->tick_demand[n]);
 		b->tick_sf[n++] = sf;
 	}
@@ -605,6 +609,9 @@ static void govern_brake(struct session *s, uint64_t now)
 								     : b->tick_brake[j].calls;
 		if (peak > gf->peak_per_s)
 			gf->peak_per_s = peak;
+		/* Its marks out, their rate decays from the one they ran at. */
+		if (b->tick_brake[j].inlined > gf->inlined_per_s)
+			gf->inlined_per_s = b->tick_brake[j].inlined;
 		gf->share = b->tick_plan[j].share;
 		govern_apply(s, sf, b->tick_plan[j].to, now);
 		gf->at_rest = false;
