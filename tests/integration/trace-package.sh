@@ -64,6 +64,14 @@ cost = [s["probe_cost"]["cpu_ns_per_s"] / 1e6 for s in snaps if s.get("probe_cos
 allowed = last["budget_hits_per_s"] * last["probe_hit_ns"] / 1e6
 print("traps: %s ms/s of the target's CPU, snapshot by snapshot; the budget allows %.0f ms/s"
       % (" ".join("%.0f" % c for c in cost), allowed))
+# The budget's own measure, stated the same way (tests/bench/harm-package.sh
+# puts it against the budget): its first seconds on a package, and the
+# estimated functions' sampled slices at a query's rate, overspend.
+hits = [s["probe_cost"]["hits_per_s"] for s in snaps if s.get("probe_cost")]
+print("probe hits: %s a second, snapshot by snapshot; the budget allows %.0f"
+      % (" ".join("%.0f" % h for h in hits), last["budget_hits_per_s"]))
+if any(s["probe_cost"]["hits"] < p["probe_cost"]["hits"] for p, s in zip(snaps, snaps[1:])):
+    bad.append("probe_cost.hits went down from one snapshot to the next")
 if len(fs) < 700 or traced < 600:
     bad.append("%d functions listed, %d traced: not the whole package" % (len(fs), traced))
 for f in fs:
