@@ -29,7 +29,7 @@ fixture_result "$out"
 retop_snapshots 1
 retop_stop "$FIXTURE_PID"
 
-python3 - "$T/snap" "$out" "$t_go" <<'EOF' || fail "the estimate of main.Work froze or missed after retop was stopped for 1.5 s"
+python3 - "$T/snap" "$out" "$t_go" <<'EOF' || fail "the estimate of main.Work froze or missed after retop was stopped for 1.5 s (retop: $(retop_err))"
 import json, sys
 snaps = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 truth = json.load(open(sys.argv[2]))
@@ -61,5 +61,10 @@ if not (lo <= n and (hi is None or n <= hi)):
     bad.append("the program's %d calls are outside [%s, %s]" % (n, lo, hi))
 for b in bad:
     print("budget-stall: " + b, file=sys.stderr)
+if bad:
+    # When the time no slice accounted for grew, for the failure's reader.
+    print("budget-stall: s into the load, calls/s, estimate_gap_s, status: " + "; ".join(
+        "%.1f %s %s %s" % (s["time"] - t_go, work(s)["calls_per_s"], work(s).get("estimate_gap_s"),
+                           work(s)["status"]) for s in snaps), file=sys.stderr)
 sys.exit(1 if bad else 0)
 EOF

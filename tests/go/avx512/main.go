@@ -1,6 +1,9 @@
 // The test program of trace-avx512.sh: hash/crc32.ieeeCLMUL, whose AVX-512
 // code capstone 4 cannot decode, called -calls times on SIGUSR1, each call
-// timed with the program's own clock.
+// timed with the program's own clock, and the time its thread waited for a
+// CPU meanwhile read from the kernel's schedstat: on a loaded machine the
+// scheduler may take the CPU as a probe's trap returns, after retop's
+// clock stopped and before the program's did.
 package main
 
 import (
@@ -9,7 +12,10 @@ import (
 	"hash/crc32"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -18,6 +24,23 @@ type funcResult struct {
 	Calls int   `json:"calls"`
 	Mean  int64 `json:"mean_ns"`
 	P50   int64 `json:"p50_ns"`
+	Wait  int64 `json:"mean_wait_ns"`
+}
+
+// runDelay: the ns the thread of f (its /proc/thread-self/schedstat) has
+// waited on a run queue, the second of the file's three numbers.
+func runDelay(f *os.File) int64 {
+	var b [128]byte
+	n, _ := f.ReadAt(b[:], 0)
+	fs := strings.Fields(string(b[:n]))
+	if len(fs) < 2 {
+		panic("schedstat: " + string(b[:n]))
+	}
+	v, err := strconv.ParseInt(fs[1], 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func main() {
@@ -36,12 +59,19 @@ func main() {
 		panic(err)
 	}
 	<-sig
+	runtime.LockOSThread()
+	sched, err := os.Open("/proc/thread-self/schedstat")
+	if err != nil {
+		panic(err)
+	}
 	durs := make([]int64, *calls)
-	var sum, total int64
+	var sum, total, wait int64
 	for i := range durs {
+		w := runDelay(sched)
 		t := time.Now()
 		sum += int64(crc32.ChecksumIEEE(buf))
 		durs[i] = time.Since(t).Nanoseconds()
+		wait += runDelay(sched) - w
 		total += durs[i]
 	}
 	sort.Slice(durs, func(a, b int) bool { return durs[a] < durs[b] })
@@ -52,7 +82,8 @@ func main() {
 	res := map[string]any{
 		"checksum_sum": sum,
 		"per_func": map[string]funcResult{
-			"hash/crc32.ieeeCLMUL": {Calls: *calls, Mean: total / int64(*calls), P50: p50},
+			"hash/crc32.ieeeCLMUL": {Calls: *calls, Mean: total / int64(*calls), P50: p50,
+				Wait: wait / int64(*calls)},
 		},
 	}
 	data, err := json.Marshal(res)
