@@ -585,9 +585,14 @@ static void govern_brake(struct session *s, uint64_t now)
 		x->calls = govern_ring_but_oldest(b, gf->begun_ring) + begun +
 			   govern_ring_but_oldest(b, gf->inl_ring) + inlined;
 		/* An estimated function's calls begin only in its sampled
-		 * slices: its plan stands on its estimate. */
+		 * slices: its rate is its entries' while its entry was in. */
 		bool est = gf->mode == BUDGET_ESTIMATED;
-		x->rate = est || gf->marks_only ? 0 : begun / dt;
+		uint64_t in_ns = est ? govern_covered(gf, t0, now) : 0;
+		x->rate = gf->marks_only ? 0
+			  : !est	 ? begun / dt
+			  : in_ns >= 1000000
+			      ? (double)(st.entries - gf->last_entries) / ((double)in_ns / 1e9)
+			      : 0;
 		x->inlined = est ? 0 : inlined / dt;
 		govern_demand(gf, now, &b->tick_demand[n]);
 		b->tick_sf[n++] = sf;
@@ -595,9 +600,23 @@ static void govern_brake(struct session *s, uint64_t now)
 	size_t shed =
 	    budget_brake(b->tick_demand, b->tick_brake, n, govern_funcs_allowed(b, allowed),
 			 watched, now, b->tick_order, b->tick_plan, &kept);
-	for (size_t j = 0; shed && j < n; j++) {
+	for (size_t j = 0; j < n; j++) {
 		struct session_func *sf = b->tick_sf[j];
 		struct govern_func *gf = &sf->gf;
+		/* Estimated, in a sampled slice at a rate past its plan's: a
+		 * query's burst at 100,000 calls a second spends a second's
+		 * budget in one slice.  The slice ends now, the next ones are
+		 * drawn at the share the plan gives that rate. */
+		if (gf->mode == BUDGET_ESTIMATED && b->tick_brake[j].rate > gf->peak_per_s &&
+		    b->tick_plan[j].share < gf->share && tracer_entry_is_in(s->tracer, sf->slot)) {
+			log_debug("budget", "%s: sampled slice cut at %.0f calls a second",
+				  sf->f->name, b->tick_brake[j].rate);
+			gf->peak_per_s = b->tick_brake[j].rate;
+			govern_cut_slice(s, sf, b->tick_plan[j].share, now);
+			govern_look_add(b, (size_t)(sf - s->funcs));
+			shed++;
+			continue;
+		}
 		if (b->tick_plan[j].to == gf->mode)
 			continue;
 		log_debug("budget", "%s: braked at %.0f calls a second since the slice began",

@@ -117,6 +117,7 @@ struct govern_func {
 	 * planned) and read cursor (slice k_read read up to read_from, its
 	 * calls so far slice_n); when the entry probe went in and out. */
 	uint64_t gate_base, k_read, k_plan, read_from, slice_n;
+	uint64_t cut_k; /* slice cut_k - 1 was cut short (0: none) */
 	double slice_p[RETOP_GATE_RING];
 	bool slice_on[RETOP_GATE_RING];
 	uint64_t in_since, in_log[GOVERN_IN_LOG][2];

@@ -31,6 +31,10 @@ uint64_t govern_covered(const struct govern_func *gf, uint64_t t0, uint64_t t1);
 void govern_read_slices(struct session *s, struct session_func *sf, uint64_t now, bool partial);
 void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t now);
 void govern_enter_estimate(struct session *s, struct session_func *sf);
+/* The brake found it in a sampled slice at a rate its plan did not
+ * expect: the slice ends now, and those not begun are drawn again at the
+ * new share. */
+void govern_cut_slice(struct session *s, struct session_func *sf, double share, uint64_t now);
 /* Only in a sampled slice with the entry probe in. */
 void govern_leave_estimate(struct session *s, struct session_func *sf, uint64_t now);
 

@@ -197,8 +197,8 @@ void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t no
 	/* The probes go in just before a sampled slice: the governor wakes
 	 * for it. */
 	bool next_on = gf->slice_on[(c + 1) % RETOP_GATE_RING];
-	bool want =
-	    gf->slice_on[c % RETOP_GATE_RING] || (next_on && now + GOVERN_LEAD_NS >= next_start);
+	bool cur_on = gf->slice_on[c % RETOP_GATE_RING] && gf->cut_k != c + 1;
+	bool want = cur_on || (next_on && now + GOVERN_LEAD_NS >= next_start);
 	uint64_t wake = next_on && !want   ? next_start - GOVERN_LEAD_NS
 			: want && !next_on ? next_start + GOVERN_LEAD_NS / 5 /* out as it ends */
 					   : UINT64_MAX;
@@ -223,6 +223,26 @@ void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t no
 		govern_drain(s, sf, now);
 }
 
+void govern_cut_slice(struct session *s, struct session_func *sf, double share, uint64_t now)
+{
+	struct govern_func *gf = &sf->gf;
+	uint64_t c = govern_slice_of(gf, now);
+
+	/* What it counted so far stands for the whole slice, at the share of
+	 * it its entry was in (govern_read_part).  The slices not begun are
+	 * drawn again: the chance each is drawn with is the one stated. */
+	gf->share = share;
+	gf->cut_k = c + 1;
+	if (tracer_entry_is_in(s->tracer, sf->slot)) {
+		govern_entry_out(gf, clock_now_ns());
+		tracer_entry_out(s->tracer, sf->slot);
+	}
+	if (gf->k_plan > c + 1)
+		gf->k_plan = c + 1;
+	govern_plan_slices(s, sf, c);
+	govern_run_estimate(s, sf, now);
+}
+
 void govern_enter_estimate(struct session *s, struct session_func *sf)
 {
 	struct govern_func *gf = &sf->gf;
@@ -238,6 +258,7 @@ void govern_enter_estimate(struct session *s, struct session_func *sf)
 	gf->k_plan = 1;
 	gf->read_from = 0;
 	gf->slice_n = 0;
+	gf->cut_k = 0;
 	gf->in_since = gf->in_n = 0;
 	govern_entry_in(gf, gf->gate_base);
 	gf->slice_on[0] = govern_rand(&s->gov) < gf->share;
