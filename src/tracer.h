@@ -95,11 +95,13 @@ void tracer_marks_out(struct tracer *t, int slot);
 /* From tracer_defer on, probes taken out (tracer_*_out, tracer_detach)
  * stop counting as in at once but are closed only by tracer_flush, all
  * together: a close waits for the kernel's grace periods (20-30 ms each
- * here), and a tick that moves fifty functions' probes then waits for a
- * few of them, not for fifty in a row.  The flush closes every kind
- * in one batch (an entry probe out times no call, so a RET need not wait
- * for it); probes of a slot going back in before it flush first, so that
- * no site is ever probed twice. */
+ * on one VM, 75-200 ms a batch on another), and a tick that moves fifty
+ * functions' probes then waits for a few of them, not for fifty in a row.
+ * The flush hands every kind to one batch that a thread of its own closes
+ * (an entry probe out times no call, so a RET need not wait for it), and
+ * returns: the caller's clock does not wait for the grace periods.
+ * Probes of a slot going back in before its batch closed wait for it, so
+ * that no site is ever probed twice. */
 void tracer_defer(struct tracer *t);
 void tracer_flush(struct tracer *t);
 bool tracer_marks_are_in(const struct tracer *t, int slot);

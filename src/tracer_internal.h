@@ -6,6 +6,7 @@
 #define RETOP_TRACER_INTERNAL_H
 
 #include <bpf/libbpf.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +57,18 @@ struct tracer_pending {
 	bool slot[TRACER_KINDS][RETOP_MAX_FUNCS];
 };
 
+/* A batch tracer_flush hands to a thread of its own: removing a uprobe
+ * waits for RCU grace periods, 75-200 ms a tick on a VM, which the
+ * governor's clock must not (a brake 200 ms late lets a query's burst
+ * spend twenty budgets).  done: the thread finished, to be joined. */
+struct tracer_closing {
+	struct tracer_pending batch;
+	pthread_t thread;
+	bool running;
+	_Atomic bool done;
+};
+#define TRACER_CLOSING_MAX 4
+
 struct tracer {
 	struct retop *skel;
 	bool multi; /* uprobe_multi links */
@@ -88,12 +101,15 @@ struct tracer {
 	bool init_pidns; /* BPF's process ids are /proc's: exits can be seen */
 	bool deferring;
 	struct tracer_pending pending;
+	struct tracer_closing closing[TRACER_CLOSING_MAX];
 };
 
 /* Remove the probes of kind k of every slot in every binary, and the
  * watcher w of every binary, closed together (tracer_defer) so that their
  * grace periods overlap: at close, a thousand functions' in a few. */
 void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w);
+/* Every batch tracer_flush handed to a thread, closed. */
+void tracer_closing_wait(struct tracer *t);
 
 /* tracer_sweep.c: delete the in-flight calls of a slot (its function was
  * detached: slot_closing set first, so an entry times no call, and its

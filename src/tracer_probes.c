@@ -4,6 +4,7 @@
 #include "tracer_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,14 +71,82 @@ static void tracer_close_pending(struct tracer *t)
 	memset(p->slot, 0, sizeof(p->slot));
 }
 
+static void *tracer_closing_run(void *arg)
+{
+	struct tracer_closing *c = arg;
+
+	probe_sets_destroy(c->batch.sets, c->batch.n);
+	atomic_store(&c->done, true);
+	return NULL;
+}
+
+/* Wait for a batch's thread; its slots are free of it. */
+static void tracer_closing_join(struct tracer_closing *c)
+{
+	if (!c->running)
+		return;
+	pthread_join(c->thread, NULL);
+	c->running = false;
+	c->batch.n = 0;
+	memset(c->batch.slot, 0, sizeof(c->batch.slot));
+}
+
+static void tracer_closing_reap(struct tracer *t)
+{
+	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++)
+		if (t->closing[i].running && atomic_load(&t->closing[i].done))
+			tracer_closing_join(&t->closing[i]);
+}
+
+/* What was kept goes to a batch closed by a thread of its own (the sets'
+ * traps stop as their close begins); with every batch busy, or no thread,
+ * it is closed here. */
+static void tracer_close_pending_async(struct tracer *t)
+{
+	struct tracer_pending *p = &t->pending;
+	struct tracer_closing *c = NULL;
+
+	tracer_closing_reap(t);
+	if (!p->n)
+		return;
+	for (size_t i = 0; i < TRACER_CLOSING_MAX && !c; i++)
+		if (!t->closing[i].running)
+			c = &t->closing[i];
+	if (!c) {
+		tracer_close_pending(t);
+		return;
+	}
+	/* The batch takes the kept list; the list takes the batch's old one. */
+	struct tracer_pending swap = c->batch;
+	c->batch = *p;
+	*p = swap;
+	p->n = 0;
+	memset(p->slot, 0, sizeof(p->slot));
+	atomic_store(&c->done, false);
+	if (pthread_create(&c->thread, NULL, tracer_closing_run, c) != 0) {
+		probe_sets_destroy(c->batch.sets, c->batch.n);
+		c->batch.n = 0;
+		memset(c->batch.slot, 0, sizeof(c->batch.slot));
+		return;
+	}
+	c->running = true;
+}
+
 void tracer_flush(struct tracer *t)
 {
 	t->deferring = false;
-	tracer_close_pending(t);
+	tracer_close_pending_async(t);
+}
+
+void tracer_closing_wait(struct tracer *t)
+{
+	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++)
+		tracer_closing_join(&t->closing[i]);
 }
 
 /* Before probes of kind k (TRACER_KINDS: any) go into a slot: those of the
- * slot still closing are closed first, still deferring after. */
+ * slot still closing are closed first (a batch's thread waited for),
+ * still deferring after. */
 static void tracer_settle(struct tracer *t, int slot, enum tracer_kind k)
 {
 	bool closing = false;
@@ -86,6 +155,12 @@ static void tracer_settle(struct tracer *t, int slot, enum tracer_kind k)
 		closing |= (k == TRACER_KINDS || (int)k == i) && t->pending.slot[i][slot];
 	if (closing)
 		tracer_close_pending(t);
+	for (size_t c = 0; c < TRACER_CLOSING_MAX; c++)
+		for (int i = 0; i < TRACER_KINDS; i++)
+			if ((k == TRACER_KINDS || (int)k == i) && t->closing[c].batch.slot[i][slot]) {
+				tracer_closing_join(&t->closing[c]);
+				break;
+			}
 }
 
 void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w)
@@ -100,7 +175,10 @@ void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w)
 		else
 			probe_sets_destroy(ws, 1);
 	}
-	tracer_flush(t);
+	/* Here and now: the caller frees what BPF writes to next. */
+	t->deferring = false;
+	tracer_close_pending(t);
+	tracer_closing_wait(t);
 }
 
 static int tracer_free_slot(const struct tracer *t)
