@@ -3,17 +3,22 @@
 // their first jump, which the kernel emulates; LeafTiny has none, its
 // probe sits on its first instruction, which the kernel single-steps) and
 // as a framed function (a stack-check prologue: the probe sits on the
-// prologue's jump, which the kernel emulates).  The ground truth is the program's untraced clock:
-// before it announces readiness (before retop attaches), it makes
-// -untraced rounds, each calling every function once and timing each call
-// with the Go clock around it; then -calls rounds untimed.  After SIGUSR1
-// (retop attached) it makes -calls rounds again.  The CPU time of the
-// untimed untraced rounds and of the traced ones is measured: their
-// difference is what the probes cost the program.  Rounds are paced by
-// -pause, so that the probe hits stay far inside the default budget, and
-// each round starts with the next function (the first call after a sleep
-// finds cold caches).  It writes the untraced timings (per_func),
-// untraced_cpu_ns and traced_cpu_ns, and idles.
+// prologue's jump, which the kernel emulates).  The ground truth is the
+// program's untraced clock, read at the same moments: each function has
+// an untraced twin (the same code under another name, never traced),
+// called beside it in every round and timed with the Go clock around it.
+// A clock read before the attach, on a VM whose speed drifts from second
+// to second, was 11% off the same calls a few seconds later.  Before it
+// announces readiness (before retop attaches) it makes -calls rounds; after
+// SIGUSR1 (retop attached) -calls rounds again, the twins timed.  The CPU
+// time of both is measured: their difference is what the probes cost the
+// program.  Rounds are paced by -pause, so that the probe hits stay far
+// inside the default budget, and each round starts with the next function
+// (the first call after a sleep finds cold caches), its twin first every
+// other round.  It writes the twins' timings under the traced functions'
+// names (per_func), how much longer the traced calls took than their twins
+// in all (traced_more_ns: what the probes cost the program, measured side
+// by side), untraced_cpu_ns and traced_cpu_ns, and idles.
 package main
 
 import (
@@ -25,8 +30,7 @@ import (
 )
 
 var (
-	untraced = flag.Int("untraced", 1000, "untraced calls of each function, timed")
-	pause    = flag.Duration("pause", 2*time.Millisecond, "sleep between rounds")
+	pause = flag.Duration("pause", 2*time.Millisecond, "sleep between rounds")
 	// Loop counts for ~5 us and ~50 us, set at start from the machine's
 	// speed; variables, so the compiler cannot fold the loops.
 	n5, n50 int
@@ -87,13 +91,53 @@ func Framed50us(x int) int {
 	return spin(n50) + x
 }
 
+// The untraced twins, line for line.
+
+//go:noinline
+func twinLeafTiny(x int) int {
+	return x ^ 0x5a
+}
+
+//go:noinline
+func twinLeaf5us(x int) int {
+	y := x
+	for i := 0; i < n5; i++ {
+		y = y*31 + i
+	}
+	return y
+}
+
+//go:noinline
+func twinLeaf50us(x int) int {
+	y := x
+	for i := 0; i < n50; i++ {
+		y = y*31 + i
+	}
+	return y
+}
+
+//go:noinline
+func twinFramedTiny(x int) int {
+	return tinyHelper(x) + 1
+}
+
+//go:noinline
+func twinFramed5us(x int) int {
+	return spin(n5) + x
+}
+
+//go:noinline
+func twinFramed50us(x int) int {
+	return spin(n50) + x
+}
+
 var funcs = []struct {
-	name string
-	f    func(int) int
+	name    string
+	f, twin func(int) int
 }{
-	{"main.LeafTiny", LeafTiny}, {"main.Leaf5us", Leaf5us}, {"main.Leaf50us", Leaf50us},
-	{"main.FramedTiny", FramedTiny}, {"main.Framed5us", Framed5us},
-	{"main.Framed50us", Framed50us},
+	{"main.LeafTiny", LeafTiny, twinLeafTiny}, {"main.Leaf5us", Leaf5us, twinLeaf5us},
+	{"main.Leaf50us", Leaf50us, twinLeaf50us}, {"main.FramedTiny", FramedTiny, twinFramedTiny},
+	{"main.Framed5us", Framed5us, twinFramed5us}, {"main.Framed50us", Framed50us, twinFramed50us},
 }
 
 // loops returns the iterations of spin that take d: the fastest of a few
@@ -111,20 +155,33 @@ func loops(d time.Duration) int {
 	return int(float64(n) * float64(d) / float64(best))
 }
 
-// rounds calls every function once a round, n rounds, each round from the
-// next function on; timed: each call recorded under its function's name.
-func rounds(n int, timed bool) {
+// rounds calls every function and its twin once a round, n rounds, each
+// round from the next function on, the twin first every other round, each
+// call timed; if record, the twin's duration under its function's name,
+// and the sum of what the function's calls took more than its twin's.
+func rounds(n int, record bool) (more time.Duration) {
 	for i := 0; i < n; i++ {
 		for k := range funcs {
 			fn := funcs[(i+k)%len(funcs)]
-			start := time.Now()
-			sink += fn.f(i)
-			if timed {
-				fixture.Record(fn.name, time.Since(start))
+			var d, dt time.Duration
+			for j := 0; j < 2; j++ {
+				start := time.Now()
+				if (i+j)%2 == 0 {
+					sink += fn.twin(i)
+					d = time.Since(start)
+				} else {
+					sink += fn.f(i)
+					dt = time.Since(start)
+				}
+			}
+			if record {
+				fixture.Record(fn.name, d)
+				more += dt - d
 			}
 		}
 		time.Sleep(*pause)
 	}
+	return more
 }
 
 // cpu is the process's CPU time so far, user and system, in ns.
@@ -139,16 +196,15 @@ func cpu() int64 {
 func main() {
 	fixture.ParseFlags(1000, 1)
 	n5, n50 = loops(5*time.Microsecond), loops(50*time.Microsecond)
-	// The untraced clock, before any probe exists; and the CPU time of as
-	// many rounds untraced and traced: the difference is what the probes
-	// cost the program.
-	rounds(*untraced, true)
+	// The CPU time of as many rounds untraced and traced: the difference
+	// is what the probes cost the program.  The untraced clock is the
+	// twins', beside the traced calls.
 	before := cpu()
 	rounds(fixture.Opts.Calls, false)
 	untracedCPU := cpu() - before
 	fixture.WaitStart()
 	before = cpu()
-	rounds(fixture.Opts.Calls, false)
+	more := rounds(fixture.Opts.Calls, true)
 	tracedCPU := cpu() - before
 	names := make([]string, len(funcs))
 	for i, fn := range funcs {
@@ -156,5 +212,6 @@ func main() {
 	}
 	res := fixture.Result(names[0], names...)
 	res["untraced_cpu_ns"], res["traced_cpu_ns"] = untracedCPU, tracedCPU
+	res["traced_more_ns"] = more.Nanoseconds()
 	fixture.Finish(res)
 }
