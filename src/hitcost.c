@@ -191,14 +191,18 @@ static void hitcost_figures(struct hitcost *b)
 		log_debug("hitcost", "window %d: 10%% %.0f ns, 20%% %.0f ns, 90%% %.0f ns",
 			  x->w_kind, q10, q20, q90);
 		b->own_ns[x->w_kind] = q20 > 1 ? q20 : 1;
-		/* At least a third of what is taken out, however tight the
-		 * calibration: the target's traps are not retop's own (its
-		 * caches, its CPU, its neighbours).  On this kind of VM, with
-		 * the two CPUs shared by other work, a median call still held
-		 * 0.3-1.7 us of an emulated entry's 5 us window, and up to 5 us
-		 * of a single-stepped entry's 18 us. */
+		/* At least what is taken out, however tight the calibration:
+		 * the target's traps are not retop's own (its caches, its CPU,
+		 * its neighbours), nor are they what they were at the
+		 * calibration.  On one VM, with the two CPUs shared by other
+		 * work, a median call still held 0.3-1.7 us of an emulated
+		 * entry's 5 us window, and up to 5 us of a single-stepped
+		 * entry's 18 us; on another, the stepped window was calibrated
+		 * at 8.9, 11.5 and 12.1 us in three runs seconds apart (each
+		 * run's own spread 0.4 us), and a traced leaf of 50 ns read
+		 * 1.6-6.1 us once 8.9 us were taken out. */
 		double spread = q90 - q20 > q20 - q10 ? q90 - q20 : q20 - q10;
-		b->resolution_ns[x->w_kind] = spread > q20 / 3 ? spread : q20 / 3;
+		b->resolution_ns[x->w_kind] = spread > q20 ? spread : q20;
 	}
 }
 
