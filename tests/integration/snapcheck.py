@@ -298,10 +298,11 @@ def cmd_timing(args):
             rel = abs(r - w) / w
             allowed = tol + (P50_BOUND if k == "p50_ns" else 0)
             # The program's clock holds what its thread waited for a CPU
-            # (mean_wait_ns, where it reads it): a wait as a trap returns
-            # falls outside retop's clock, so the mean may be that much
-            # under the program's.
-            wait = want.get("mean_wait_ns", 0) if k == "mean_ns" else 0
+            # (mean_wait_ns, p50_nowait_ns, where it reads it): a wait as a
+            # trap returns falls outside retop's clock, so retop may be
+            # that much under the program's.
+            nowait = want.get("p50_nowait_ns") if k == "p50_ns" else None
+            wait = want.get("mean_wait_ns", 0) if k == "mean_ns" else (w - nowait if nowait else 0)
             if r < w and wait > 0:
                 rel = max(0, w - wait - r) / w
             if rel > allowed:
