@@ -5,7 +5,9 @@
 // and its stack check calls runtime.morestack, which allocates an 8 MiB
 // stack, copies the ~4 MB in use and restarts Grow from its entry (a copy
 // long enough against the probes' own traps). The caller times
-// the whole call, copy included.
+// the whole call, copy included, and what its thread waited for a CPU
+// meanwhile (grow_wait_ns: a wait as a probe's trap returns is on its
+// clock, not on retop's).
 //
 // For scale, the same goroutine then calls Steady (Grow's body under another
 // name, not traced) at the same depth, now with room to spare: the difference
@@ -15,7 +17,12 @@ package main
 
 import (
 	"flag"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"fixture"
@@ -30,7 +37,7 @@ var (
 	fill = flag.Int("fill", 4<<20-40<<10,
 		"`BYTES` of stack the chain uses before calling Grow (under a power of two by less than Grow's frame)")
 	grown, steadyGrown, chainDepth int64
-	sink                           int64
+	sink, growWait                 int64
 )
 
 //go:noinline
@@ -52,18 +59,38 @@ func Steady(depth int) int {
 // fill, then makes the timed calls. top is a pointer into this stack, so a
 // copy of the stack updates it; used is therefore right after any copy.
 //
+// runDelay: the ns the thread of f (its /proc/thread-self/schedstat) has
+// waited on a run queue, the second of the file's three numbers.
+func runDelay(f *os.File) int64 {
+	var b [128]byte
+	n, _ := f.ReadAt(b[:], 0)
+	fs := strings.Fields(string(b[:n]))
+	if len(fs) < 2 {
+		panic("schedstat: " + string(b[:n]))
+	}
+	v, err := strconv.ParseInt(fs[1], 10, 64)
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
 //go:noinline
-func chain(top *byte, depth int) {
+func chain(top *byte, depth int, sched *os.File) {
 	var pad [chainSize]byte
 	pad[depth%chainSize] = byte(depth)
 	here := uintptr(unsafe.Pointer(&pad[0]))
 	used := uintptr(unsafe.Pointer(top)) - here
 	if used+chainSize+256 < uintptr(*fill) {
-		chain(top, depth+1)
+		chain(top, depth+1, sched)
 	} else {
 		atomic.StoreInt64(&chainDepth, int64(depth))
 		var r int
+		// (A read takes far less stack than the 40 KiB left under the
+		// chain: it cannot grow the stack itself.)
+		w := runDelay(sched)
 		fixture.Timed("main.Grow", func() { r = Grow(depth) })
+		atomic.AddInt64(&growWait, runDelay(sched)-w)
 		if moved := uintptr(unsafe.Pointer(&pad[0])); moved != here {
 			atomic.AddInt64(&grown, 1)
 			here = moved
@@ -83,8 +110,15 @@ func main() {
 	fixture.RunWorkers(func(i int) {
 		done := make(chan struct{})
 		go func() {
+			// On one thread throughout: its schedstat is the call's.
+			runtime.LockOSThread()
+			sched, err := os.Open("/proc/thread-self/schedstat")
+			if err != nil {
+				fixture.Fatal(err)
+			}
 			var top byte
-			chain(&top, 0)
+			chain(&top, 0, sched)
+			sched.Close()
 			done <- struct{}{}
 		}()
 		<-done
@@ -96,5 +130,6 @@ func main() {
 	// prologue grew it every time. Steady should never move it.
 	r["grown"] = atomic.LoadInt64(&grown)
 	r["steady_grown"] = atomic.LoadInt64(&steadyGrown)
+	r["grow_wait_ns"] = (time.Duration(atomic.LoadInt64(&growWait)) / time.Duration(fixture.Opts.Calls)).Nanoseconds()
 	fixture.Finish(r)
 }
