@@ -299,6 +299,19 @@ start_serve() {
     fail "retop --serve: no port could be bound in 5 tries"
 }
 
+# serve_ready: until the --serve started by start_serve says its probes
+# are in (/metrics retop_ready 1; 15 s at most).  /healthz, which
+# start_serve waits for, answers while it still attaches: calls made before
+# go by uncounted, series of the targets are not yet on the page.
+serve_ready() {
+    n_=150
+    until pq get "http://127.0.0.1:$PORT/metrics" 2>/dev/null | grep -q '^retop_ready 1$'; do
+        [ $n_ -gt 0 ] || fail "retop --serve not ready (retop_ready 1) after 15 s: $(head -n 3 "$T/serve.err")"
+        n_=$((n_ - 1))
+        sleep 0.1
+    done
+}
+
 # start_prometheus PORT: a real Prometheus on loopback scraping retop's
 # --serve on 127.0.0.1:PORT every second; sets PROM to its base URL once it
 # has scraped retop.  Its output is in $T/prom.err.  Not in a subshell: the

@@ -33,15 +33,9 @@ track_pid "$rp"
 start_serve 19300 19399 -x "$app" -t main.Work -d 0.3
 url=http://127.0.0.1:$PORT/metrics
 sc wait "$snap" 1 15 "$rp" || fail "retop did not attach: $(head -n 3 "$T/err")"
-# /healthz answers while --serve still attaches: the calls start once
-# /metrics says its probes are in (retop_ready 1), or they go by uncounted
+# The calls start once --serve's probes are in, or they go by uncounted
 # (calls_total 0 in a loaded parallel run).
-n=150
-until pq get "$url" 2>/dev/null | grep -q '^retop_ready 1$'; do
-    [ $n -gt 0 ] || fail "retop --serve not ready (retop_ready 1) after 15 s: $(head -n 3 "$T/serve.err")"
-    n=$((n - 1))
-    sleep 0.1
-done
+serve_ready
 series() {
     pq get "$url" | grep '^retop_function_calls_total{' | grep 'function="main.Work"'
 }

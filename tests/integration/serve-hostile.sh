@@ -153,7 +153,9 @@ cp "$FIXTURES/payments-default" "$bad"
 track_pid $!
 wait_file "$T/bad.ready" 10 || fail "the copied fixture did not start"
 start_serve 19200 19299 -x "$bad" -t main.ValidateCard -d 0.2
-sleep 0.5
+# The target's series once the probes are in (half a second after /healthz
+# was not enough in a loaded parallel run).
+serve_ready
 pq get "http://127.0.0.1:$PORT/metrics" >"$T/page" 2>"$T/get.err" ||
     fail "GET /metrics failed: $(cat "$T/get.err")"
 python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8", "strict")' "$T/page" ||
