@@ -135,15 +135,8 @@ start_fixture failing-default -calls 200 -out "$T/serve.out"
 fixture=$FIXTURE_PID
 # shellcheck disable=SC2086 # $targs is a list
 start_serve 19600 19699 -p "$fixture" $targs -d 0.2
-# /healthz answers while retop still indexes and attaches: the program
-# starts once /metrics says the probes are in (retop_ready 1), or its
-# calls go by untraced.
-n=150
-until pq get "http://127.0.0.1:$PORT/metrics" 2>/dev/null | grep -q '^retop_ready 1$'; do
-    [ $n -gt 0 ] || fail "retop --serve not ready (retop_ready 1) after 15 s: $(head -n 3 "$T/serve.err")"
-    n=$((n - 1))
-    sleep 0.1
-done
+# The program starts once the probes are in, or its calls go by untraced.
+serve_ready
 kill -USR1 "$fixture"
 wait_file "$T/serve.out" 30 || fail "no result from the fixture behind --serve"
 n=50

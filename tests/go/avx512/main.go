@@ -14,10 +14,10 @@ import (
 	"os/signal"
 	"runtime"
 	"sort"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"fixture"
 )
 
 type funcResult struct {
@@ -26,22 +26,6 @@ type funcResult struct {
 	P50   int64 `json:"p50_ns"`
 	Wait  int64 `json:"mean_wait_ns"`
 	P50NW int64 `json:"p50_nowait_ns"` // the p50 of each call less its wait
-}
-
-// runDelay: the ns the thread of f (its /proc/thread-self/schedstat) has
-// waited on a run queue, the second of the file's three numbers.
-func runDelay(f *os.File) int64 {
-	var b [128]byte
-	n, _ := f.ReadAt(b[:], 0)
-	fs := strings.Fields(string(b[:n]))
-	if len(fs) < 2 {
-		panic("schedstat: " + string(b[:n]))
-	}
-	v, err := strconv.ParseInt(fs[1], 10, 64)
-	if err != nil {
-		panic(err)
-	}
-	return v
 }
 
 func main() {
@@ -69,11 +53,11 @@ func main() {
 	less := make([]int64, *calls) // each less its wait
 	var sum, total, wait int64
 	for i := range durs {
-		w := runDelay(sched)
+		w := int64(fixture.RunDelay(sched))
 		t := time.Now()
 		sum += int64(crc32.ChecksumIEEE(buf))
 		durs[i] = time.Since(t).Nanoseconds()
-		w = runDelay(sched) - w
+		w = int64(fixture.RunDelay(sched)) - w
 		less[i] = durs[i] - w
 		wait += w
 		total += durs[i]

@@ -19,8 +19,6 @@ import (
 	"flag"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -59,22 +57,6 @@ func Steady(depth int) int {
 // fill, then makes the timed calls. top is a pointer into this stack, so a
 // copy of the stack updates it; used is therefore right after any copy.
 //
-// runDelay: the ns the thread of f (its /proc/thread-self/schedstat) has
-// waited on a run queue, the second of the file's three numbers.
-func runDelay(f *os.File) int64 {
-	var b [128]byte
-	n, _ := f.ReadAt(b[:], 0)
-	fs := strings.Fields(string(b[:n]))
-	if len(fs) < 2 {
-		panic("schedstat: " + string(b[:n]))
-	}
-	v, err := strconv.ParseInt(fs[1], 10, 64)
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 //go:noinline
 func chain(top *byte, depth int, sched *os.File) {
 	var pad [chainSize]byte
@@ -88,9 +70,9 @@ func chain(top *byte, depth int, sched *os.File) {
 		var r int
 		// (A read takes far less stack than the 40 KiB left under the
 		// chain: it cannot grow the stack itself.)
-		w := runDelay(sched)
+		w := fixture.RunDelay(sched)
 		fixture.Timed("main.Grow", func() { r = Grow(depth) })
-		atomic.AddInt64(&growWait, runDelay(sched)-w)
+		atomic.AddInt64(&growWait, int64(fixture.RunDelay(sched)-w))
 		if moved := uintptr(unsafe.Pointer(&pad[0])); moved != here {
 			atomic.AddInt64(&grown, 1)
 			here = moved
