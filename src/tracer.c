@@ -252,7 +252,6 @@ void tracer_close(struct tracer *t)
 	if (t->split)
 		munmap(t->split, t->split_len);
 	callers_table_free(&t->callers);
-	tracer_closing_wait(t);
 	retop__destroy(t->skel);
 	free(t->pending.sets);
 	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++)

@@ -106,10 +106,9 @@ struct tracer {
 
 /* Remove the probes of kind k of every slot in every binary, and the
  * watcher w of every binary, closed together (tracer_defer) so that their
- * grace periods overlap: at close, a thousand functions' in a few. */
+ * grace periods overlap: at close, a thousand functions' in a few.  Every
+ * batch a flush handed to a thread is closed too before it returns. */
 void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w);
-/* Every batch tracer_flush handed to a thread, closed. */
-void tracer_closing_wait(struct tracer *t);
 
 /* tracer_sweep.c: delete the in-flight calls of a slot (its function was
  * detached: slot_closing set first, so an entry times no call, and its

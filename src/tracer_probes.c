@@ -57,6 +57,22 @@ void tracer_defer(struct tracer *t)
 	t->deferring = true;
 }
 
+/* The list holds no set (its array stays, for the next). */
+static void tracer_pending_clear(struct tracer_pending *p)
+{
+	p->n = 0;
+	memset(p->slot, 0, sizeof(p->slot));
+}
+
+/* The list holds a set of kind k (TRACER_KINDS: any) of the slot. */
+static bool tracer_pending_holds(const struct tracer_pending *p, int slot, enum tracer_kind k)
+{
+	for (int i = 0; i < TRACER_KINDS; i++)
+		if ((k == TRACER_KINDS || (int)k == i) && p->slot[i][slot])
+			return true;
+	return false;
+}
+
 /* Close what was kept, every kind in one batch: its grace periods are
  * shared, and a RET probe stops trapping as soon as its entry's does (an
  * entry being removed times no call: BPF's slot_closing). */
@@ -67,8 +83,7 @@ static void tracer_close_pending(struct tracer *t)
 	if (!p->n)
 		return;
 	probe_sets_destroy(p->sets, p->n);
-	p->n = 0;
-	memset(p->slot, 0, sizeof(p->slot));
+	tracer_pending_clear(p);
 }
 
 static void *tracer_closing_run(void *arg)
@@ -87,8 +102,7 @@ static void tracer_closing_join(struct tracer_closing *c)
 		return;
 	pthread_join(c->thread, NULL);
 	c->running = false;
-	c->batch.n = 0;
-	memset(c->batch.slot, 0, sizeof(c->batch.slot));
+	tracer_pending_clear(&c->batch);
 }
 
 static void tracer_closing_reap(struct tracer *t)
@@ -120,13 +134,11 @@ static void tracer_close_pending_async(struct tracer *t)
 	struct tracer_pending swap = c->batch;
 	c->batch = *p;
 	*p = swap;
-	p->n = 0;
-	memset(p->slot, 0, sizeof(p->slot));
+	tracer_pending_clear(p);
 	atomic_store(&c->done, false);
 	if (pthread_create(&c->thread, NULL, tracer_closing_run, c) != 0) {
 		probe_sets_destroy(c->batch.sets, c->batch.n);
-		c->batch.n = 0;
-		memset(c->batch.slot, 0, sizeof(c->batch.slot));
+		tracer_pending_clear(&c->batch);
 		return;
 	}
 	c->running = true;
@@ -138,7 +150,8 @@ void tracer_flush(struct tracer *t)
 	tracer_close_pending_async(t);
 }
 
-void tracer_closing_wait(struct tracer *t)
+/* Every batch tracer_flush handed to a thread, closed. */
+static void tracer_closing_wait(struct tracer *t)
 {
 	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++)
 		tracer_closing_join(&t->closing[i]);
@@ -149,18 +162,11 @@ void tracer_closing_wait(struct tracer *t)
  * still deferring after. */
 static void tracer_settle(struct tracer *t, int slot, enum tracer_kind k)
 {
-	bool closing = false;
-
-	for (int i = 0; i < TRACER_KINDS; i++)
-		closing |= (k == TRACER_KINDS || (int)k == i) && t->pending.slot[i][slot];
-	if (closing)
+	if (tracer_pending_holds(&t->pending, slot, k))
 		tracer_close_pending(t);
 	for (size_t c = 0; c < TRACER_CLOSING_MAX; c++)
-		for (int i = 0; i < TRACER_KINDS; i++)
-			if ((k == TRACER_KINDS || (int)k == i) && t->closing[c].batch.slot[i][slot]) {
-				tracer_closing_join(&t->closing[c]);
-				break;
-			}
+		if (tracer_pending_holds(&t->closing[c].batch, slot, k))
+			tracer_closing_join(&t->closing[c]);
 }
 
 void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w)
