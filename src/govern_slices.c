@@ -239,8 +239,7 @@ void govern_cut_slice(struct session *s, struct session_func *sf, double share, 
 	}
 	if (gf->k_plan > c + 1)
 		gf->k_plan = c + 1;
-	govern_plan_slices(s, sf, c);
-	govern_run_estimate(s, sf, now);
+	govern_run_estimate(s, sf, now); /* plans them */
 }
 
 void govern_enter_estimate(struct session *s, struct session_func *sf)
