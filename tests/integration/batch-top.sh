@@ -50,10 +50,13 @@ if not titles:
 cols = last[titles[0]].split()
 units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1, "min": 60, "k": 1e3, "M": 1e6, "": 1}
 
+# A marked cell (figure.h: "~" sampled, ">=" a lower bound, "!" dropped,
+# "<" under the resolution) is read as its figure: the order is by the
+# figure shown.
 def value(cell):
     if cell == "-":
         return 0.0
-    m = re.fullmatch(r"([0-9.]+)(ns|us|ms|s|min|k|M|)", cell)
+    m = re.fullmatch(r"(?:~|>=|!|<)?([0-9.]+)(ns|us|ms|s|min|k|M|)", cell)
     if not m:
         sys.exit("%s: cannot read %r as a figure" % (path, cell))
     return float(m.group(1)) * units[m.group(2)]
