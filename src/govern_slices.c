@@ -260,8 +260,13 @@ void govern_enter_estimate(struct session *s, struct session_func *sf)
 	gf->cut_k = 0;
 	gf->in_since = gf->in_n = 0;
 	govern_entry_in(gf, gf->gate_base);
-	gf->slice_on[0] = govern_rand(&s->gov) < gf->share;
-	gf->slice_p[0] = gf->share;
+	/* From timing, its RETs out: the first slice is a gap, never sampled
+	 * (govern_read_part), so the entry goes out at once.  Sampled, the
+	 * RETs would go in first, an attach that takes up to 100 ms on a busy
+	 * machine while the entry fires at the rate that put it here. */
+	bool rets_out = !gf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot);
+	gf->slice_on[0] = !rets_out && govern_rand(&s->gov) < gf->share;
+	gf->slice_p[0] = rets_out ? 0 : gf->share;
 	tracer_gate(s->tracer, sf->slot, gf->gate_base, BUDGET_SLICE_NS, gf->slice_on[0]);
 	/* The exact period ends: the counters as the gate closed it, and the
 	 * calls still in flight, counted at their entry as the estimate
@@ -270,13 +275,8 @@ void govern_enter_estimate(struct session *s, struct session_func *sf)
 		ledger_enter_estimate(&gf->ledger,
 				      govern_counted(gf, &st) +
 					  (uint64_t)tracer_slot_inflight(s->tracer, sf->slot));
-	/* The calls of sampled slices are timed: their RETs go in first (the
-	 * timing mode may have taken them out).  Without them the sampled
-	 * calls are counted all the same, at their entry. */
-	char err[ERR_LEN];
-	if (!gf->entry_only && !tracer_rets_are_in(s->tracer, sf->slot) &&
-	    session_probes_in(s, sf, false, true, err) != 0)
-		log_warn("budget", "%s: sampled calls not timed: %s", sf->f->name, err);
+	/* The calls of sampled slices are timed: their RETs go in with the
+	 * entry, for the first sampled slice (govern_run_estimate). */
 	tracer_record(s->tracer, sf->slot, true);
 }
 
