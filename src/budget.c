@@ -145,7 +145,7 @@ static int brake_calls_cmp(const void *a, const void *b)
 
 size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, size_t n,
 		    double allowed, double other_hits, uint64_t now_ns, size_t *order,
-		    struct budget_decision *out, size_t *kept)
+		    struct budget_decision *out, size_t *kept, double *room)
 {
 	double spent = other_hits, theirs = 0;
 	size_t shed = 0, m = 0;
@@ -188,6 +188,7 @@ size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, s
 								    .share = BUDGET_MIN_SHARE};
 		(*kept)++;
 	}
+	*room = left > 0 ? left : 0;
 	/* Only what rose goes (the others wait for the slice's plan, on a
 	 * second's measure), and only to a cheaper mode: the modes are
 	 * ordered dearest first. */

@@ -113,9 +113,12 @@ struct budget_brake_in {
  * budget_plan.  *kept: how many kept so (braked again if the hits go on).
  * Only a function whose rates rose past its demand goes, and only to a
  * cheaper mode (out[i].to is d[i].mode otherwise: the others, and dearer
- * modes, wait for the slice's plan).  Returns how many go. */
+ * modes, wait for the slice's plan).  *room: the calls the kept may still
+ * make, at their entries, before they pass what the second left them (the
+ * engine brakes again there: a query's burst of 40,000 calls begins as
+ * one the second can pay for).  Returns how many go. */
 size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, size_t n,
 		    double allowed, double other_hits, uint64_t now_ns, size_t *order,
-		    struct budget_decision *out, size_t *kept);
+		    struct budget_decision *out, size_t *kept, double *room);
 
 #endif

@@ -557,6 +557,7 @@ static void govern_brake(struct session *s, uint64_t now)
 	struct govern *b = &s->gov;
 	uint64_t t0 = b->slice_end_ns[b->slice % GOVERN_RING];
 	size_t n = 0, kept;
+	double room;
 
 	if (b->hits_per_s <= 0 || !t0 || now <= t0 ||
 	    govern_tick_buffers(b, s->nfuncs ? s->nfuncs : 1) != 0)
@@ -599,7 +600,7 @@ static void govern_brake(struct session *s, uint64_t now)
 	}
 	size_t shed =
 	    budget_brake(b->tick_demand, b->tick_brake, n, govern_funcs_allowed(b, allowed),
-			 watched, now, b->tick_order, b->tick_plan, &kept);
+			 watched, now, b->tick_order, b->tick_plan, &kept, &room);
 	for (size_t j = 0; j < n; j++) {
 		struct session_func *sf = b->tick_sf[j];
 		struct govern_func *gf = &sf->gf;
@@ -637,10 +638,15 @@ static void govern_brake(struct session *s, uint64_t now)
 		if (gf->mode == BUDGET_ESTIMATED || gf->drain_until_ns)
 			govern_look_add(b, (size_t)(sf - s->funcs));
 	}
-	/* Another function may follow (a query calls many at once), and a
-	 * burst kept counted is braked again if it goes on. */
-	if ((shed || kept) && b->brakes < GOVERN_BRAKES_MAX)
-		tracer_wake_arm(s->tracer, (uint64_t)(GOVERN_BRAKE_SHARE * allowed) + 1);
+	/* Another function may follow (a query calls many at once).  A burst
+	 * kept counted is braked again once its entries could pass the room
+	 * the second left it, however many brakes came before: a scrape's
+	 * 40,000 calls begin as a burst the second can pay for. */
+	double at = GOVERN_BRAKE_SHARE * allowed;
+	if (kept && (room < at || b->brakes >= GOVERN_BRAKES_MAX))
+		at = room;
+	if (kept || (shed && b->brakes < GOVERN_BRAKES_MAX))
+		tracer_wake_arm(s->tracer, (uint64_t)at + 1);
 }
 
 static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
