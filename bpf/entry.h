@@ -26,7 +26,10 @@ static __always_inline int gated_out(__u32 slot, __u64 now, int begins, __u32 *c
 	if (gate_on[slot][i] != k + 1)
 		return 1;
 	if (begins) {
-		__sync_fetch_and_add(&gate_n[slot][i], 1);
+		/* The wake-up waits for the program's end (slice_wake):
+		 * this stack is at its limit. */
+		if (__sync_fetch_and_add(&gate_n[slot][i], 1) + 1 == gate_cap[slot])
+			gate_full = 1;
 		*counted = i;
 	}
 	return 0;

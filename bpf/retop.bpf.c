@@ -134,6 +134,12 @@ __u64 gate_base[RETOP_MAX_FUNCS];
 __u64 gate_len[RETOP_MAX_FUNCS];
 __u64 gate_on[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 __u64 gate_n[RETOP_MAX_FUNCS][RETOP_GATE_RING];
+/* The calls a sampled window counts before the engine takes the entry out
+ * (0: no limit): the entry that reaches it wakes the engine. */
+__u64 gate_cap[RETOP_MAX_FUNCS];
+/* A window reached its cap: the entry's program wakes the engine as it
+ * ends (slice_wake). */
+__u64 gate_full;
 /* Hits of the runtime watchers (goexit1, recovery): in the budget too. */
 __u64 watch_hits;
 /* Every probe hit the budget counts (traced functions' and the watchers'),
@@ -253,13 +259,24 @@ struct {
 	__uint(max_entries, 256 * 1024);
 } slow_events SEC(".maps");
 
-/* Wakes the engine's clock (budget.c): its hits reached wake_at, or a
- * watched process called exec().  One page: an event is a wake-up, its
- * bytes say nothing. */
+/* Wakes the engine's clock (govern.c): its hits reached wake_at, a
+ * watched process called exec(), or a sampled window is full.  One page:
+ * an event is a wake-up and why (wake_engine). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096);
 } wakeups SEC(".maps");
+
+/* The events' values, from .data: the entry's stack is at its limit.
+ * wake_budget: the hits reached wake_at, or an exec(); wake_slice: a
+ * sampled window reached its gate_cap. */
+__u64 wake_budget = RETOP_WAKE_BUDGET;
+__u64 wake_slice = RETOP_WAKE_SLICE;
+
+static __always_inline void wake_engine(__u64 *why)
+{
+	bpf_ringbuf_output(&wakeups, why, sizeof(*why), BPF_RB_FORCE_WAKEUP);
+}
 
 /* Processes that kept a call in flight, and when each last called exec()
  * (0: never since): a call begun before its process's exec will never
@@ -282,13 +299,6 @@ struct {
 #include "args.h"
 #include "entry.h"
 
-static __always_inline void wake_engine(void)
-{
-	__u64 one = 1;
-
-	bpf_ringbuf_output(&wakeups, &one, sizeof(one), BPF_RB_FORCE_WAKEUP);
-}
-
 /* A hit the budget counts; the one that reaches wake_at wakes the engine,
  * once (it disarms wake_at). */
 static __always_inline void budget_hit(void)
@@ -296,7 +306,14 @@ static __always_inline void budget_hit(void)
 	__u64 n = __sync_fetch_and_add(&budget_hits, 1) + 1, w = *(volatile __u64 *)&wake_at;
 
 	if (w && n >= w && __sync_val_compare_and_swap(&wake_at, w, 0) == w)
-		wake_engine();
+		wake_engine(&wake_budget);
+}
+
+/* A sampled window reached its cap (gated_out): wake the engine, once. */
+static __always_inline void slice_wake(void)
+{
+	if (*(volatile __u64 *)&gate_full && __sync_val_compare_and_swap(&gate_full, 1, 0) == 1)
+		wake_engine(&wake_slice);
 }
 
 SEC("uprobe")
@@ -310,6 +327,7 @@ int retop_entry(struct pt_regs *ctx)
 	budget_hit();
 	entry_hit(ctx, RETOP_COOKIE_FUNC(cookie), site, kind, now, &h);
 	hit_done(&h, RETOP_COOKIE_FUNC(cookie), kind, now);
+	slice_wake();
 	return 0;
 }
 
@@ -436,7 +454,7 @@ int retop_exec(struct bpf_raw_tracepoint_args *ctx)
 		*when = bpf_ktime_get_ns();
 		/* After the time: a reader that sees the count sees it. */
 		__sync_fetch_and_add(&exec_seq, 1);
-		wake_engine();
+		wake_engine(&wake_budget);
 	}
 	return 0;
 }

@@ -140,6 +140,11 @@ static inline int retop_jcc_taken(__u64 f, __u32 cc)
  * others are neither (their entries still trap: user space removes the
  * probe between sampled slices). */
 #define RETOP_GATE_RING 4
+/* A sampled slice counts at most gate_cap[slot] calls (0: no limit): the
+ * entry that reaches it wakes the engine, which takes the probe out for
+ * the rest of the slice.  Why a wake-up came (its event's value): */
+#define RETOP_WAKE_BUDGET 1 /* the hits reached wake_at, or an exec() */
+#define RETOP_WAKE_SLICE 2  /* a sampled slice reached its cap */
 
 /* In-flight calls: the same key at the entry and at every RET, even when the
  * goroutine moved to another thread or its stack was copied (docs/ARCHITECTURE.md). */

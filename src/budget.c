@@ -22,6 +22,19 @@ double budget_allowed_hits(double hits_per_s, double pct, double hit_ns)
 	return allowed;
 }
 
+uint64_t budget_slice_cap(double allowed, double slice_cost)
+{
+	if (allowed <= 0)
+		return 0;
+	double calls = BUDGET_SLICE_FILL * allowed / (slice_cost > 1 ? slice_cost : 1);
+	return calls < BUDGET_SLICE_CAP_MIN ? BUDGET_SLICE_CAP_MIN : (uint64_t)calls;
+}
+
+bool budget_slice_lead(double peak_per_s, uint64_t cap, uint64_t lead_ns)
+{
+	return !cap || 4 * peak_per_s * ((double)lead_ns / 1e9) < (double)cap;
+}
+
 /* qsort has no context: the demands being sorted. */
 static _Thread_local const struct budget_demand *budget_sorting;
 

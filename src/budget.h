@@ -40,6 +40,13 @@
 /* The least share of time an estimated function is sampled. */
 #define BUDGET_MIN_SHARE 0.002
 
+/* One function's sampled slice spends at most this share of the second's
+ * budget: a query's burst at 500,000 calls a second would spend ten
+ * budgets in a slice of 100 ms.  BPF wakes the engine at the cap, which
+ * ends the slice (the calls counted stand for the time the probe was in). */
+#define BUDGET_SLICE_FILL 0.05
+#define BUDGET_SLICE_CAP_MIN 32
+
 /* The timing mode's timed slices come in runs.  A run costs retop a probe
  * link made and closed, some 100-250 us of its CPU on a 2-core VM whatever
  * the sites it holds (a site adds some 2 us): a function's runs start
@@ -82,6 +89,15 @@ unsigned budget_run_slices(double share);
  * slices left in the run under way (0: none) from slice to slice; u is a
  * uniform random number in [0, 1). */
 bool budget_run_step(double share, unsigned *run_left, double u);
+
+/* The calls a sampled slice counts at most (0: no cap), for allowed hits
+ * a second and slice_cost hits a call. */
+uint64_t budget_slice_cap(double allowed, double slice_cost);
+/* Whether the probes go in lead_ns before a sampled slice, so that its
+ * start is seen: only while the calls of that lead, which trap uncounted,
+ * cost under a quarter of the cap at the peak rate; else they go in as it
+ * starts. */
+bool budget_slice_lead(double peak_per_s, uint64_t cap, uint64_t lead_ns);
 
 /* Share allowed hits a second among n functions (out[i] for d[i]); order
  * is room for n indices. */

@@ -399,13 +399,16 @@ static void govern_rings_restart(struct session *s)
 	}
 }
 
-void govern_wake(struct govern *b)
+void govern_wake(struct govern *b, unsigned why)
 {
-	/* Quiet: a slice now.  Loud: the brake, then the slice on time. */
-	if (b->quiet)
-		b->slice_due_ns = 0;
-	else
-		b->brake_due = true;
+	/* Quiet: a slice now.  Loud: the brake, then the slice on time.  A
+	 * sampled slice full only wants a look (govern_run_estimate). */
+	if (why & RETOP_WAKE_BUDGET) {
+		if (b->quiet)
+			b->slice_due_ns = 0;
+		else
+			b->brake_due = true;
+	}
 	b->next_ns = 0;
 }
 

@@ -141,8 +141,8 @@ void govern_func_reset(struct govern_func *gf);
 /* The governor's clock: measure, plan, move probes.  Returns when it wants
  * to run next (clock_now_ns() clock). */
 uint64_t govern_tick(struct session *s, uint64_t now_ns);
-/* BPF woke the engine: the next tick is now. */
-void govern_wake(struct govern *b);
+/* BPF woke the engine (why: RETOP_WAKE_* bits): the next tick is now. */
+void govern_wake(struct govern *b, unsigned why);
 /* Probe hits a second the budget lets all functions make together. */
 double govern_allowed_hits(const struct govern *b);
 /* Before a sample: the estimated functions' slices read up to now, the one

@@ -194,12 +194,25 @@ void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t no
 
 	govern_read_slices(s, sf, now, false);
 	govern_plan_slices(s, sf, c);
-	/* The probes go in just before a sampled slice: the governor wakes
-	 * for it. */
+	/* A slice ends once it counted its cap (BPF wakes the clock then):
+	 * those calls stand for the time its probe was in. */
+	uint64_t cap = budget_slice_cap(govern_allowed_hits(&s->gov), gf->slice_cost);
+	tracer_gate_cap(s->tracer, sf->slot, cap);
+	if (cap && gf->cut_k != c + 1 && tracer_entry_is_in(s->tracer, sf->slot) &&
+	    gf->slice_n + tracer_gate_count(s->tracer, sf->slot, c) >= cap) {
+		log_debug("budget", "%s: sampled slice full (%llu calls)", sf->f->name,
+			  (unsigned long long)cap);
+		gf->cut_k = c + 1;
+	}
+	/* The probes go in just before a sampled slice, where the calls of
+	 * that lead cost little, else as it starts: the governor wakes for
+	 * it. */
+	uint64_t lead =
+	    budget_slice_lead(gf->peak_per_s, cap, GOVERN_LEAD_NS) ? GOVERN_LEAD_NS : 0;
 	bool next_on = gf->slice_on[(c + 1) % RETOP_GATE_RING];
 	bool cur_on = gf->slice_on[c % RETOP_GATE_RING] && gf->cut_k != c + 1;
-	bool want = cur_on || (next_on && now + GOVERN_LEAD_NS >= next_start);
-	uint64_t wake = next_on && !want   ? next_start - GOVERN_LEAD_NS
+	bool want = cur_on || (next_on && lead && now + lead >= next_start);
+	uint64_t wake = next_on && !want   ? next_start - lead
 			: want && !next_on ? next_start + GOVERN_LEAD_NS / 5 /* out as it ends */
 					   : UINT64_MAX;
 	if (s->gov.next_ns > wake)

@@ -174,7 +174,9 @@ static uint64_t session_tick(struct session *s)
  * be gone: asked each time). */
 enum session_sleep { SLEPT, SLEEP_FD, SLEEP_WOKEN, SLEEP_INTR };
 
-static enum session_sleep session_sleep(struct session *s, uint64_t deadline_ns, int fd)
+/* Woken: *why says by what (tracer_wake_drain). */
+static enum session_sleep session_sleep(struct session *s, uint64_t deadline_ns, int fd,
+					unsigned *why)
 {
 	uint64_t now = clock_now_ns();
 	struct pollfd p[2];
@@ -197,7 +199,7 @@ static enum session_sleep session_sleep(struct session *s, uint64_t deadline_ns,
 	if (fd >= 0 && (p[0].revents & POLLIN))
 		return SLEEP_FD;
 	if (wfd >= 0 && (p[n - 1].revents & POLLIN)) {
-		tracer_wake_drain(s->tracer);
+		*why = tracer_wake_drain(s->tracer);
 		return SLEEP_WOKEN;
 	}
 	return SLEPT;
@@ -214,13 +216,14 @@ enum session_wake session_run(struct session *s, uint64_t due_ns, int fd)
 			continue;
 		}
 		uint64_t until = s && s->next_tick < due_ns ? s->next_tick : due_ns;
-		switch (session_sleep(s, until, fd)) {
+		unsigned why = 0;
+		switch (session_sleep(s, until, fd, &why)) {
 		case SLEEP_FD:
 			return SESSION_FD;
 		case SLEEP_INTR:
 			return SESSION_INTR;
-		case SLEEP_WOKEN: /* the hits rose, or an exec(): a slice now */
-			govern_wake(&s->gov);
+		case SLEEP_WOKEN: /* the hits rose, an exec(), a sampled slice full */
+			govern_wake(&s->gov, why);
 			s->next_tick = 0;
 			break;
 		case SLEPT:

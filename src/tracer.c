@@ -97,12 +97,15 @@ static int tracer_map_stats(struct tracer *t)
 	return 0;
 }
 
-/* A wake-up: its bytes say nothing (tracer_wake_fd). */
+/* A wake-up: why it came (tracer_wake_drain). */
 static int tracer_wake_event(void *ctx, void *data, size_t len)
 {
-	(void)ctx;
-	(void)data;
-	(void)len;
+	struct tracer *t = ctx;
+	uint64_t why = RETOP_WAKE_BUDGET;
+
+	if (len >= sizeof(why))
+		memcpy(&why, data, sizeof(why));
+	t->wake_why |= (unsigned)why;
 	return 0;
 }
 
@@ -171,7 +174,7 @@ int tracer_open(const struct tracer_opts *opts, struct tracer **out, char *err)
 	}
 	/* Without it the engine ticks ten times a second, as always. */
 	t->wake_rb =
-	    ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, NULL, NULL);
+	    ring_buffer__new(bpf_map__fd(t->skel->maps.wakeups), tracer_wake_event, t, NULL);
 	*out = t;
 	return 0;
 cleanup:
@@ -186,10 +189,13 @@ int tracer_wake_fd(const struct tracer *t)
 	return t && t->wake_rb ? ring_buffer__epoll_fd(t->wake_rb) : -1;
 }
 
-void tracer_wake_drain(struct tracer *t)
+unsigned tracer_wake_drain(struct tracer *t)
 {
-	if (t && t->wake_rb)
-		ring_buffer__consume(t->wake_rb);
+	if (!t || !t->wake_rb)
+		return 0;
+	t->wake_why = 0;
+	ring_buffer__consume(t->wake_rb);
+	return t->wake_why;
 }
 
 void tracer_wake_arm(struct tracer *t, uint64_t hits)

@@ -134,6 +134,10 @@ uint64_t tracer_untime_inflight(struct tracer *t, int slot);
 void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len, bool first_on);
 void tracer_gate_plan(struct tracer *t, int slot, uint64_t k, bool on);
 uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k);
+/* The calls begun in slice k not taken yet (not zeroed). */
+uint64_t tracer_gate_count(const struct tracer *t, int slot, uint64_t k);
+/* A sampled slice's calls at which BPF wakes the engine (0: never). */
+void tracer_gate_cap(struct tracer *t, int slot, uint64_t calls);
 /* Approve the target's runtime.recovery (calls unwound by a recovered
  * panic are orphans, not restarts) and runtime.goexit1 (the calls of a
  * goroutine that exits are orphans at once) for watching. */
@@ -162,10 +166,11 @@ uint64_t tracer_exec_ns(struct tracer *t, int pid);
 
 /* The engine's wake-ups from BPF: an fd that polls readable once the
  * budget's hits reached what tracer_wake_arm() set (hits from now; 0:
- * disarm), or a watched process called exec(); -1 without one.  Drain it
- * after each wake. */
+ * disarm), a watched process called exec(), or a sampled slice reached
+ * its cap (tracer_gate_cap); -1 without one.  Drain it after each wake:
+ * returns why (RETOP_WAKE_BUDGET, RETOP_WAKE_SLICE, or both). */
 int tracer_wake_fd(const struct tracer *t);
-void tracer_wake_drain(struct tracer *t);
+unsigned tracer_wake_drain(struct tracer *t);
 void tracer_wake_arm(struct tracer *t, uint64_t hits);
 /* Hits of the watchers so far. */
 uint64_t tracer_watch_hits(const struct tracer *t);

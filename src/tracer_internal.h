@@ -92,6 +92,7 @@ struct tracer {
 	 * allocated per element), read once; UINT64_MAX: not yet. */
 	uint64_t fixed_map_bytes;
 	struct ring_buffer *wake_rb; /* BPF's wakeups (tracer_wake_fd) */
+	unsigned wake_why;	     /* what the wake-ups drained said */
 	/* tracer_exec_ns's last answer, and exec_seq when it was read. */
 	int exec_pid;
 	uint64_t exec_seq, exec_when;

@@ -128,6 +128,17 @@ uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k)
 				   __ATOMIC_ACQ_REL);
 }
 
+uint64_t tracer_gate_count(const struct tracer *t, int slot, uint64_t k)
+{
+	return __atomic_load_n(&t->skel->bss->gate_n[slot][k % RETOP_GATE_RING],
+			       __ATOMIC_ACQUIRE);
+}
+
+void tracer_gate_cap(struct tracer *t, int slot, uint64_t calls)
+{
+	__atomic_store_n(&t->skel->bss->gate_cap[slot], calls, __ATOMIC_RELAXED);
+}
+
 void tracer_hit_costs(struct tracer *t, const double cost[RETOP_HIT_KINDS],
 		      const double own[RETOP_OWN_KINDS])
 {

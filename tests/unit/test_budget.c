@@ -336,6 +336,28 @@ static void test_allowed(void **state)
 	assert_true(budget_allowed_hits(10000, 50, 100) == 10000);
 }
 
+/* A sampled slice's cap: 5% of the second's hits, at its hits a call,
+ * never under 32 calls; none without a budget.  The probes go in a lead
+ * ahead of a slice only where that lead's calls cost under a quarter of
+ * the cap. */
+static void test_slice_cap(void **state)
+{
+	(void)state;
+	/* 10,000 a second at 2 hits a call: 250 calls, 500 hits. */
+	assert_int_equal(budget_slice_cap(10000, 2), 250);
+	/* A dearer slice (the lead's hits, every RET site): fewer calls. */
+	assert_int_equal(budget_slice_cap(10000, 5), 100);
+	/* A slice cost under a hit a call counts one. */
+	assert_int_equal(budget_slice_cap(10000, 0.5), 500);
+	assert_int_equal(budget_slice_cap(200, 2), BUDGET_SLICE_CAP_MIN);
+	assert_int_equal(budget_slice_cap(0, 2), 0);
+	/* 5 ms ahead: 10,000 calls a second make 50 of them, under a
+	 * quarter of 250; 20,000 make 100, over it. */
+	assert_true(budget_slice_lead(10000, 250, 5000000));
+	assert_false(budget_slice_lead(20000, 250, 5000000));
+	assert_true(budget_slice_lead(1e9, 0, 5000000));
+}
+
 /* The timing mode's runs, slice by slice over a simulated hour and more
  * (xorshift, fixed seed): the share of slices timed is the share planned,
  * runs are budget_run_slices long, and they start no more than once every
@@ -412,6 +434,7 @@ int main(void)
 	    cmocka_unit_test(test_ties_are_stable),
 	    cmocka_unit_test(test_brake),
 	    cmocka_unit_test(test_allowed),
+	    cmocka_unit_test(test_slice_cap),
 	    cmocka_unit_test(test_timing_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
