@@ -205,6 +205,23 @@ static enum session_sleep session_sleep(struct session *s, uint64_t deadline_ns,
 	return SLEPT;
 }
 
+/* BPF's wake-up read without waiting, then the governor's tick if due. */
+void session_tick_between(struct session *s)
+{
+	int wfd = s->tracer ? tracer_wake_fd(s->tracer) : -1;
+	struct pollfd p = {.fd = wfd, .events = POLLIN};
+
+	if (!s->tracer)
+		return;
+	if (wfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
+		govern_wake(&s->gov, tracer_wake_drain(s->tracer));
+		s->next_tick = 0;
+	}
+	/* The governor's only: an exec() or a baseline waits for the list. */
+	if (clock_now_ns() >= s->next_tick)
+		s->next_tick = govern_tick(s, clock_now_ns());
+}
+
 enum session_wake session_run(struct session *s, uint64_t due_ns, int fd)
 {
 	for (;;) {

@@ -168,6 +168,10 @@ void session_forget_marks(struct session_func *sf);
 /* Free what a function's entry owns (its slowest calls' values, marks,
  * baseline, histogram buffers, failing calls), for untrace and close. */
 void session_func_release(struct session_func *sf);
+/* session.c: between two attaches of a list, the budget's slice if it is
+ * due or BPF woke the clock: the functions in already are governed while
+ * the rest go in. */
+void session_tick_between(struct session *s);
 
 /* session_images.c: the binaries traced, deploys and exec(). */
 void session_watch_image(struct session *s, struct func_index *idx);

@@ -101,6 +101,10 @@ static int session_attach_list(struct session *s, struct func_info **fs, size_t 
 	sdk_facts_validate_all(s->sdk, fs, n);
 	for (size_t i = 0; i < n; i++) {
 		char why[ERR_LEN];
+		/* A thousand take seconds: those in are governed meanwhile
+		 * (each at full rate until its first slice, a query's burst
+		 * spent twenty budgets a second while the rest went in). */
+		session_tick_between(s);
 		if (session_attach(s, fs[i], why) == 0) {
 			(*attached)++;
 			continue;
