@@ -207,8 +207,7 @@ void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t no
 	/* The probes go in just before a sampled slice, where the calls of
 	 * that lead cost little, else as it starts: the governor wakes for
 	 * it. */
-	uint64_t lead =
-	    budget_slice_lead(gf->peak_per_s, cap, GOVERN_LEAD_NS) ? GOVERN_LEAD_NS : 0;
+	uint64_t lead = budget_slice_lead(gf->peak_per_s, cap, GOVERN_LEAD_NS) ? GOVERN_LEAD_NS : 0;
 	bool next_on = gf->slice_on[(c + 1) % RETOP_GATE_RING];
 	bool cur_on = gf->slice_on[c % RETOP_GATE_RING] && gf->cut_k != c + 1;
 	bool want = cur_on || (next_on && lead && now + lead >= next_start);

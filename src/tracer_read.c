@@ -130,8 +130,7 @@ uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k)
 
 uint64_t tracer_gate_count(const struct tracer *t, int slot, uint64_t k)
 {
-	return __atomic_load_n(&t->skel->bss->gate_n[slot][k % RETOP_GATE_RING],
-			       __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&t->skel->bss->gate_n[slot][k % RETOP_GATE_RING], __ATOMIC_ACQUIRE);
 }
 
 void tracer_gate_cap(struct tracer *t, int slot, uint64_t calls)

@@ -292,7 +292,8 @@ static void test_brake(void **state)
 		struct budget_demand e[2] = {demand(5000, true), demand(0, true)};
 		struct budget_brake_in ein[2] = {{.rate = 0, .calls = 5000, .hits = 10000},
 						 {.rate = 50000, .calls = 500, .hits = 1000}};
-		assert_int_equal(budget_brake(e, ein, 2, 10000, 0, NOW, order, out, &kept, &room), 1);
+		assert_int_equal(budget_brake(e, ein, 2, 10000, 0, NOW, order, out, &kept, &room),
+				 1);
 		assert_int_equal(out[0].to, BUDGET_FULL);
 		assert_int_equal(out[1].to, BUDGET_ESTIMATED);
 	}
@@ -304,16 +305,19 @@ static void test_brake(void **state)
 		struct budget_demand e[1] = {demand(0, true)};
 		struct budget_brake_in ein[1] = {
 		    {.rate = 0, .inlined = 30000, .calls = 2000, .hits = 2000}};
-		assert_int_equal(budget_brake(e, ein, 1, 10000, 8000, NOW, order, out, &kept, &room), 1);
+		assert_int_equal(
+		    budget_brake(e, ein, 1, 10000, 8000, NOW, order, out, &kept, &room), 1);
 		assert_int_equal(out[0].to, BUDGET_ESTIMATED);
 		assert_true(e[0].inlined_per_s == 30000 && e[0].hits == 30000);
 		e[0] = demand(0, true);
-		assert_int_equal(budget_brake(e, ein, 1, 10000, 0, NOW, order, out, &kept, &room), 1);
+		assert_int_equal(budget_brake(e, ein, 1, 10000, 0, NOW, order, out, &kept, &room),
+				 1);
 		assert_int_equal(out[0].to, BUDGET_TIMING);
 		/* 7,300 of them in the last second: past 0.8 * 9,000. */
 		e[0] = demand(0, true);
 		ein[0].calls = 7300;
-		assert_int_equal(budget_brake(e, ein, 1, 10000, 0, NOW, order, out, &kept, &room), 1);
+		assert_int_equal(budget_brake(e, ein, 1, 10000, 0, NOW, order, out, &kept, &room),
+				 1);
 		assert_int_equal(out[0].to, BUDGET_ESTIMATED);
 	}
 	/* Timed at its entry, then a query calls it 8,000 times a second, and
