@@ -6,8 +6,10 @@
  * sits on its first instruction, single-stepped: no jump tells the restart)
  * is the same call: counted once, not twice (it was counted twice, and so
  * 1/p times too many per restart in an estimate).  Outside a sampled slice
- * nothing counts.  Prints one line per failure; exit 0 when all hold, 77
- * without the rights. */
+ * nothing counts.  A slice with a cap (gate_cap) wakes the engine once, at
+ * the call that reaches it (RETOP_WAKE_SLICE), not before nor after.
+ * Prints one line per failure; exit 0 when all hold, 77 without the
+ * rights. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -50,6 +52,19 @@ __asm__(".text\n"
 void gate_call(void *g);
 /* A g: the programs read its stack.hi at offset 8. */
 static unsigned long long g[4] = {0, 0x7ffffffff000ull};
+
+/* The wake-ups read so far, and the last one's reason. */
+static int wakes;
+static unsigned long long woke_why;
+
+static int on_wake(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	wakes++;
+	if (len >= sizeof(woke_why))
+		memcpy(&woke_why, data, sizeof(woke_why));
+	return 0;
+}
 
 static unsigned long long now_ns(void)
 {
@@ -104,10 +119,32 @@ int main(void)
 	CHECK(skel->bss->gate_n[slot][0] == 0 && skel->bss->gate_n[slot][1] == 0,
 	      "a call outside a sampled slice was counted");
 
+	/* A sampled slice with a cap of 3 calls: the third wakes the
+	 * engine, once, with why RETOP_WAKE_SLICE. */
+	struct ring_buffer *rb =
+	    ring_buffer__new(bpf_map__fd(skel->maps.wakeups), on_wake, NULL, NULL);
+	CHECK(rb, "cannot read the wake-ups: %s", strerror(errno));
+	skel->bss->gate_cap[slot] = 3;
+	skel->bss->gate_base[slot] = now_ns();
+	skel->bss->gate_n[slot][0] = 0;
+	for (int call = 1; rb && call <= 4; call++) {
+		g[1] += 4096;
+		gate_call(g);
+		ring_buffer__consume(rb);
+		CHECK(wakes == (call >= 3),
+		      "after call %d of a slice capped at 3: %d wake-ups, expected %d", call,
+		      wakes, call >= 3);
+	}
+	CHECK(skel->bss->gate_n[slot][0] == 4, "the capped slice counted %lld calls, expected 4",
+	      (long long)skel->bss->gate_n[slot][0]);
+	CHECK(woke_why == RETOP_WAKE_SLICE, "woken for %llu, expected RETOP_WAKE_SLICE (%d)",
+	      woke_why, RETOP_WAKE_SLICE);
+	ring_buffer__free(rb);
+
 	bpf_link__destroy(link);
 	retop__destroy(skel);
 	if (!failures)
 		printf("gate-check: a call and its restart count once in a sampled slice, "
-		       "nothing outside\n");
+		       "nothing outside; a capped slice wakes the engine once, at its cap\n");
 	return failures ? 1 : 0;
 }
