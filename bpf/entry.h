@@ -19,7 +19,7 @@ static __always_inline int gated_out(__u32 slot, __u64 now, int begins, __u32 *c
 	if (!len)
 		return 0;
 	base = gate_base[slot];
-	if (now < base)
+	if (now < base || now < gate_in[slot] || now >= gate_out[slot])
 		return 1;
 	k = (now - base) / len;
 	i = (__u32)(k % RETOP_GATE_RING);

@@ -137,6 +137,12 @@ __u64 gate_n[RETOP_MAX_FUNCS][RETOP_GATE_RING];
 /* The calls a sampled window counts before the engine takes the entry out
  * (0: no limit): the entry that reaches it wakes the engine. */
 __u64 gate_cap[RETOP_MAX_FUNCS];
+/* The window a slot's entry probe was really in, [in, out): a call begun
+ * outside it (while the probe went in, or after user space took it out)
+ * is not counted, so that the calls counted and the time the estimate
+ * credits are the same span. */
+__u64 gate_in[RETOP_MAX_FUNCS];
+__u64 gate_out[RETOP_MAX_FUNCS];
 /* A window reached its cap: the entry's program wakes the engine as it
  * ends (slice_wake). */
 __u64 gate_full;

@@ -86,18 +86,28 @@ uint64_t govern_slice_of(const struct govern_func *gf, uint64_t now)
 	return now > gf->gate_base ? (now - gf->gate_base) / BUDGET_SLICE_NS : 0;
 }
 
-/* The entry probe went in (at), or out: its times in, which say how much
- * of each slice its calls were counted in. */
-static void govern_entry_in(struct govern_func *gf, uint64_t at)
+/* The entry probe went in (at: once the attach returned), or out: its
+ * times in, which say how much of each slice its calls were counted in.
+ * BPF counts only the calls begun between the two (gate_in, gate_out):
+ * the time credited and the calls counted are the same span, however long
+ * the attach took (5-100 ms on a busy VM, against a capped slice's 14 ms). */
+static void govern_entry_in(struct session *s, struct session_func *sf, uint64_t at)
 {
-	if (!gf->in_since)
-		gf->in_since = at ? at : 1;
+	struct govern_func *gf = &sf->gf;
+
+	if (gf->in_since)
+		return;
+	gf->in_since = at ? at : 1;
+	tracer_gate_window(s->tracer, sf->slot, at, UINT64_MAX);
 }
 
-static void govern_entry_out(struct govern_func *gf, uint64_t at)
+static void govern_entry_out(struct session *s, struct session_func *sf, uint64_t at)
 {
+	struct govern_func *gf = &sf->gf;
+
 	if (!gf->in_since)
 		return;
+	tracer_gate_window(s->tracer, sf->slot, gf->in_since, at);
 	unsigned i = gf->in_n++ % GOVERN_IN_LOG;
 	gf->in_log[i][0] = gf->in_since;
 	gf->in_log[i][1] = at;
@@ -219,16 +229,15 @@ void govern_run_estimate(struct session *s, struct session_func *sf, uint64_t no
 	bool in = tracer_entry_is_in(s->tracer, sf->slot) &&
 		  (gf->entry_only || tracer_rets_are_in(s->tracer, sf->slot));
 	if (want && !in) {
-		uint64_t t0 = clock_now_ns();
 		/* Failed, the slices it was for are gaps (nothing counted). */
 		if (session_probes_in(s, sf, true, !gf->entry_only, err) != 0)
 			log_warn("budget", "%s: probes not in for a sampled slice: %s", sf->f->name,
 				 err);
 		else
-			govern_entry_in(gf, t0 + (clock_now_ns() - t0) / 2);
+			govern_entry_in(s, sf, clock_now_ns());
 		gf->drain_until_ns = 0;
 	} else if (!want && tracer_entry_is_in(s->tracer, sf->slot)) {
-		govern_entry_out(gf, clock_now_ns());
+		govern_entry_out(s, sf, clock_now_ns());
 		tracer_entry_out(s->tracer, sf->slot);
 	}
 	if (!tracer_entry_is_in(s->tracer, sf->slot))
@@ -246,7 +255,7 @@ void govern_cut_slice(struct session *s, struct session_func *sf, double share, 
 	gf->share = share;
 	gf->cut_k = c + 1;
 	if (tracer_entry_is_in(s->tracer, sf->slot)) {
-		govern_entry_out(gf, clock_now_ns());
+		govern_entry_out(s, sf, clock_now_ns());
 		tracer_entry_out(s->tracer, sf->slot);
 	}
 	if (gf->k_plan > c + 1)
@@ -271,7 +280,7 @@ void govern_enter_estimate(struct session *s, struct session_func *sf)
 	gf->slice_n = 0;
 	gf->cut_k = 0;
 	gf->in_since = gf->in_n = 0;
-	govern_entry_in(gf, gf->gate_base);
+	govern_entry_in(s, sf, gf->gate_base);
 	/* From timing, its RETs out: the first slice is a gap, never sampled
 	 * (govern_read_part), so the entry goes out at once.  Sampled, the
 	 * RETs would go in first, an attach that takes up to 100 ms on a busy

@@ -136,6 +136,9 @@ void tracer_gate_plan(struct tracer *t, int slot, uint64_t k, bool on);
 uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k);
 /* The calls begun in slice k not taken yet (not zeroed). */
 uint64_t tracer_gate_count(const struct tracer *t, int slot, uint64_t k);
+/* The window the entry probe was in, [in_ns, out_ns) (UINT64_MAX: still
+ * in): the gate counts no call begun outside it. */
+void tracer_gate_window(struct tracer *t, int slot, uint64_t in_ns, uint64_t out_ns);
 /* A sampled slice's calls at which BPF wakes the engine (0: never). */
 void tracer_gate_cap(struct tracer *t, int slot, uint64_t calls);
 /* Approve the target's runtime.recovery (calls unwound by a recovered

@@ -113,6 +113,8 @@ void tracer_gate(struct tracer *t, int slot, uint64_t base, uint64_t len, bool f
 	memset(t->skel->bss->gate_n[slot], 0, sizeof(t->skel->bss->gate_n[slot]));
 	t->skel->bss->gate_on[slot][0] = first_on ? 1 : 0;
 	t->skel->bss->gate_base[slot] = base;
+	t->skel->bss->gate_in[slot] = 0;
+	t->skel->bss->gate_out[slot] = UINT64_MAX;
 	__atomic_store_n(&t->skel->bss->gate_len[slot], len, __ATOMIC_RELEASE);
 }
 
@@ -131,6 +133,12 @@ uint64_t tracer_gate_take(struct tracer *t, int slot, uint64_t k)
 uint64_t tracer_gate_count(const struct tracer *t, int slot, uint64_t k)
 {
 	return __atomic_load_n(&t->skel->bss->gate_n[slot][k % RETOP_GATE_RING], __ATOMIC_ACQUIRE);
+}
+
+void tracer_gate_window(struct tracer *t, int slot, uint64_t in_ns, uint64_t out_ns)
+{
+	__atomic_store_n(&t->skel->bss->gate_in[slot], in_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->skel->bss->gate_out[slot], out_ns, __ATOMIC_RELEASE);
 }
 
 void tracer_gate_cap(struct tracer *t, int slot, uint64_t calls)

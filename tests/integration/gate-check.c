@@ -7,7 +7,9 @@
  * is the same call: counted once, not twice (it was counted twice, and so
  * 1/p times too many per restart in an estimate).  Outside a sampled slice
  * nothing counts.  A slice with a cap (gate_cap) wakes the engine once, at
- * the call that reaches it (RETOP_WAKE_SLICE), not before nor after.
+ * the call that reaches it (RETOP_WAKE_SLICE), not before nor after.  A
+ * call begun after the entry's window closed (gate_out: user space took
+ * the probe out) is not counted.
  * Prints one line per failure; exit 0 when all hold, 77 without the
  * rights. */
 #include <bpf/bpf.h>
@@ -92,7 +94,8 @@ int main(void)
 		return 1;
 	}
 	skel->bss->slot_record[slot] = 1;
-	/* One slice of 100 s from now, sampled. */
+	/* One slice of 100 s from now, sampled, the entry's window open. */
+	skel->bss->gate_out[slot] = ~0ull;
 	skel->bss->gate_base[slot] = now_ns();
 	skel->bss->gate_on[slot][0] = 1;
 	__atomic_store_n(&skel->bss->gate_len[slot], 100000000000ull, __ATOMIC_RELEASE);
@@ -141,10 +144,20 @@ int main(void)
 	      woke_why, RETOP_WAKE_SLICE);
 	ring_buffer__free(rb);
 
+	/* The entry's window closed (the probe is being taken out): a call
+	 * in the same sampled slice is not counted. */
+	skel->bss->gate_out[slot] = now_ns();
+	g[1] += 4096;
+	gate_call(g);
+	CHECK(skel->bss->gate_n[slot][0] == 4,
+	      "a call after the entry's window closed was counted (%lld calls, expected 4)",
+	      (long long)skel->bss->gate_n[slot][0]);
+
 	bpf_link__destroy(link);
 	retop__destroy(skel);
 	if (!failures)
 		printf("gate-check: a call and its restart count once in a sampled slice, "
-		       "nothing outside; a capped slice wakes the engine once, at its cap\n");
+		       "nothing outside; a capped slice wakes the engine once, at its cap; nothing "
+		       "after the entry's window closed\n");
 	return failures ? 1 : 0;
 }

@@ -2,7 +2,8 @@
 # The estimate's gate in BPF: a call and its restart (an entry probe on a
 # first instruction, hit twice at the same depth) count once in a sampled
 # slice, nothing outside one, and a slice with a cap wakes the engine once,
-# at the call that reaches it; on retop's entry program attached to a
+# at the call that reaches it, and nothing begun after the entry's window
+# closed counts; on retop's entry program attached to a
 # function of the test itself (tests/integration/gate-check.c).
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
