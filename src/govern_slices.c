@@ -280,7 +280,6 @@ void govern_enter_estimate(struct session *s, struct session_func *sf)
 	gf->slice_n = 0;
 	gf->cut_k = 0;
 	gf->in_since = gf->in_n = 0;
-	govern_entry_in(s, sf, gf->gate_base);
 	/* From timing, its RETs out: the first slice is a gap, never sampled
 	 * (govern_read_part), so the entry goes out at once.  Sampled, the
 	 * RETs would go in first, an attach that takes up to 100 ms on a busy
@@ -289,6 +288,9 @@ void govern_enter_estimate(struct session *s, struct session_func *sf)
 	gf->slice_on[0] = !rets_out && govern_rand(&s->gov) < gf->share;
 	gf->slice_p[0] = rets_out ? 0 : gf->share;
 	tracer_gate(s->tracer, sf->slot, gf->gate_base, BUDGET_SLICE_NS, gf->slice_on[0]);
+	/* After the gate, which opens the entry's window wide: in from the
+	 * gate's base. */
+	govern_entry_in(s, sf, gf->gate_base);
 	/* The exact period ends: the counters as the gate closed it, and the
 	 * calls still in flight, counted at their entry as the estimate
 	 * counts every call. */
