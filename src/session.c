@@ -205,6 +205,13 @@ static enum session_sleep session_sleep(struct session *s, uint64_t deadline_ns,
 	return SLEPT;
 }
 
+/* BPF woke the clock (why: tracer_wake_drain): the governor ticks now. */
+static void session_woken(struct session *s, unsigned why)
+{
+	govern_wake(&s->gov, why);
+	s->next_tick = 0;
+}
+
 /* BPF's wake-up read without waiting, then the governor's tick if due. */
 void session_tick_between(struct session *s)
 {
@@ -213,10 +220,8 @@ void session_tick_between(struct session *s)
 
 	if (!s->tracer)
 		return;
-	if (wfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN)) {
-		govern_wake(&s->gov, tracer_wake_drain(s->tracer));
-		s->next_tick = 0;
-	}
+	if (wfd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+		session_woken(s, tracer_wake_drain(s->tracer));
 	/* The governor's only: an exec() or a baseline waits for the list. */
 	if (clock_now_ns() >= s->next_tick)
 		s->next_tick = govern_tick(s, clock_now_ns());
@@ -240,8 +245,7 @@ enum session_wake session_run(struct session *s, uint64_t due_ns, int fd)
 		case SLEEP_INTR:
 			return SESSION_INTR;
 		case SLEEP_WOKEN: /* the hits rose, an exec(), a sampled slice full */
-			govern_wake(&s->gov, why);
-			s->next_tick = 0;
+			session_woken(s, why);
 			break;
 		case SLEPT:
 			break;
