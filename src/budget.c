@@ -96,9 +96,22 @@ static void budget_shares(const struct budget_demand *d, size_t n, const size_t 
 	}
 }
 
+uint64_t budget_hold_after(uint64_t hold_ns, uint64_t up_ns, uint64_t now_ns)
+{
+	if (!up_ns || now_ns - up_ns >= BUDGET_HOLD_STAY_NS || hold_ns < BUDGET_HOLD_NS)
+		return BUDGET_HOLD_NS;
+	return hold_ns >= BUDGET_HOLD_MAX_NS / 2 ? BUDGET_HOLD_MAX_NS : 2 * hold_ns;
+}
+
+/* Held long enough in its mode to go to a dearer one. */
+static bool budget_settled(const struct budget_demand *x, uint64_t now_ns)
+{
+	return now_ns - x->mode_since_ns >= (x->hold_ns ? x->hold_ns : BUDGET_HOLD_NS);
+}
+
 /* Water-filling: the cheapest functions in full while each fits in an
- * equal share of what is left (one held in a cheaper mode for less than
- * BUDGET_HOLD_NS stays out of full, and the filling goes on past it).
+ * equal share of what is left (one in a cheaper mode for less than its
+ * hold stays out of full, and the filling goes on past it).
  * Then, cheapest first, the others keep their entries in (every call
  * counted) while those fit in what is left, less a fifth for the rest;
  * the ones that do not fit are estimated.  What remains is shared
@@ -118,7 +131,7 @@ void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64
 	qsort(order, n, sizeof(*order), budget_order_cmp);
 	for (size_t k = 0; k < n; k++) {
 		const struct budget_demand *x = &d[order[k]];
-		bool settled = now_ns - x->mode_since_ns >= BUDGET_HOLD_NS;
+		bool settled = budget_settled(x, now_ns);
 		if (x->mode != BUDGET_FULL && !settled)
 			continue;
 		double cost = x->mode == BUDGET_FULL ? x->hits : x->hits / BUDGET_HEADROOM;
@@ -133,7 +146,7 @@ void budget_plan(const struct budget_demand *d, size_t n, double allowed, uint64
 		if (out[order[k]].to == BUDGET_FULL)
 			continue;
 		double entries = x->entry_only ? x->hits : x->calls_per_s + x->inlined_per_s;
-		bool settled = now_ns - x->mode_since_ns >= BUDGET_HOLD_NS;
+		bool settled = budget_settled(x, now_ns);
 		double room = x->mode != BUDGET_ESTIMATED ? BUDGET_ENTRY_ROOM
 			      : settled			  ? BUDGET_ENTRY_ROOM * BUDGET_HEADROOM
 							  : 0;

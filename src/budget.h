@@ -31,8 +31,15 @@
  * below it. */
 #define BUDGET_AIM 0.9
 /* A constrained function goes back to a dearer mode only when that fits
- * with room to spare (HEADROOM) and after HOLD in its mode: no flapping. */
+ * with room to spare (HEADROOM) and after its hold in its mode: no
+ * flapping.  The hold is HOLD; it doubles, up to HOLD_MAX, each time the
+ * function is sent back to a cheaper mode within HOLD_STAY of going
+ * dearer (budget_hold_after): a function whose sampled rate fits but
+ * whose rate with every probe in does not went up and down every 2.5 s,
+ * each time its RET probes attached and closed. */
 #define BUDGET_HOLD_NS 2000000000ull
+#define BUDGET_HOLD_MAX_NS 64000000000ull
+#define BUDGET_HOLD_STAY_NS 16000000000ull
 #define BUDGET_HEADROOM 0.7
 /* The timed keep their entries while those fit what is left, less a
  * fifth for the rest. */
@@ -69,6 +76,7 @@ struct budget_demand {
 	bool counts_at_entry; /* the entry is proven to count calls */
 	bool entry_only;
 	uint64_t mode_since_ns;
+	uint64_t hold_ns; /* in a cheaper mode, held that long (0: BUDGET_HOLD_NS) */
 };
 
 /* The plan for one function: its mode, and the share of time its probes
@@ -82,6 +90,12 @@ struct budget_decision {
  * hits of --budget N/s (0: no budget at all, returns 0), lowered by
  * --budget PCT% (of one CPU; 0: no CPU cap) at hit_ns a hit. */
 double budget_allowed_hits(double hits_per_s, double pct, double hit_ns);
+
+/* The hold of a function sent to a cheaper mode at now_ns, after hold_ns
+ * (0: none yet); up_ns: when it last went to a dearer mode (0: never).
+ * Back within BUDGET_HOLD_STAY_NS: twice the hold, up to BUDGET_HOLD_MAX_NS;
+ * else BUDGET_HOLD_NS. */
+uint64_t budget_hold_after(uint64_t hold_ns, uint64_t up_ns, uint64_t now_ns);
 
 /* The timing mode's run, in slices, for a share of slices timed. */
 unsigned budget_run_slices(double share);

@@ -131,6 +131,11 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 			  to == BUDGET_FULL	? "full"
 			  : to == BUDGET_TIMING ? "timing"
 						: "estimated");
+		/* Sent down soon after it went up: held longer (no flapping). */
+		if (to > gf->mode)
+			gf->hold_ns = budget_hold_after(gf->hold_ns, gf->up_ns, now);
+		else
+			gf->up_ns = now;
 		gf->mode = to;
 		gf->mode_since_ns = now;
 		gf->timing_left = 0;
@@ -475,6 +480,7 @@ static void govern_demand(struct govern_func *gf, uint64_t now, struct budget_de
 	    .counts_at_entry = gf->counts_at_entry,
 	    .entry_only = gf->entry_only,
 	    .mode_since_ns = gf->mode_since_ns,
+	    .hold_ns = gf->hold_ns,
 	};
 }
 

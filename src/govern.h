@@ -82,6 +82,9 @@ struct govern_func {
 	bool counts_at_entry; /* the entry is proven to count calls */
 	bool entry_only;
 	uint64_t attached_ns, mode_since_ns;
+	/* Its hold in a cheaper mode (budget_hold_after), and when it last
+	 * went to a dearer one (0: never). */
+	uint64_t hold_ns, up_ns;
 	/* Demand: probe hits and calls begun, per slice, over the last second. */
 	uint64_t last_hits, last_begun, last_entries, last_rets, last_inlined;
 	/* Slices in a row in which none of its counters moved: from

@@ -111,6 +111,44 @@ static void test_hold_and_headroom(void **state)
 	assert_int_equal(out[0].to, BUDGET_ESTIMATED);
 }
 
+static void test_hold_backs_off(void **state)
+{
+	/* First sent down (never up since attached): the hold is 2 s. */
+	uint64_t hold = budget_hold_after(0, 0, NOW);
+	struct budget_demand d[1] = {demand(1000, true)};
+	struct budget_decision out[1];
+	size_t order[1];
+
+	(void)state;
+	assert_true(hold == BUDGET_HOLD_NS);
+	/* Up after its hold, and down again 0.5 s later: it flapped, held
+	 * twice as long each time, up to BUDGET_HOLD_MAX_NS. */
+	uint64_t want[] = {4 * S, 8 * S, 16 * S, 32 * S, 64 * S, 64 * S};
+	uint64_t t = NOW;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		uint64_t up = t + hold;
+		t = up + S / 2;
+		hold = budget_hold_after(hold, up, t);
+		assert_true(hold == want[i]);
+	}
+	assert_true(BUDGET_HOLD_MAX_NS == 64 * S);
+	/* The plan keeps it estimated for its whole hold, though it fits in
+	 * full: not after 63 s of 64, yes after 64. */
+	d[0].mode = BUDGET_ESTIMATED;
+	d[0].hold_ns = hold;
+	d[0].mode_since_ns = NOW - 63 * S;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_ESTIMATED);
+	d[0].mode_since_ns = NOW - 64 * S;
+	budget_plan(d, 1, 10000, NOW, order, out);
+	assert_int_equal(out[0].to, BUDGET_FULL);
+	/* Up, and it stayed up BUDGET_HOLD_STAY_NS: sent down then, the hold
+	 * starts again at 2 s. */
+	assert_true(budget_hold_after(hold, NOW, NOW + BUDGET_HOLD_STAY_NS) == BUDGET_HOLD_NS);
+	assert_true(budget_hold_after(hold, NOW, NOW + BUDGET_HOLD_STAY_NS - 1) ==
+		    BUDGET_HOLD_MAX_NS);
+}
+
 static void test_min_share(void **state)
 {
 	/* 1,000,000 calls/s: its equal part (4,500 of the 9,000 aimed at)
@@ -432,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(test_cheapest_first),
 	    cmocka_unit_test(test_timing_when_entries_fit),
 	    cmocka_unit_test(test_hold_and_headroom),
+	    cmocka_unit_test(test_hold_backs_off),
 	    cmocka_unit_test(test_min_share),
 	    cmocka_unit_test(test_floors_yield_to_the_budget),
 	    cmocka_unit_test(test_held_function_does_not_stop_the_filling),
