@@ -2,7 +2,8 @@
  * table and of batch mode, on fixed arrays: each key, its direction and
  * --sort's signs, ties in name order, the figures of functions that exist
  * only inlined, entry-only and estimated ones; and the batch text built on
- * it (snapshot_print_text): idle functions folded into one line, --top. */
+ * it (snapshot_print_text): idle functions folded into one line, --top;
+ * and the batch JSON (snapshot_print_json): every function, in that order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "func_order.h"
 #include "funcs.h"
@@ -290,6 +293,59 @@ static void test_text_rows(void **state)
 	free(t);
 }
 
+/* snapshot_print_json of the first n funcs in the default order, parsed
+ * back by json-c: one line, one document. */
+static struct json_object *json(size_t n)
+{
+	struct snapshot snap = {.funcs = funcs, .nfuncs = n, .npids = 1, .remaining_s = -1};
+	struct func_order o = func_order_default();
+	size_t order[NF];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	snap.exe = "/bin/demo";
+	func_order_sort(funcs, n, &o, order);
+	snapshot_print_json(f, &snap, order);
+	fclose(f);
+	assert_true(len > 0 && buf[len - 1] == '\n');
+	assert_null(memchr(buf, '\n', len - 1));
+	struct json_object *doc = json_tokener_parse(buf);
+	free(buf);
+	assert_non_null(doc);
+	return doc;
+}
+
+static void test_json_functions(void **state)
+{
+	struct json_object *doc, *fs, *v;
+	struct func_order o = func_order_default();
+	size_t order[NF];
+
+	(void)state;
+	/* Every function, idle ones too, in the table's order, after the
+	 * snapshot's own figures. */
+	doc = json(NF);
+	func_order_sort(funcs, NF, &o, order);
+	assert_true(json_object_object_get_ex(doc, "functions", &fs));
+	assert_int_equal(json_object_array_length(fs), NF);
+	for (size_t i = 0; i < NF; i++) {
+		assert_true(json_object_object_get_ex(json_object_array_get_idx(fs, i), "name", &v));
+		assert_string_equal(json_object_get_string(v), funcs[order[i]].name);
+	}
+	assert_true(json_object_object_get_ex(doc, "probe_cost", &v));
+	assert_true(json_object_object_get_ex(doc, "targets", &v));
+	assert_int_equal(json_object_array_length(v), 1);
+	json_object_put(doc);
+	/* None: an empty list. */
+	doc = json(0);
+	assert_true(json_object_object_get_ex(doc, "functions", &fs));
+	assert_true(json_object_is_type(fs, json_type_array));
+	assert_int_equal(json_object_array_length(fs), 0);
+	json_object_put(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +355,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_parse, setup),
 	    cmocka_unit_test_setup(test_same_names, setup),
 	    cmocka_unit_test_setup(test_text_rows, setup),
+	    cmocka_unit_test_setup(test_json_functions, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
