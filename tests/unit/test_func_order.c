@@ -331,7 +331,8 @@ static void test_json_functions(void **state)
 	assert_true(json_object_object_get_ex(doc, "functions", &fs));
 	assert_int_equal(json_object_array_length(fs), NF);
 	for (size_t i = 0; i < NF; i++) {
-		assert_true(json_object_object_get_ex(json_object_array_get_idx(fs, i), "name", &v));
+		assert_true(
+		    json_object_object_get_ex(json_object_array_get_idx(fs, i), "name", &v));
 		assert_string_equal(json_object_get_string(v), funcs[order[i]].name);
 	}
 	assert_true(json_object_object_get_ex(doc, "probe_cost", &v));
