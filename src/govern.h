@@ -45,6 +45,8 @@ struct govern {
 	 * slices can cover more than a second.  At least 1 s. */
 	uint64_t slice_end_ns[GOVERN_RING];
 	double ring_s;
+	/* BPF's count of the budget's hits as each slice ended (govern_spent). */
+	uint64_t hits_end[GOVERN_RING];
 	/* Quiet slices (govern_go_quiet): the engine's clock waits on the
 	 * session's wake fd too (session_run), so a slice may last a second
 	 * while BPF watches the hits; quiet_until_ns is that second's end.
