@@ -144,9 +144,14 @@ size_t probe_set_count(const struct probe_set *ps) { return ps ? ps->count : 0; 
  * Closes from several threads at once share the grace periods, so the
  * detach of a whole package (a thousand functions, each set a link) takes
  * a few grace periods, not a thousand: one thread per PROBES_CLOSE_EACH
- * sets, each on a small stack (it only calls close()). */
-#define PROBES_CLOSE_THREADS 256
+ * sets, each on a small stack (it only calls close()); past
+ * PROBES_CLOSE_MANY sets, one thread a set (a thousand of the demo's, hot
+ * in the target: 1.0-1.9 s to exit at four sets a thread, 0.5-0.6 s at
+ * one).  The governor's batches, a few sets each, keep two a thread: each
+ * thread costs retop a clone. */
+#define PROBES_CLOSE_THREADS 1024
 #define PROBES_CLOSE_EACH 2
+#define PROBES_CLOSE_MANY 64
 #define PROBES_CLOSE_STACK (64 * 1024)
 
 struct close_job {
@@ -178,7 +183,8 @@ void probe_sets_destroy(struct probe_set **sets, size_t n)
 	pthread_t threads[PROBES_CLOSE_THREADS];
 	struct close_job jobs[PROBES_CLOSE_THREADS];
 	bool started[PROBES_CLOSE_THREADS] = {false};
-	size_t nthreads = (n + PROBES_CLOSE_EACH - 1) / PROBES_CLOSE_EACH;
+	size_t each = n > PROBES_CLOSE_MANY ? 1 : PROBES_CLOSE_EACH;
+	size_t nthreads = (n + each - 1) / each;
 	pthread_attr_t attr;
 	bool small = pthread_attr_init(&attr) == 0;
 
