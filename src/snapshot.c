@@ -557,25 +557,25 @@ void snapshot_print_json(FILE *out, const struct snapshot *snap, const size_t *o
 	json_object_object_add(o, "functions", funcs);
 	const char *head = json_object_to_json_string_ext(o, JSON_FLAGS);
 	size_t n = strlen(head);
-	if (n < 3 || strcmp(head + n - 3, "[]}") != 0) {
-		/* Not json-c's usual form: the whole tree, as before. */
-		for (size_t i = 0; i < snap->nfuncs; i++)
-			json_object_array_add(
-			    funcs, snapshot_func_json(&snap->funcs[order ? order[i] : i]));
-		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_FLAGS));
-		json_object_put(o);
-		fflush(out);
-		return;
-	}
-	fwrite(head, 1, n - 2, out);
+	/* Not json-c's usual form: the whole tree, as before. */
+	bool whole = n < 3 || strcmp(head + n - 3, "[]}") != 0;
+	if (!whole)
+		fwrite(head, 1, n - 2, out);
 	for (size_t i = 0; i < snap->nfuncs; i++) {
 		struct json_object *f = snapshot_func_json(&snap->funcs[order ? order[i] : i]);
+		if (whole) {
+			json_object_array_add(funcs, f);
+			continue;
+		}
 		if (i)
 			fputc(',', out);
 		fputs(json_object_to_json_string_ext(f, JSON_FLAGS), out);
 		json_object_put(f);
 	}
-	fputs("]}\n", out);
+	if (whole)
+		fprintf(out, "%s\n", json_object_to_json_string_ext(o, JSON_FLAGS));
+	else
+		fputs("]}\n", out);
 	json_object_put(o);
 	fflush(out);
 }
