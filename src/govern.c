@@ -337,14 +337,13 @@ static void govern_trap_share(struct session *s, struct session_func **sfs, size
 }
 
 #define GOVERN_WATCH_RETRY_NS 10000000000ull
-static void govern_watchers(struct session *s, double allowed, uint64_t now)
+/* any: some function is traced (the tick's scan saw one attached). */
+static void govern_watchers(struct session *s, bool any, double allowed, uint64_t now)
 {
 	struct govern *b = &s->gov;
-	bool in = tracer_watchers_in(s->tracer), any = false, want;
+	bool in = tracer_watchers_in(s->tracer), want;
 	uint64_t sum = 0, last = b->watch_ring[b->slice % GOVERN_RING];
 
-	for (size_t i = 0; i < s->nfuncs; i++)
-		any |= s->funcs[i].slot >= 0;
 	for (size_t i = 0; i < GOVERN_RING; i++)
 		sum += b->watch_ring[i];
 	/* The last slice's rate, over the time it lasted (a quiet one, a
@@ -735,12 +734,13 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 	/* A function at rest adds no cost and takes full: with a budget left
 	 * to share, the plan of the others is the same without it.  (With
 	 * none, the plan puts even those out of full.) */
-	bool skip_rest = b->hits_per_s <= 0 || funcs_allowed >= 0;
+	bool skip_rest = b->hits_per_s <= 0 || funcs_allowed >= 0, any = false;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
 		struct govern_func *gf = &sf->gf;
 		if (sf->slot < 0)
 			continue;
+		any = true;
 		if (skip_rest && gf->at_rest &&
 		    tracer_hits_still(s->tracer, sf->slot, gf->last_begun, gf->last_entries,
 				      gf->last_rets, gf->last_inlined))
@@ -775,7 +775,7 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 		if (gf->mode == BUDGET_ESTIMATED || gf->drain_until_ns)
 			b->look[b->nlook++] = (size_t)(b->tick_sf[j] - s->funcs);
 	}
-	govern_watchers(s, allowed, now_ns);
+	govern_watchers(s, any, allowed, now_ns);
 	govern_go_quiet(s, b->tick_sf, n, allowed, now_ns);
 	return b->next_ns;
 }

@@ -80,6 +80,12 @@ struct govern {
 
 /* Per traced function. */
 struct govern_func {
+	/* First (next to session_func's slot): at rest as the last slice it
+	 * was planned in ended, the next passes it by while its counters stay
+	 * (govern_at_rest).  Demand: probe hits and calls begun, per slice,
+	 * over the last second. */
+	bool at_rest;
+	uint64_t last_begun, last_entries, last_rets, last_inlined, last_hits;
 	enum budget_mode mode;
 	bool counts_at_entry; /* the entry is proven to count calls */
 	bool entry_only;
@@ -87,14 +93,9 @@ struct govern_func {
 	/* Its hold in a cheaper mode (budget_hold_after), and when it last
 	 * went to a dearer one (0: never). */
 	uint64_t hold_ns, up_ns;
-	/* Demand: probe hits and calls begun, per slice, over the last second. */
-	uint64_t last_hits, last_begun, last_entries, last_rets, last_inlined;
 	/* Slices in a row in which none of its counters moved: from
 	 * GOVERN_RING on, its rings hold nothing (govern_at_rest). */
 	unsigned still_slices;
-	/* At rest as the last slice it was planned in ended: the next
-	 * passes it by while its counters stay (govern_at_rest). */
-	bool at_rest;
 	double slice_trap_ns; /* what the last slice's hits cost, each kind at its cost */
 	uint64_t hits_ring[GOVERN_RING], begun_ring[GOVERN_RING];
 	double calls_per_s; /* calls begun in the last second (estimated: a second,

@@ -45,7 +45,6 @@ struct session_func {
 	 * not there, or not followed, and why in follow_reason). */
 	struct func_info *fi[RETOP_MAX_IMAGES];
 	char follow_reason[SNAPSHOT_STATUS_LEN];
-	int slot; /* -1 when not attached */
 	bool entry_only;
 	enum func_state state;
 	char reason[SNAPSHOT_STATUS_LEN]; /* why, for every state but tracing */
@@ -61,7 +60,11 @@ struct session_func {
 	struct slowest_list slowest;  /* since tracing began */
 	bool args_on;		      /* arguments captured (--args, or the dashboard's key) */
 	bool have_prev;
-	uint64_t calls_shown;  /* calls in the last snapshot: its rate's base */
+	uint64_t calls_shown; /* calls in the last snapshot: its rate's base */
+	/* The slot, and right after it what the governor's scan of a thousand
+	 * functions ten times a second reads of one at rest (govern_func's
+	 * first fields): a cache line or two a function, not three. */
+	int slot;	       /* -1 when not attached */
 	struct govern_func gf; /* the overhead budget's modes and ledger */
 	/* Its inline marks (interlock_approve_marks): sites found and
 	 * counted, the first one not counted's reason. */
