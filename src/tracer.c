@@ -251,6 +251,7 @@ void tracer_close(struct tracer *t)
 	tracer_unlink_all(t, TRACER_MARKS, TRACER_WATCH_RUN);
 	tracer_unlink_all(t, TRACER_MARKS, TRACER_WATCH_STOP);
 	tracer_unlink_all(t, TRACER_RETS, TRACER_WATCH_GOEXIT);
+	tracer_closing_stop(t);
 	bpf_link__destroy(t->exec_link);
 	ring_buffer__free(t->wake_rb);
 	if (t->stats)

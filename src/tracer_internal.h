@@ -66,8 +66,15 @@ struct tracer_pending {
  * stopped 144 ms while a kept burst spent 85,000 hits. */
 struct tracer_closing {
 	struct tracer_pending batch;
+	bool running; /* a batch handed over, not yet taken back */
+	/* The thread stays, asleep between batches: the governor hands
+	 * out ten batches a second (a sampled slice's entry, a run's RETs),
+	 * and a thread made and joined for each cost retop a clone. */
 	pthread_t thread;
-	bool running;
+	bool started; /* thread, mu and cv are live */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool work, quit; /* under mu: a batch to close; the tracer closes */
 	_Atomic bool done;
 };
 #define TRACER_CLOSING_MAX 16
@@ -113,6 +120,9 @@ struct tracer {
  * grace periods overlap: at close, a thousand functions' in a few.  Every
  * batch a flush handed to a thread is closed too before it returns. */
 void tracer_unlink_all(struct tracer *t, enum tracer_kind k, size_t w);
+
+/* The closing threads end, each after its batch (tracer_close). */
+void tracer_closing_stop(struct tracer *t);
 
 /* tracer_sweep.c: delete the in-flight calls of a slot (its function was
  * detached: slot_closing set first, so an entry times no call, and its

@@ -90,17 +90,32 @@ static void *tracer_closing_run(void *arg)
 {
 	struct tracer_closing *c = arg;
 
-	probe_sets_destroy(c->batch.sets, c->batch.n);
-	atomic_store(&c->done, true);
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		while (!c->work && !c->quit)
+			pthread_cond_wait(&c->cv, &c->mu);
+		if (!c->work)
+			break;
+		pthread_mutex_unlock(&c->mu);
+		probe_sets_destroy(c->batch.sets, c->batch.n);
+		pthread_mutex_lock(&c->mu);
+		c->work = false;
+		atomic_store(&c->done, true);
+		pthread_cond_broadcast(&c->cv);
+	}
+	pthread_mutex_unlock(&c->mu);
 	return NULL;
 }
 
-/* Wait for a batch's thread; its slots are free of it. */
+/* Wait for a batch's closing; its slots are free of it. */
 static void tracer_closing_join(struct tracer_closing *c)
 {
 	if (!c->running)
 		return;
-	pthread_join(c->thread, NULL);
+	pthread_mutex_lock(&c->mu);
+	while (c->work)
+		pthread_cond_wait(&c->cv, &c->mu);
+	pthread_mutex_unlock(&c->mu);
 	c->running = false;
 	tracer_pending_clear(&c->batch);
 }
@@ -110,6 +125,45 @@ static void tracer_closing_reap(struct tracer *t)
 	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++)
 		if (t->closing[i].running && atomic_load(&t->closing[i].done))
 			tracer_closing_join(&t->closing[i]);
+}
+
+/* c's thread, made at its first batch. */
+static bool tracer_closing_start(struct tracer_closing *c)
+{
+	if (c->started)
+		return true;
+	if (pthread_mutex_init(&c->mu, NULL) != 0)
+		return false;
+	if (pthread_cond_init(&c->cv, NULL) != 0) {
+		pthread_mutex_destroy(&c->mu);
+		return false;
+	}
+	c->work = c->quit = false;
+	if (pthread_create(&c->thread, NULL, tracer_closing_run, c) != 0) {
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+		return false;
+	}
+	c->started = true;
+	return true;
+}
+
+void tracer_closing_stop(struct tracer *t)
+{
+	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++) {
+		struct tracer_closing *c = &t->closing[i];
+		if (!c->started)
+			continue;
+		tracer_closing_join(c);
+		pthread_mutex_lock(&c->mu);
+		c->quit = true;
+		pthread_cond_broadcast(&c->cv);
+		pthread_mutex_unlock(&c->mu);
+		pthread_join(c->thread, NULL);
+		pthread_cond_destroy(&c->cv);
+		pthread_mutex_destroy(&c->mu);
+		c->started = false;
+	}
 }
 
 /* What was kept goes to a batch closed by a thread of its own (the sets'
@@ -126,7 +180,7 @@ static void tracer_close_pending_async(struct tracer *t)
 	for (size_t i = 0; i < TRACER_CLOSING_MAX && !c; i++)
 		if (!t->closing[i].running)
 			c = &t->closing[i];
-	if (!c) {
+	if (!c || !tracer_closing_start(c)) {
 		tracer_close_pending(t);
 		return;
 	}
@@ -136,11 +190,10 @@ static void tracer_close_pending_async(struct tracer *t)
 	*p = swap;
 	tracer_pending_clear(p);
 	atomic_store(&c->done, false);
-	if (pthread_create(&c->thread, NULL, tracer_closing_run, c) != 0) {
-		probe_sets_destroy(c->batch.sets, c->batch.n);
-		tracer_pending_clear(&c->batch);
-		return;
-	}
+	pthread_mutex_lock(&c->mu);
+	c->work = true;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
 	c->running = true;
 }
 
