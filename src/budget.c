@@ -258,3 +258,8 @@ bool budget_run_step(double share, unsigned *run_left, double u)
 	*run_left = len - 1;
 	return true;
 }
+
+double budget_brake_others(double watched, double overspent)
+{
+	return watched + (overspent > 0 ? overspent : 0);
+}

@@ -97,22 +97,24 @@ static void govern_marks(struct session *s, struct session_func *sf, bool want)
 	}
 }
 
-/* The probe hits of the last second passed the budget.  No probe then goes
- * in that can wait: a function stays in its mode rather than go dearer,
- * and a timed one starts no run of its RETs (its durations are then a
- * sample of the calls begun outside such seconds).  Under the load that
- * spent it, a run's RETs took 160 ms to go in on the 2-core VM, the brake
- * waiting for them while the entries of the functions around spent ten
- * budgets.  An estimated function's slices are left alone: drawn at a
- * tenth of their chance while spent, two estimates in ten on a steady
- * load saw too few slices and were lower bounds only. */
-static bool govern_spent(const struct session *s, uint64_t now)
+/* The probe hits of the last second past the budget, by BPF's own count
+ * (0: under it).  The brake pays no burst from them (budget_brake_others).
+ * While there are any (govern_spent), no probe goes in that can wait: a
+ * function stays in its mode rather than go dearer, and a timed one
+ * starts no run of its RETs (its durations are then a sample of the calls
+ * begun outside such seconds).  Under the load that spent it, a run's RETs
+ * took 160 ms to go in on the 2-core VM, the brake waiting for them while
+ * the entries of the functions around spent ten budgets.  An estimated
+ * function's slices are left alone: drawn at a tenth of their chance while
+ * spent, two estimates in ten on a steady load saw too few slices and were
+ * lower bounds only. */
+static double govern_overspent(const struct session *s, uint64_t now)
 {
 	const struct govern *b = &s->gov;
 	size_t old = (b->slice + 1) % GOVERN_RING;
 
 	if (b->hits_per_s <= 0 || !s->tracer)
-		return false;
+		return 0;
 	/* The ring covers a second, or more after quiet slices; before its
 	 * first second, the hits since tracing began. */
 	double span = b->slice_end_ns[old] && now > b->slice_end_ns[old]
@@ -120,9 +122,16 @@ static bool govern_spent(const struct session *s, uint64_t now)
 			  : 1.0;
 	uint64_t hits = tracer_budget_hits(s->tracer);
 	if (hits < b->hits_end[old])
-		return false; /* a BPF side loaded anew counts from 0 */
-	return (double)(hits - b->hits_end[old]) >
-	       govern_allowed_hits(b) * (span > 1.0 ? span : 1.0);
+		return 0; /* a BPF side loaded anew counts from 0 */
+	double over =
+	    (double)(hits - b->hits_end[old]) - govern_allowed_hits(b) * (span > 1.0 ? span : 1.0);
+	return over > 0 ? over : 0;
+}
+
+/* The last second's hits passed the budget (govern_overspent). */
+static bool govern_spent(const struct session *s, uint64_t now)
+{
+	return govern_overspent(s, now) > 0;
 }
 
 /* Move a function to the mode the plan gave it. */
@@ -643,7 +652,8 @@ static void govern_brake(struct session *s, uint64_t now)
 	}
 	size_t shed =
 	    budget_brake(b->tick_demand, b->tick_brake, n, govern_funcs_allowed(b, allowed),
-			 watched, now, b->tick_order, b->tick_plan, &kept, &room);
+			 budget_brake_others(watched, govern_overspent(s, now)), now, b->tick_order,
+			 b->tick_plan, &kept, &room);
 	for (size_t j = 0; j < n; j++) {
 		struct session_func *sf = b->tick_sf[j];
 		struct govern_func *gf = &sf->gf;
