@@ -126,6 +126,9 @@ static bool counters_went_back(const struct stats_read *cur, const struct stats_
 			return true;
 	if (prev->hist && !cur->hist)
 		return true;
+	/* The same buffer: not read again since (its calls did not move). */
+	if (prev->hist == cur->hist)
+		return false;
 	for (i = 0; prev->hist && i < RETOP_HIST_BUCKETS; i++)
 		if (cur->hist[i] < prev->hist[i])
 			return true;
