@@ -259,7 +259,7 @@ bool budget_run_step(double share, unsigned *run_left, double u)
 	return true;
 }
 
-double budget_brake_others(double watched, double overspent)
+double budget_brake_others(double watched, double overspent, double allowed)
 {
-	return watched + (overspent > 0 ? overspent : 0);
+	return watched + (overspent > allowed ? overspent - allowed : 0);
 }

@@ -152,12 +152,14 @@ size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, s
 		    struct budget_decision *out, size_t *kept, double *room);
 
 /* The brake's other_hits: the runtime watchers' hits of the last second,
- * and those the second spent past the budget by BPF's own count
- * (overspent), which no burst is paid from.  The functions' rings leave
- * out an estimated function's sampled slices and a function at rest's
- * first burst until its next slice: on Prometheus's tsdb.*, brakes kept
- * seven bursts with the second at five budgets, then shed them one a
- * brake, 18,000 hits in 100 ms. */
-double budget_brake_others(double watched, double overspent);
+ * and what the second spent (by BPF's own count, overspent past the
+ * budget of allowed) past a second's worth more, which no burst is paid
+ * from.  A burst may spend a second's worth at once (1,000 goroutines
+ * calling a function 5,000 times keep it counted); past twice the budget,
+ * none.  The functions' rings leave out an estimated function's sampled
+ * slices and a function at rest's first burst until its next slice: on
+ * Prometheus's tsdb.*, brakes kept seven bursts with the second at five
+ * budgets, then shed them one a brake, 18,000 hits in 100 ms. */
+double budget_brake_others(double watched, double overspent, double allowed);
 
 #endif

@@ -98,7 +98,8 @@ static void govern_marks(struct session *s, struct session_func *sf, bool want)
 }
 
 /* The probe hits of the last second past the budget, by BPF's own count
- * (0: under it).  The brake pays no burst from them (budget_brake_others).
+ * (0: under it).  The brake pays no burst from those past a second's
+ * worth more (budget_brake_others).
  * While there are any (govern_spent), no probe goes in that can wait: a
  * function stays in its mode rather than go dearer, and a timed one
  * starts no run of its RETs (its durations are then a sample of the calls
@@ -652,8 +653,8 @@ static void govern_brake(struct session *s, uint64_t now)
 	}
 	size_t shed =
 	    budget_brake(b->tick_demand, b->tick_brake, n, govern_funcs_allowed(b, allowed),
-			 budget_brake_others(watched, govern_overspent(s, now)), now, b->tick_order,
-			 b->tick_plan, &kept, &room);
+			 budget_brake_others(watched, govern_overspent(s, now), allowed), now,
+			 b->tick_order, b->tick_plan, &kept, &room);
 	for (size_t j = 0; j < n; j++) {
 		struct session_func *sf = b->tick_sf[j];
 		struct govern_func *gf = &sf->gf;

@@ -294,18 +294,22 @@ static void test_brake(void **state)
 	/* It may make 4,400 calls more before it passes the 6,400: the
 	 * engine brakes again there. */
 	assert_true(fabs(room - 4400) < 1e-9);
-	/* The same burst with the second's hits at 16,000 by BPF's count,
-	 * 6,000 past the budget (an estimated function's sampled slices, a
-	 * burst not yet in the rings): that much less room, (9,000 - 1,000 -
-	 * 6,000) * 0.8 = 1,600, and its 2,000 calls no longer fit: estimated. */
+	/* The same burst with the second's hits at 26,000 by BPF's count,
+	 * 6,000 past twice the budget (an estimated function's sampled
+	 * slices, a burst not yet in the rings): that much less room, (9,000
+	 * - 1,000 - 6,000) * 0.8 = 1,600, and its 2,000 calls no longer fit:
+	 * estimated. */
 	d[2] = demand(0, true);
-	assert_int_equal(budget_brake(d, in, 4, 10000, budget_brake_others(400, 6000), NOW, order,
-				      out, &kept, &room),
+	assert_int_equal(budget_brake(d, in, 4, 10000, budget_brake_others(400, 16000, 10000), NOW,
+				      order, out, &kept, &room),
 			 1);
 	assert_int_equal(kept, 0);
 	assert_int_equal(out[2].to, BUDGET_ESTIMATED);
-	/* Under the budget: nothing past it, the room as before. */
-	assert_true(budget_brake_others(400, 0) == 400 && budget_brake_others(400, -5) == 400);
+	/* Up to twice the budget, a burst's second's worth: the room as
+	 * before. */
+	assert_true(budget_brake_others(400, 0, 10000) == 400 &&
+		    budget_brake_others(400, 10000, 10000) == 400 &&
+		    budget_brake_others(400, 10500, 10000) == 900);
 	/* 6,500 calls so far: past 6,400, estimated. */
 	d[2] = demand(0, true);
 	in[2].calls = 6500;
