@@ -1,14 +1,18 @@
 /* Headless agent mode: a Prometheus endpoint over libmicrohttpd.
  *
  * Threads: the main thread owns the session.  It samples every --delay
- * seconds, renders the whole /metrics page from that sample (serve_page.c),
- * and swaps it in under a mutex.  It also indexes, asks the
- * SDK and attaches before that, while the server already answers with a
- * "not ready" page.  libmicrohttpd's single epoll thread only copies the
- * latest page out under the same mutex (gzipping it first, once per page,
- * when a scraper accepts gzip), so a scrape never waits for BPF map
- * reads or attach work, and any number of scrapes cost nothing extra on the
- * BPF side.
+ * seconds, and renders the whole /metrics page from the latest sample
+ * (serve_page.c) when a scrape asks for it, once a sample at most, then
+ * swaps it in under a mutex: a thousand functions' page is 21 MB of text,
+ * which rendered every second took 4-5% of a core whether or not anyone
+ * scraped.  It also indexes, asks the SDK and attaches before that, while
+ * the server already answers with a "not ready" page.  libmicrohttpd's
+ * single epoll thread copies the latest page out under the same mutex
+ * (gzipping it first, once per page, when a scraper accepts gzip); when a
+ * newer sample than the page's exists, it asks the main thread for the
+ * page and waits for it (SERVE_RENDER_WAIT_NS at most), so a scrape never
+ * waits for BPF map reads or attach work, and any number of scrapes cost
+ * nothing extra on the BPF side.
  * SIGTERM/SIGINT/SIGHUP are blocked in every thread and taken by the main
  * thread through a signalfd (or sigtimedwait()), so they cut the sampling
  * sleep short whichever thread the kernel would have picked. */
@@ -16,6 +20,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -24,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -53,7 +60,22 @@ struct serve_state {
 	bool gz_tried;
 	bool pid_label;	    /* false with --no-pid-label */
 	char last_end[160]; /* how the -p target's tracing ended (snapshot.target_end) */
+	/* Samples taken, and the one the page was rendered from: a scrape
+	 * that finds the page older writes want_fd (an eventfd the main
+	 * thread polls) and waits on rendered.  stopping: the main thread no
+	 * longer renders. */
+	uint64_t sample_seq, page_seq;
+	int want_fd;
+	pthread_cond_t rendered;
+	bool stopping;
+	/* The main thread's own: the latest sample, valid until the next. */
+	const struct snapshot *snap;
+	uint64_t took_ns;
 };
+
+/* How long a scrape waits for the main thread to render a newer sample
+ * (busy attaching, or in a governor tick): then the older page. */
+#define SERVE_RENDER_WAIT_NS 2000000000ull
 
 /* ---- HTTP ------------------------------------------------------------ */
 
@@ -96,6 +118,16 @@ static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connecti
 	/* Copy under the lock: the sampler frees the old page when it swaps
 	 * a new one in. */
 	pthread_mutex_lock(&st->lock);
+	if (st->page_seq != st->sample_seq && !st->stopping) {
+		uint64_t one = 1;
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += (time_t)(SERVE_RENDER_WAIT_NS / 1000000000ull);
+		if (write(st->want_fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+			while (st->page_seq != st->sample_seq && !st->stopping &&
+			       pthread_cond_timedwait(&st->rendered, &st->lock, &until) == 0)
+				;
+	}
 	if (gz && !st->gz_tried) {
 		st->gz_tried = true;
 		if (serve_page_gzip(st->page, st->len, &st->gz, &st->gzlen) != 0)
@@ -235,8 +267,8 @@ static int serve_listen(const char *addr, char *err)
 
 /* ---- the sampling loop ----------------------------------------------- */
 
-/* Swap a rendered page in; the old one is freed. */
-static void serve_publish(struct serve_state *st, char *page, size_t len)
+/* Swap a page rendered from sample seq in; the old one is freed. */
+static void serve_publish(struct serve_state *st, char *page, size_t len, uint64_t seq)
 {
 	char *old, *old_gz;
 
@@ -248,6 +280,8 @@ static void serve_publish(struct serve_state *st, char *page, size_t len)
 	st->gz = NULL;
 	st->gzlen = 0;
 	st->gz_tried = false;
+	st->page_seq = seq;
+	pthread_cond_broadcast(&st->rendered);
 	pthread_mutex_unlock(&st->lock);
 	free(old);
 	free(old_gz);
@@ -261,26 +295,67 @@ static int serve_publish_starting(struct serve_state *st)
 
 	if (serve_page_render_starting(session_cpu_seconds(), &page, &len) != 0)
 		return -ENOMEM;
-	serve_publish(st, page, len);
+	serve_publish(st, page, len, 0);
 	return 0;
 }
 
-/* Sample, render, and publish.  Returns true when a -p target has exited. */
+/* The page of the latest sample, for the scrapes waiting for it. */
+static void serve_render(struct serve_state *st)
+{
+	char *page = NULL;
+	size_t len = 0;
+	uint64_t seq = st->sample_seq; /* written by this thread only */
+
+	if (!st->snap || st->page_seq == seq)
+		return;
+	if (serve_page_render(st->snap, st->took_ns, st->pid_label, &page, &len) != 0) {
+		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
+		/* The waiting scrapes take the older page now. */
+		pthread_mutex_lock(&st->lock);
+		pthread_cond_broadcast(&st->rendered);
+		pthread_mutex_unlock(&st->lock);
+		return;
+	}
+	serve_publish(st, page, len, seq);
+}
+
+/* Sample; the page waits for a scrape.  Returns true when a -p target has
+ * exited. */
 static bool serve_sample(struct serve_state *st, struct session *s)
 {
 	uint64_t t0 = clock_now_ns();
 	const struct snapshot *snap = session_sample(s);
-	uint64_t took = clock_now_ns() - t0;
-	char *page = NULL;
-	size_t len = 0;
 
+	st->took_ns = clock_now_ns() - t0;
+	st->snap = snap;
 	snprintf(st->last_end, sizeof(st->last_end), "%s", snap->target_end);
-	if (serve_page_render(snap, took, st->pid_label, &page, &len) != 0) {
-		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
-		return snap->target_exited;
-	}
-	serve_publish(st, page, len);
+	pthread_mutex_lock(&st->lock);
+	st->sample_seq++;
+	pthread_mutex_unlock(&st->lock);
 	return snap->target_exited;
+}
+
+/* What woke the loop besides its clock: a scrape's request (rendered
+ * here), or a signal (returns true, its number in *signo). */
+static bool serve_woken(struct serve_state *st, int sfd, int epfd, uint32_t *signo)
+{
+	struct epoll_event ev[2];
+	int n = epoll_wait(epfd, ev, 2, 0);
+
+	for (int i = 0; i < n; i++) {
+		if (ev[i].data.fd == st->want_fd) {
+			uint64_t v;
+			if (read(st->want_fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+				serve_render(st);
+			continue;
+		}
+		struct signalfd_siginfo si;
+		if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			*signo = si.ssi_signo;
+			return true;
+		}
+	}
+	return false;
 }
 
 /* Until a signal, -n samples, or the -p target's exit; returns the exit code. */
@@ -288,24 +363,33 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 		      const sigset_t *sigs)
 {
 	uint64_t period = (uint64_t)(o->delay_s * 1e9), due = clock_now_ns() + period;
-	/* The signals (blocked in every thread) as an fd: the engine's clock
-	 * polls it beside its own wake-ups. */
-	int sfd = signalfd(-1, sigs, SFD_CLOEXEC);
-	struct signalfd_siginfo si;
+	/* The signals (blocked in every thread) as an fd, and the scrapes'
+	 * requests for a page: one epoll fd the engine's clock polls beside
+	 * its own wake-ups. */
+	int sfd = signalfd(-1, sigs, SFD_CLOEXEC), epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event es = {.events = EPOLLIN, .data.fd = sfd},
+			   ew = {.events = EPOLLIN, .data.fd = st->want_fd};
+	uint32_t signo = 0;
 
-	if (sfd < 0) {
-		fprintf(stderr, "retop: --serve cannot wait for its signals (signalfd: %s)\n",
+	if (sfd < 0 || epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &es) != 0 ||
+	    epoll_ctl(epfd, EPOLL_CTL_ADD, st->want_fd, &ew) != 0) {
+		fprintf(stderr, "retop: --serve cannot wait for its signals (%s)\n",
 			strerror(errno));
+		if (sfd >= 0)
+			close(sfd);
+		if (epfd >= 0)
+			close(epfd);
 		return EXIT_RUNTIME;
 	}
 	for (long n = 1; o->iterations == 0 || n < o->iterations;
 	     n++, due = session_next_due(due, period)) {
 		enum session_wake w;
-		while ((w = session_run(s, due, sfd)) != SESSION_DUE)
-			if (w == SESSION_FD && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-				break;
-		if (w != SESSION_DUE) {
-			log_info("serve", "signal %u: stopping", si.ssi_signo);
+		bool sig = false;
+		while (!sig && (w = session_run(s, due, epfd)) != SESSION_DUE)
+			if (w == SESSION_FD)
+				sig = serve_woken(st, sfd, epfd, &signo);
+		if (sig) {
+			log_info("serve", "signal %u: stopping", signo);
 			break;
 		}
 		if (serve_sample(st, s)) {
@@ -314,6 +398,7 @@ static int serve_loop(struct serve_state *st, struct session *s, const struct cl
 			break;
 		}
 	}
+	close(epfd);
 	close(sfd);
 	return 0;
 }
@@ -374,7 +459,10 @@ static struct MHD_Daemon *serve_start_http(struct serve_state *st, int fd)
 
 int serve_run(const struct cli_options *o)
 {
-	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER, .pid_label = !o->no_pid_label};
+	struct serve_state st = {.lock = PTHREAD_MUTEX_INITIALIZER,
+				 .pid_label = !o->no_pid_label,
+				 .want_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+	pthread_condattr_t ca;
 	struct session *s = NULL;
 	struct MHD_Daemon *d = NULL;
 	char err[ERR_LEN];
@@ -389,16 +477,34 @@ int serve_run(const struct cli_options *o)
 	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A page, its gzip and each scrape's copy are megabytes (21 MB of
+	 * text for a thousand functions): mapped and unmapped whole, never
+	 * kept in the heap once freed (glibc raises its threshold for mmap to
+	 * the largest block freed, up to 32 MiB, and then keeps such blocks:
+	 * retop stayed at 113 MiB resident with a thousand functions). */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	/* The scrapes wait for a page on the monotonic clock. */
+	if (st.want_fd < 0 || pthread_condattr_init(&ca) != 0 ||
+	    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_cond_init(&st.rendered, &ca) != 0) {
+		fprintf(stderr, "retop: --serve cannot start (eventfd: %s)\n", strerror(errno));
+		if (st.want_fd >= 0)
+			close(st.want_fd);
+		return EXIT_RUNTIME;
+	}
+	pthread_condattr_destroy(&ca);
 	/* Library and port first: either missing is found before any probe
 	 * goes in. */
 	if (dynlib_load(&mhd_lib, err) != 0) {
 		fprintf(stderr, "retop: --serve: %s\n", err);
-		return EXIT_RUNTIME;
+		ret = EXIT_RUNTIME;
+		goto out;
 	}
 	fd = serve_listen(o->serve_addr, err);
 	if (fd < 0) {
 		fprintf(stderr, "retop: %s\n", err);
-		return fd == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		ret = fd == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
+		goto out;
 	}
 	/* Serving from the start: /metrics answers (retop_ready 0) while the
 	 * binary is indexed, the SDK asked and the probes attached. */
@@ -413,11 +519,19 @@ int serve_run(const struct cli_options *o)
 			o->serve_addr, session_count(s));
 		ret = serve_loop(&st, s, o, &sigs);
 	}
+	/* No page is rendered from here on: a scrape takes the last one. */
+	pthread_mutex_lock(&st.lock);
+	st.stopping = true;
+	pthread_cond_broadcast(&st.rendered);
+	pthread_mutex_unlock(&st.lock);
 	if (d)
 		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	session_close(s);
 	free(st.page);
 	free(st.gz);
+out:
+	close(st.want_fd);
+	pthread_cond_destroy(&st.rendered);
 	pthread_mutex_destroy(&st.lock);
 	return ret;
 }
