@@ -25,6 +25,7 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,16 +48,23 @@
 
 #define CONTENT_TYPE_METRICS "text/plain; version=0.0.4; charset=utf-8"
 
+/* A rendered page (or its gzip), shared by the state and every response
+ * still sending it: freed by the last of them.  A copy per scrape made
+ * each slow client hold 21 MB with a thousand functions traced. */
+struct serve_buf {
+	_Atomic unsigned refs;
+	char *text;
+	size_t len;
+};
+
 /* The latest rendered /metrics page, shared with the HTTP thread. */
 struct serve_state {
 	pthread_mutex_t lock;
-	char *page;
-	size_t len;
+	struct serve_buf *page;
 	/* The same page gzip-compressed: by the HTTP thread, at the first
 	 * scrape that accepts gzip, so once per sample at most and never for
 	 * samples no one scraped. */
-	char *gz;
-	size_t gzlen;
+	struct serve_buf *gz;
 	bool gz_tried;
 	bool pid_label;	    /* false with --no-pid-label */
 	char last_end[160]; /* how the -p target's tracing ended (snapshot.target_end) */
@@ -85,6 +93,8 @@ struct serve_state {
 	X(t, MHD_start_daemon, start_daemon) \
 	X(t, MHD_stop_daemon, stop_daemon) \
 	X(t, MHD_create_response_from_buffer, create_response_from_buffer) \
+	X(t, MHD_create_response_from_buffer_with_free_callback_cls, \
+	  create_response_from_buffer_with_free_callback_cls) \
 	X(t, MHD_add_response_header, add_response_header) \
 	X(t, MHD_queue_response, queue_response) \
 	X(t, MHD_destroy_response, destroy_response) \
@@ -105,6 +115,33 @@ static enum MHD_Result serve_reply(struct MHD_Connection *c, unsigned status, co
 	ret = mhd.queue_response(c, status, resp);
 	mhd.destroy_response(resp);
 	return ret;
+}
+
+/* text (malloc'd) as a buffer with one reference; NULL (text freed) on no
+ * memory. */
+static struct serve_buf *serve_buf_new(char *text, size_t len)
+{
+	struct serve_buf *b = malloc(sizeof(*b));
+
+	if (!b) {
+		free(text);
+		return NULL;
+	}
+	atomic_init(&b->refs, 1);
+	b->text = text;
+	b->len = len;
+	return b;
+}
+
+/* Also libmicrohttpd's callback once a response is done with it. */
+static void serve_buf_unref(void *cls)
+{
+	struct serve_buf *b = cls;
+
+	if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+		free(b->text);
+		free(b);
+	}
 }
 
 static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connection *c)
@@ -129,16 +166,23 @@ static enum MHD_Result serve_metrics(struct serve_state *st, struct MHD_Connecti
 				;
 	}
 	if (gz && !st->gz_tried) {
+		char *z = NULL;
+		size_t zlen = 0;
 		st->gz_tried = true;
-		if (serve_page_gzip(st->page, st->len, &st->gz, &st->gzlen) != 0)
-			st->gz = NULL; /* out of memory: plain this time */
+		/* Out of memory: plain this time. */
+		if (serve_page_gzip(st->page->text, st->page->len, &z, &zlen) == 0)
+			st->gz = serve_buf_new(z, zlen);
 	}
-	gz = gz && st->gz;
-	resp = mhd.create_response_from_buffer(gz ? st->gzlen : st->len, gz ? st->gz : st->page,
-					       MHD_RESPMEM_MUST_COPY);
+	struct serve_buf *b = gz && st->gz ? st->gz : st->page;
+	gz = b == st->gz;
+	atomic_fetch_add(&b->refs, 1);
+	resp = mhd.create_response_from_buffer_with_free_callback_cls(b->len, b->text,
+								      serve_buf_unref, b);
 	pthread_mutex_unlock(&st->lock);
-	if (!resp)
+	if (!resp) {
+		serve_buf_unref(b);
 		return MHD_NO;
+	}
 	mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE_METRICS);
 	mhd.add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
 	if (gz)
@@ -267,24 +311,26 @@ static int serve_listen(const char *addr, char *err)
 
 /* ---- the sampling loop ----------------------------------------------- */
 
-/* Swap a page rendered from sample seq in; the old one is freed. */
-static void serve_publish(struct serve_state *st, char *page, size_t len, uint64_t seq)
+/* Swap a page rendered from sample seq in; the old one goes with the last
+ * response sending it.  No memory: the old one stays. */
+static int serve_publish(struct serve_state *st, char *page, size_t len, uint64_t seq)
 {
-	char *old, *old_gz;
+	struct serve_buf *b = serve_buf_new(page, len), *old, *old_gz;
 
+	if (!b)
+		return -ENOMEM;
 	pthread_mutex_lock(&st->lock);
 	old = st->page;
 	old_gz = st->gz;
-	st->page = page;
-	st->len = len;
+	st->page = b;
 	st->gz = NULL;
-	st->gzlen = 0;
 	st->gz_tried = false;
 	st->page_seq = seq;
 	pthread_cond_broadcast(&st->rendered);
 	pthread_mutex_unlock(&st->lock);
-	free(old);
-	free(old_gz);
+	serve_buf_unref(old);
+	serve_buf_unref(old_gz);
+	return 0;
 }
 
 /* The page served before the probes are in. */
@@ -295,8 +341,7 @@ static int serve_publish_starting(struct serve_state *st)
 
 	if (serve_page_render_starting(session_cpu_seconds(), &page, &len) != 0)
 		return -ENOMEM;
-	serve_publish(st, page, len, 0);
-	return 0;
+	return serve_publish(st, page, len, 0);
 }
 
 /* The page of the latest sample, for the scrapes waiting for it. */
@@ -308,15 +353,14 @@ static void serve_render(struct serve_state *st)
 
 	if (!st->snap || st->page_seq == seq)
 		return;
-	if (serve_page_render(st->snap, st->took_ns, st->pid_label, &page, &len) != 0) {
+	if (serve_page_render(st->snap, st->took_ns, st->pid_label, &page, &len) != 0 ||
+	    serve_publish(st, page, len, seq) != 0) {
 		log_warn("serve", "out of memory rendering /metrics; serving the previous sample");
 		/* The waiting scrapes take the older page now. */
 		pthread_mutex_lock(&st->lock);
 		pthread_cond_broadcast(&st->rendered);
 		pthread_mutex_unlock(&st->lock);
-		return;
 	}
-	serve_publish(st, page, len, seq);
 }
 
 /* Sample; the page waits for a scrape.  Returns true when a -p target has
@@ -527,8 +571,8 @@ int serve_run(const struct cli_options *o)
 	if (d)
 		mhd.stop_daemon(d); /* joins the HTTP thread and closes fd */
 	session_close(s);
-	free(st.page);
-	free(st.gz);
+	serve_buf_unref(st.page);
+	serve_buf_unref(st.gz);
 out:
 	close(st.want_fd);
 	pthread_cond_destroy(&st.rendered);
