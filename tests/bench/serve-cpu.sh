@@ -51,7 +51,13 @@ until pq get "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1; do
     n=$((n - 1))
     sleep 0.1
 done
-pq get "http://127.0.0.1:$PORT/metrics" >"$T/page" || fail "GET /metrics failed"
+# Once every function is attached (or refused): retop_ready 1.
+n=1200
+until pq get "http://127.0.0.1:$PORT/metrics" >"$T/page" && grep -q '^retop_ready 1' "$T/page"; do
+    [ $n -gt 0 ] || fail "retop --serve not ready after 120 s: $(head -n 3 "$T/serve.err")"
+    n=$((n - 1))
+    sleep 0.1
+done
 traced=$(grep -c '^retop_function_status{.*status="tracing"' "$T/page")
 # vm FIELD: a memory figure of retop in KiB.
 vm() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$RP/status"; }
