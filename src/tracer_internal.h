@@ -60,7 +60,7 @@ struct tracer_pending {
 /* A batch tracer_flush hands to a thread of its own: removing a uprobe
  * waits for RCU grace periods, 75-200 ms a tick on a VM, which the
  * governor's clock must not (a brake 200 ms late lets a query's burst
- * spend twenty budgets).  done: the thread finished, to be joined.  The
+ * spend twenty budgets).  The
  * brake may take one function out every few milliseconds (a query calls
  * many): with four batches, the fifth flush closed its own and the clock
  * stopped 144 ms while a kept burst spent 85,000 hits. */
@@ -74,8 +74,9 @@ struct tracer_closing {
 	bool started; /* thread, mu and cv are live */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	bool work, quit; /* under mu: a batch to close; the tracer closes */
-	_Atomic bool done;
+	/* Under mu: a batch to close (cleared once it is closed); the
+	 * tracer closes. */
+	bool work, quit;
 };
 #define TRACER_CLOSING_MAX 16
 

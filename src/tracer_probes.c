@@ -4,7 +4,6 @@
 #include "tracer_internal.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,7 +99,6 @@ static void *tracer_closing_run(void *arg)
 		probe_sets_destroy(c->batch.sets, c->batch.n);
 		pthread_mutex_lock(&c->mu);
 		c->work = false;
-		atomic_store(&c->done, true);
 		pthread_cond_broadcast(&c->cv);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -120,11 +118,19 @@ static void tracer_closing_join(struct tracer_closing *c)
 	tracer_pending_clear(&c->batch);
 }
 
+/* The batches already closed, taken back without waiting for the others. */
 static void tracer_closing_reap(struct tracer *t)
 {
-	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++)
-		if (t->closing[i].running && atomic_load(&t->closing[i].done))
-			tracer_closing_join(&t->closing[i]);
+	for (size_t i = 0; i < TRACER_CLOSING_MAX; i++) {
+		struct tracer_closing *c = &t->closing[i];
+		if (!c->running)
+			continue;
+		pthread_mutex_lock(&c->mu);
+		bool closed = !c->work;
+		pthread_mutex_unlock(&c->mu);
+		if (closed)
+			tracer_closing_join(c);
+	}
 }
 
 /* c's thread, made at its first batch. */
@@ -189,7 +195,6 @@ static void tracer_close_pending_async(struct tracer *t)
 	c->batch = *p;
 	*p = swap;
 	tracer_pending_clear(p);
-	atomic_store(&c->done, false);
 	pthread_mutex_lock(&c->mu);
 	c->work = true;
 	pthread_cond_broadcast(&c->cv);
