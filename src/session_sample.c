@@ -163,6 +163,7 @@ static void session_read_hist(struct session *s, struct session_func *sf)
 		return;
 	}
 	c->hist = sf->hist_buf[k]->hist;
+	stats_hist_span(c);
 	sf->hist_calls = c->st.calls;
 }
 

@@ -61,14 +61,15 @@ static uint64_t quantile_rank(double q, uint64_t total)
  * and one for every rank: the refresh computes four of these per function
  * over the whole histogram.  Shared by the since-start and the interval
  * figures, so that the interval needs no copy of the difference. */
-static void percentiles_diff(const __u64 *cur, const __u64 *prev, uint32_t n, const double *q,
-			     size_t nq, uint64_t lo, uint64_t hi, uint64_t *v)
+/* Over buckets [from, n): those before from are 0 in cur and prev. */
+static void percentiles_span(const __u64 *cur, const __u64 *prev, uint32_t from, uint32_t n,
+			     const double *q, size_t nq, uint64_t lo, uint64_t hi, uint64_t *v)
 {
 	uint64_t total = 0, rank, acc = 0;
-	uint32_t b = 0;
+	uint32_t b = from;
 	size_t k = 0;
 
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = from; i < n; i++)
 		total += cur[i] - (prev ? prev[i] : 0);
 	for (size_t i = 0; i < nq; i++)
 		v[i] = 0;
@@ -85,6 +86,43 @@ static void percentiles_diff(const __u64 *cur, const __u64 *prev, uint32_t n, co
 		v[k] = bucket_value(b - 1);
 		if (hi)
 			v[k] = v[k] < lo ? lo : v[k] > hi ? hi : v[k];
+	}
+}
+
+static void percentiles_diff(const __u64 *cur, const __u64 *prev, uint32_t n, const double *q,
+			     size_t nq, uint64_t lo, uint64_t hi, uint64_t *v)
+{
+	percentiles_span(cur, prev, 0, n, q, nq, lo, hi, v);
+}
+
+void stats_hist_span(struct stats_read *r)
+{
+	uint32_t lo = 0, hi = 0;
+
+	for (uint32_t b = 0; r->hist && b < RETOP_HIST_BUCKETS; b++)
+		if (r->hist[b]) {
+			if (!hi)
+				lo = b;
+			hi = b + 1;
+		}
+	r->hist_lo = lo;
+	r->hist_hi = hi;
+}
+
+/* The buckets of a and b (b may be NULL) past which both are 0: every
+ * bucket where a span is not known. */
+static void hist_span_of(const struct stats_read *a, const struct stats_read *b, uint32_t *lo,
+			 uint32_t *hi)
+{
+	*lo = 0;
+	*hi = RETOP_HIST_BUCKETS;
+	if (!a->hist_hi || (b && b->hist && !b->hist_hi))
+		return;
+	*lo = a->hist_lo;
+	*hi = a->hist_hi;
+	if (b && b->hist) {
+		*lo = b->hist_lo < *lo ? b->hist_lo : *lo;
+		*hi = b->hist_hi > *hi ? b->hist_hi : *hi;
 	}
 }
 
@@ -129,7 +167,9 @@ static bool counters_went_back(const struct stats_read *cur, const struct stats_
 	/* The same buffer: not read again since (its calls did not move). */
 	if (prev->hist == cur->hist)
 		return false;
-	for (i = 0; prev->hist && i < RETOP_HIST_BUCKETS; i++)
+	uint32_t lo, hi;
+	hist_span_of(cur, prev, &lo, &hi);
+	for (i = lo; prev->hist && i < hi; i++)
 		if (cur->hist[i] < prev->hist[i])
 			return true;
 	return false;
@@ -160,8 +200,10 @@ static void compute_interval(const struct stats_read *cur, const struct stats_re
 	}
 	out->mean_interval_ns = (c->sum_ns - (prev ? prev->st.sum_ns : 0)) / out->calls_delta;
 	uint64_t p[2] = {0, 0};
+	uint32_t from, to;
+	hist_span_of(cur, prev, &from, &to);
 	if (cur->hist)
-		percentiles_diff(cur->hist, ph, RETOP_HIST_BUCKETS, p50_p99, 2, lo, hi, p);
+		percentiles_span(cur->hist, ph, from, to, p50_p99, 2, lo, hi, p);
 	out->p50_interval_ns = p[0];
 	out->p99_interval_ns = p[1];
 }
@@ -179,9 +221,10 @@ static void since_start_percentiles(const struct stats_read *cur, struct stats_c
 		return;
 	}
 	p[0] = p[1] = 0;
+	uint32_t from, to;
+	hist_span_of(cur, NULL, &from, &to);
 	if (cur->hist)
-		percentiles_diff(cur->hist, NULL, RETOP_HIST_BUCKETS, p50_p99, 2, s->min_ns,
-				 s->max_ns, p);
+		percentiles_span(cur->hist, NULL, from, to, p50_p99, 2, s->min_ns, s->max_ns, p);
 	if (c)
 		*c = (struct stats_cache){.valid = true,
 					  .calls = s->calls,

@@ -68,11 +68,18 @@ struct stats_cache {
 };
 
 /* One read of a function's counters from BPF: its row, and its histogram
- * (RETOP_HIST_BUCKETS of them; NULL: none yet, no timed call). */
+ * (RETOP_HIST_BUCKETS of them; NULL: none yet, no timed call).  Past
+ * [hist_lo, hist_hi) its buckets are all 0, when hist_hi is set
+ * (stats_hist_span): the percentiles pass over that span, a few dozen of
+ * its 1,248 buckets, not the whole histogram two or three times. */
 struct stats_read {
 	struct retop_func_stats st;
 	const __u64 *hist;
+	uint32_t hist_lo, hist_hi;
 };
+
+/* r's histogram was just read: the span of its buckets not 0. */
+void stats_hist_span(struct stats_read *r);
 
 /* cur and prev are reads of the same slot; prev may be NULL (first
  * sample).  interval_s is the measured time between the two samples.

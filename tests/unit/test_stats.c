@@ -49,7 +49,8 @@ static void rec_copy(struct rec *dst, const struct rec *src)
 	dst->r.hist = dst->hist;
 }
 
-/* What the BPF program does for one paired return. */
+/* What the BPF program does for one paired return; then the read's span
+ * of buckets, as the session takes it. */
 static void record(struct rec *x, uint64_t ns, uint64_t n)
 {
 	struct retop_func_stats *s = &x->r.st;
@@ -65,6 +66,7 @@ static void record(struct rec *x, uint64_t ns, uint64_t n)
 		s->max_ns = ns;
 	x->hist[retop_hist_bucket(ns)] += n;
 	s->ret_hits[0] += n;
+	stats_hist_span(&x->r);
 }
 
 static void assert_bucket_holds(uint64_t v)
@@ -361,6 +363,44 @@ static void test_compute_interval_not_clamped_by_all_time(void **state)
 	free(cur);
 }
 
+/* The percentiles over the reads' spans of buckets are those over every
+ * bucket, the interval's too, where prev holds buckets cur's calls since
+ * did not reach. */
+static void test_compute_span_same_figures(void **state)
+{
+	struct rec *prev = rec_new(), *cur = rec_new();
+	struct stats_read whole_cur, whole_prev;
+	struct stats_view spanned, whole;
+
+	(void)state;
+	assert_non_null(prev);
+	assert_non_null(cur);
+	record(prev, 3 * NS_PER_US, 500);
+	record(prev, 40 * NS_PER_MS, 7);
+	rec_copy(cur, prev);
+	record(cur, 90 * NS_PER_US, 300);
+	record(cur, 2 * NS_PER_S, 4);
+	assert_true(cur->r.hist_hi > cur->r.hist_lo);
+	assert_int_equal(cur->r.hist_lo, retop_hist_bucket(3 * NS_PER_US));
+	assert_int_equal(cur->r.hist_hi, retop_hist_bucket(2 * NS_PER_S) + 1);
+	whole_cur = cur->r;
+	whole_prev = prev->r;
+	whole_cur.hist_hi = whole_prev.hist_hi = 0; /* no span: every bucket */
+
+	stats_compute(&cur->r, &prev->r, 1.0, &spanned);
+	stats_compute(&whole_cur, &whole_prev, 1.0, &whole);
+	assert_int_equal(spanned.calls_delta, 304);
+	assert_int_equal(spanned.p50_ns, whole.p50_ns);
+	assert_int_equal(spanned.p99_ns, whole.p99_ns);
+	assert_int_equal(spanned.p50_interval_ns, whole.p50_interval_ns);
+	assert_int_equal(spanned.p99_interval_ns, whole.p99_interval_ns);
+	assert_within_pct(spanned.p50_interval_ns, 90 * NS_PER_US, 1.6);
+	assert_within_pct(spanned.p99_interval_ns, 2 * NS_PER_S, 1.6);
+	assert_within_pct(spanned.p99_ns, 40 * NS_PER_MS, 1.6);
+	free(prev);
+	free(cur);
+}
+
 static void test_compute_reset(void **state)
 {
 	struct rec *prev = rec_new();
@@ -522,6 +562,7 @@ int main(void)
 		cmocka_unit_test(test_compute_interval),
 		cmocka_unit_test(test_compute_interval_not_clamped_by_all_time),
 		cmocka_unit_test(test_compute_reset),
+		cmocka_unit_test(test_compute_span_same_figures),
 		cmocka_unit_test(test_format_duration),
 		cmocka_unit_test(test_format_duration_width),
 		cmocka_unit_test(test_format_count),
