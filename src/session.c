@@ -87,6 +87,7 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	if (!s)
 		return err_set(err, ENOMEM, "out of memory");
 	s->opts = *opts;
+	s->callers_all = true;
 	s->judge.entry_probe_first = opts->entry_probe_first;
 	s->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->funcs));
 	s->snap.funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->snap.funcs));

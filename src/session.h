@@ -110,6 +110,11 @@ enum session_wake session_run(struct session *s, uint64_t due_ns, int fd);
 uint64_t session_next_due(uint64_t due_ns, uint64_t period_ns);
 /* Read every counter, sweep in-flight calls, compute rates and deltas. */
 const struct snapshot *session_sample(struct session *s);
+/* Whose callers the samples read: every function's (all: the default, for
+ * batch and --serve), or only f's (NULL: none's; the dashboard, whose
+ * detail page shows one function's).  The caller map is read whole, 10 KiB
+ * an entry; the other rows say theirs were not read (callers_unread). */
+void session_callers_of(struct session *s, bool all, const struct func_info *f);
 /* retop's own CPU time so far (user + system), in seconds. */
 double session_cpu_seconds(void);
 void session_reset(struct session *s);

@@ -61,6 +61,7 @@ struct session_func {
 	bool args_on;		      /* arguments captured (--args, or the dashboard's key) */
 	bool have_prev;
 	uint64_t calls_shown; /* calls in the last snapshot: its rate's base */
+	bool callers_unread;  /* callers not read by the last sample (session_callers_of) */
 	/* The slot, and right after it what the governor's scan of a thousand
 	 * functions ten times a second reads of one at rest (govern_func's
 	 * first fields): a cache line or two a function, not three. */
@@ -106,6 +107,10 @@ struct session {
 	struct session_image images[RETOP_MAX_IMAGES];
 	size_t nimages;
 	struct func_images names;	   /* every image's index, to name callers */
+	/* Whose callers a sample reads (session_callers_of): every
+	 * function's, or callers_f's only. */
+	bool callers_all;
+	const struct func_info *callers_f;
 	uint64_t refused_dev, refused_ino; /* a replacement not followed */
 	struct tracer *tracer;
 	struct sdk_facts *sdk; /* NULL without an SDK */

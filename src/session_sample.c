@@ -167,6 +167,11 @@ static void session_read_hist(struct session *s, struct session_func *sf)
 	sf->hist_calls = c->st.calls;
 }
 
+static bool session_callers_wanted(const struct session *s, const struct func_info *f)
+{
+	return s->callers_all || f == s->callers_f;
+}
+
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
@@ -208,7 +213,11 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.st.abandoned;
 		out->before_attach = sf->cur.st.before_attach;
 		session_load_bias(s);
-		tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
+		sf->callers_unread = !session_callers_wanted(s, sf->f);
+		if (sf->callers_unread)
+			sf->callers.n = 0;
+		else
+			tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
 		sf->split_prev = sf->split_cur;
 		if (tracer_read_split(s->tracer, sf->slot, &sf->split_cur) != 0)
 			sf->split_cur = sf->split_prev;
@@ -229,6 +238,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->raw = &sf->cur;
 	/* Detached: the last callers read stay shown, like the counters. */
 	callers_view_copy(&out->callers, &sf->callers);
+	out->callers_unread = sf->callers_unread && !s->opts.latency_only;
 	slowest_copy(&out->slowest, &sf->slowest);
 	out->entries = sf->cur.st.entries;
 	/* Calls as the governor counts them: at their RET when timed, at their
@@ -369,6 +379,12 @@ double session_cpu_seconds(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
+void session_callers_of(struct session *s, bool all, const struct func_info *f)
+{
+	s->callers_all = all;
+	s->callers_f = all ? NULL : f;
+}
+
 const struct snapshot *session_sample(struct session *s)
 {
 	uint64_t now = clock_now_ns();
@@ -383,7 +399,7 @@ const struct snapshot *session_sample(struct session *s)
 		govern_sample(s, clock_now_ns());
 		tracer_sweep(s->tracer, s->inflight);
 		/* One read of the caller map for every function. */
-		if (!s->opts.latency_only)
+		if (!s->opts.latency_only && (s->callers_all || s->callers_f))
 			tracer_callers_refresh(s->tracer);
 	}
 	if (s->slow) {

@@ -84,6 +84,9 @@ struct snapshot_func {
 	uint64_t before_attach; /* RETs of calls begun before the entry probe */
 	uint64_t entries;
 	bool args; /* arguments captured with its slowest calls */
+	/* Its callers were not read (the face asked for another function's,
+	 * session_callers_of): callers is empty, not "no caller". */
+	bool callers_unread;
 	/* Failing calls: those whose error result (its last, when of type
 	 * error) was non-nil at the RET.  errors_counted: read at its RETs;
 	 * else errors_why says why not where it returns error or may (its

@@ -467,8 +467,9 @@ static void detail_callers(const struct snapshot_func *sf, struct detail_page *p
 			  "  CALLER                            CALLS  SHARE  ERR%    MEAN     P50     P99");
 	if (c->n == 0 && (y = detail_row(pg)) >= 0)
 		draw_text(y, 2, COLS - 2, DR_DIM, false,
-			  sf->entry_only ? "no caller: durations unavailable (entry-only)"
-					 : "no call has returned yet");
+			  sf->entry_only       ? "no caller: durations unavailable (entry-only)"
+			  : sf->callers_unread ? "read at the next refresh"
+					       : "no call has returned yet");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct callers_row *r = &c->rows[i];
 		char calls[16], mean[16], p50[16], p99[16], err[16] = "-";

@@ -62,6 +62,15 @@ enum ui_screen_id ui_top(const struct ui *ui) { return ui->stack[ui->depth - 1];
 static void ui_entered(struct ui *ui)
 {
 	const struct ui_screen *sc = ui_screen_of(ui_top(ui));
+	bool detail = false;
+
+	/* The detail page left the stack: no function's callers are read. */
+	for (int i = 0; i < ui->depth; i++)
+		detail |= ui->stack[i] == SCR_DETAIL;
+	worker_lock(&ui->w);
+	if (!detail && ui->w.detail_f)
+		worker_detail_locked(&ui->w, NULL);
+	worker_unlock(&ui->w);
 	if (sc->enter)
 		sc->enter(ui);
 	clear();

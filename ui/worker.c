@@ -551,9 +551,15 @@ static void worker_sample(struct worker *w)
 	const struct snapshot *snap = NULL;
 
 	/* After auto-detach the tracer is closed, but the countdown and the
-	 * detached rows still show. */
-	if (w->s && session_started(w->s))
+	 * detached rows still show.  The callers of the function the detail
+	 * page shows only: no other screen shows callers. */
+	if (w->s && session_started(w->s)) {
+		worker_lock(w);
+		const struct func_info *f = w->detail_f;
+		worker_unlock(w);
+		session_callers_of(w->s, false, f);
 		snap = session_sample(w->s);
+	}
 	worker_lock(w);
 	w->ticks++;
 	if (snap) {

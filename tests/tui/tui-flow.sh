@@ -148,6 +148,14 @@ check_detail() {
     expect_screen '^ +(◀|<) 0x[0-9a-f]+ \+0x[0-9a-f]+ +ret' 10 "disassembly with the RET marked"
     [ "$(grep -Ec '^ +(◀|<) 0x[0-9a-f]+ \+0x[0-9a-f]+ +ret' "$SCREEN")" -eq 2 ] ||
         fail "ValidateCard: want its 2 RETs marked in the disassembly: $(cat "$SCREEN")"
+    # Back to the live table, where no page shows callers and none are
+    # read, and in again: its callers are read again, every call of them.
+    keys Escape
+    expect_screen '^FUNCTION ' 5 "the live table after Esc"
+    keys Enter
+    expect_screen '^main\.ValidateCard +p50' 5 "detail view of main.ValidateCard again"
+    expect_screen '^  main\.ProcessPayment\.func1 +[0-9.]+[kM]? +100\.0% ' 5 \
+        "callers table again, with main.ProcessPayment.func1 making every call"
 }
 
 # q: retop detaches and exits 0, the pane ends, its BPF programs are gone.
