@@ -110,6 +110,12 @@ enum session_wake session_run(struct session *s, uint64_t due_ns, int fd);
 uint64_t session_next_due(uint64_t due_ns, uint64_t period_ns);
 /* Read every counter, sweep in-flight calls, compute rates and deltas. */
 const struct snapshot *session_sample(struct session *s);
+/* The rows the next samples write, RETOP_MAX_FUNCS of them, in place of
+ * those it wrote so far, which it returns: a face that keeps a sample's
+ * rows while the next one is taken hands the session others, rather than
+ * copying a thousand rows a sample.  Each sample writes every row it
+ * holds; the session frees the rows it holds as it closes. */
+struct snapshot_func *session_swap_rows(struct session *s, struct snapshot_func *rows);
 /* Whose callers the samples read: every function's (all: the default, for
  * batch and --serve), or only f's (NULL: none's; the dashboard, whose
  * detail page shows one function's).  The caller map is read whole, 10 KiB

@@ -379,6 +379,14 @@ double session_cpu_seconds(void)
 	       ru.ru_stime.tv_usec / 1e6;
 }
 
+struct snapshot_func *session_swap_rows(struct session *s, struct snapshot_func *rows)
+{
+	struct snapshot_func *was = s->snap.funcs;
+
+	s->snap.funcs = rows;
+	return was;
+}
+
 void session_callers_of(struct session *s, bool all, const struct func_info *f)
 {
 	s->callers_all = all;

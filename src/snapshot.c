@@ -111,50 +111,25 @@ static struct json_object *snapshot_slowest_json(const struct slowest_list *l)
 	return a;
 }
 
-/* A row's parts, in order: each array is copied and cleared up to its
- * count only (rows past it are undefined, snapshot.h). */
+/* A row's parts, in order: each array is cleared up to its count only
+ * (rows past it are undefined, snapshot.h). */
 #define SF_OFF(f) offsetof(struct snapshot_func, f)
 #define SF_END(f) (SF_OFF(f) + sizeof(((struct snapshot_func *)0)->f))
 _Static_assert(SF_OFF(inlined_sites) == SF_END(types), "types is followed by inlined_sites");
 _Static_assert(SF_OFF(callers) == SF_END(sites), "sites is followed by callers");
 _Static_assert(SF_OFF(split) == SF_END(callers), "callers is followed by split");
 
-static void snapshot_func_span(struct snapshot_func *dst, const struct snapshot_func *src,
-			       size_t from, size_t to)
+static void snapshot_func_zero(struct snapshot_func *f, size_t from, size_t to)
 {
-	if (src)
-		memcpy((char *)dst + from, (const char *)src + from, to - from);
-	else
-		memset((char *)dst + from, 0, to - from);
-}
-
-void snapshot_func_copy_values(struct snapshot_func *dst, const struct snapshot_func *src)
-{
-	size_t nt = src->ntypes < SNAPSHOT_ERROR_TYPES + 1 ? src->ntypes : SNAPSHOT_ERROR_TYPES + 1;
-	size_t ns = src->nsites < RETOP_MAX_RET_SITES ? src->nsites : RETOP_MAX_RET_SITES;
-
-	snapshot_func_span(dst, src, 0, SF_OFF(types) + nt * sizeof(src->types[0]));
-	snapshot_func_span(dst, src, SF_END(types), SF_OFF(sites) + ns * sizeof(src->sites[0]));
-	callers_view_copy(&dst->callers, &src->callers);
-	snapshot_func_span(dst, src, SF_OFF(split), SF_OFF(slowest));
+	memset((char *)f + from, 0, to - from);
 }
 
 void snapshot_func_clear_values(struct snapshot_func *f)
 {
-	snapshot_func_span(f, NULL, 0, SF_OFF(types));
-	snapshot_func_span(f, NULL, SF_END(types), SF_OFF(sites));
+	snapshot_func_zero(f, 0, SF_OFF(types));
+	snapshot_func_zero(f, SF_END(types), SF_OFF(sites));
 	f->callers.n = 0;
-	snapshot_func_span(f, NULL, SF_OFF(split), SF_OFF(slowest));
-}
-
-void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		snapshot_func_copy_values(&dst[i], &src[i]);
-		slowest_copy(&dst[i].slowest, &src[i].slowest);
-		slowest_copy(&dst[i].slowest_interval, &src[i].slowest_interval);
-		slowest_copy(&dst[i].slow_calls, &src[i].slow_calls);
-	}
+	snapshot_func_zero(f, SF_OFF(split), SF_OFF(slowest));
 }
 
 void snapshot_funcs_free(struct snapshot_func *funcs, size_t n)

@@ -163,9 +163,8 @@ struct snapshot_func {
 	 * budget (for /metrics), valid until the next snapshot; NULL when
 	 * nothing was ever read. */
 	const struct stats_read *raw;
-	/* Last: each list owns its calls' values (slowest.h), so a snapshot
-	 * is copied with snapshot_funcs_copy() and freed with
-	 * snapshot_funcs_free(). */
+	/* Last: each list owns its calls' values (slowest.h), so a snapshot's
+	 * rows are freed with snapshot_funcs_free(). */
 	struct slowest_list slowest;	      /* since tracing began */
 	struct slowest_list slowest_interval; /* in the last interval */
 	struct slowest_list slow_calls;	      /* --slow: the latest of the interval */
@@ -236,14 +235,10 @@ struct snapshot {
 	size_t nfuncs;
 };
 
-/* A row's values, the slowest lists aside, or all cleared: its arrays up
- * to their counts only (sites, types, callers' rows; past the count they
- * are undefined: a thousand rows carry 3.6 KiB of them each, mostly
- * unused). */
-void snapshot_func_copy_values(struct snapshot_func *dst, const struct snapshot_func *src);
+/* A row's values cleared, the slowest lists aside: its arrays up to their
+ * counts only (sites, types, callers' rows; past the count they are
+ * undefined: a thousand rows carry 3.6 KiB of them each, mostly unused). */
 void snapshot_func_clear_values(struct snapshot_func *f);
-/* Copy n functions of a snapshot, their slowest lists' values too. */
-void snapshot_funcs_copy(struct snapshot_func *dst, const struct snapshot_func *src, size_t n);
 /* Free an array of n functions (calloc'd) and the values their lists hold. */
 void snapshot_funcs_free(struct snapshot_func *funcs, size_t n);
 /* The state as one line: "tracing", "sampled 25%", "entry-only: why"... */

@@ -563,15 +563,20 @@ static void worker_sample(struct worker *w)
 	worker_lock(w);
 	w->ticks++;
 	if (snap) {
+		/* The rows the sample wrote are published as they are, and the
+		 * session writes the next sample into the ones published before
+		 * (the UI holds others: ui_sync_snap_locked swaps): a thousand
+		 * rows of 7 KiB are not copied.  Under mu, a session call that
+		 * only swaps two pointers: the UI swaps snap_funcs under mu. */
 		w->snap = *snap;
+		w->snap_funcs = session_swap_rows(w->s, w->snap_funcs);
 		w->snap.funcs = w->snap_funcs;
-		w->snap_n = snap->nfuncs;
-		snapshot_funcs_copy(w->snap_funcs, snap->funcs, snap->nfuncs);
-		for (size_t i = 0; i < snap->nfuncs; i++)
-			w->snap_fptr[i] = snap->funcs[i].f;
+		w->snap_n = w->snap.nfuncs;
+		for (size_t i = 0; i < w->snap_n; i++)
+			w->snap_fptr[i] = w->snap_funcs[i].f;
 		w->snap_seq++;
 		worker_sync_tstate_locked(w);
-		worker_copy_hist_locked(w, snap);
+		worker_copy_hist_locked(w, &w->snap);
 	}
 	worker_unlock(w);
 	worker_wake(w);
