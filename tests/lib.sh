@@ -36,6 +36,18 @@ need_cmd() {
     command -v "$1" >/dev/null 2>&1 || skip "$1 not found"
 }
 
+# alone_among NAME: from here to its end, this test runs while no other
+# test that said the same NAME does (make check runs two at once).  The
+# time-split tests run their fixture first among the machine's work (a
+# nice -20 scheduling group) with processes that load every CPU: one's
+# loaders would keep the other's calls waiting for a CPU at the same
+# priority, which its own clock counts only for the calls that stayed on
+# one thread.
+alone_among() {
+    exec 9>"${TMPDIR:-/tmp}/retop-tests-$1.lock"
+    flock 9 || fail "cannot lock ${TMPDIR:-/tmp}/retop-tests-$1.lock"
+}
+
 # need_retop: the binary under test; a missing one is a build problem.
 need_retop() {
     [ -x "$RETOP" ] || fail "$RETOP not found: run make first"

@@ -20,6 +20,7 @@ need_root
 need_cmd python3
 need_retop
 need_fixture timesplit-default
+alone_among timesplit
 
 funcs="main.Busy main.Syscall main.Sleep main.Contended"
 
