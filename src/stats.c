@@ -57,11 +57,10 @@ static uint64_t quantile_rank(double q, uint64_t total)
 }
 
 /* Percentiles q[0] <= ... <= q[nq - 1] of cur - prev (prev may be NULL),
- * clamped to [lo, hi] unless hi is 0, into v[].  One pass for the total
- * and one for every rank: the refresh computes four of these per function
- * over the whole histogram.  Shared by the since-start and the interval
- * figures, so that the interval needs no copy of the difference. */
-/* Over buckets [from, n): those before from are 0 in cur and prev. */
+ * clamped to [lo, hi] unless hi is 0, into v[], over buckets [from, n):
+ * those outside are 0 in cur and prev (stats_hist_span).  One pass for the
+ * total and one for every rank.  Shared by the since-start and the
+ * interval figures, so that the interval needs no copy of the difference. */
 static void percentiles_span(const __u64 *cur, const __u64 *prev, uint32_t from, uint32_t n,
 			     const double *q, size_t nq, uint64_t lo, uint64_t hi, uint64_t *v)
 {

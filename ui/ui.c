@@ -67,10 +67,12 @@ static void ui_entered(struct ui *ui)
 	/* The detail page left the stack: no function's callers are read. */
 	for (int i = 0; i < ui->depth; i++)
 		detail |= ui->stack[i] == SCR_DETAIL;
-	worker_lock(&ui->w);
-	if (!detail && ui->w.detail_f)
-		worker_detail_locked(&ui->w, NULL);
-	worker_unlock(&ui->w);
+	if (ui->worker_up) {
+		worker_lock(&ui->w);
+		if (!detail && ui->w.detail_f)
+			worker_detail_locked(&ui->w, NULL);
+		worker_unlock(&ui->w);
+	}
 	if (sc->enter)
 		sc->enter(ui);
 	clear();
