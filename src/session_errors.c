@@ -197,7 +197,7 @@ void session_fill_errors(struct session *s, struct session_func *sf, double inte
 			snprintf(out->errors_why, sizeof(out->errors_why),
 				 "no RET probe to read it at (entry-only)");
 		else if (sf->err.state != ARGS_ERROR_NONE)
-			snprintf(out->errors_why, sizeof(out->errors_why), "%s", sf->err.why);
+			snapshot_text_set(out->errors_why, sizeof(out->errors_why), sf->err.why);
 		return;
 	}
 	session_errors_ledger(sf, out, &share_interval);

@@ -184,14 +184,15 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 	out->name = sf->f->name;
 	out->f = sf->f;
 	out->state = sf->state;
-	snprintf(out->reason, sizeof(out->reason), "%s", sf->reason);
+	snapshot_text_set(out->reason, sizeof(out->reason), sf->reason);
 	/* Traced, but not in every binary a deploy brought: say where not. */
 	if (!out->reason[0] && sf->follow_reason[0] && sf->slot >= 0)
-		snprintf(out->reason, sizeof(out->reason), "%s", sf->follow_reason);
+		snapshot_text_set(out->reason, sizeof(out->reason), sf->follow_reason);
 	out->entry_only = sf->entry_only;
 	out->inlined_sites = s->idx->inl_known ? (int64_t)sf->f->inlined_sites : -1;
 	out->inlined_sites_counted = (int64_t)sf->inl_counted;
-	snprintf(out->inlined_uncounted_why, sizeof(out->inlined_uncounted_why), "%s", sf->inl_why);
+	snapshot_text_set(out->inlined_uncounted_why, sizeof(out->inlined_uncounted_why),
+			  sf->inl_why);
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
 		session_read_errors(s, sf);

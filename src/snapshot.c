@@ -124,6 +124,14 @@ static void snapshot_func_zero(struct snapshot_func *f, size_t from, size_t to)
 	memset((char *)f + from, 0, to - from);
 }
 
+void snapshot_text_set(char *dst, size_t len, const char *src)
+{
+	size_t n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 void snapshot_func_clear_values(struct snapshot_func *f)
 {
 	snapshot_func_zero(f, 0, SF_OFF(types));

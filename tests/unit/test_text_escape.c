@@ -1,5 +1,6 @@
 /* Unit tests for text_escape: the target's bytes made safe for a terminal
- * and a line-oriented output. */
+ * and a line-oriented output; and snapshot_text_set, a status text into a
+ * snapshot row's buffer. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,8 +8,10 @@
 /* cmocka needs the four headers above first. */
 #include <cmocka.h>
 
+#include "snapshot.h"
 #include "text_escape.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *esc(const char *in, size_t n, bool quote)
@@ -56,12 +59,29 @@ static void test_room(void **state)
 	assert_string_equal(out, "");
 }
 
+/* A row's text is cut as snprintf "%s" cuts it, always terminated. */
+static void test_snapshot_text_set(void **state)
+{
+	static const char *const texts[] = {"", "a", "entry-only: no RET", "0123456789"};
+	char got[12], want[12];
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(texts) / sizeof(texts[0]); t++)
+		for (size_t len = 1; len <= sizeof(got); len++) {
+			memset(got, 'x', sizeof(got));
+			snapshot_text_set(got, len, texts[t]);
+			snprintf(want, len, "%s", texts[t]);
+			assert_string_equal(got, want);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_controls),
 	    cmocka_unit_test(test_utf8),
 	    cmocka_unit_test(test_room),
+	    cmocka_unit_test(test_snapshot_text_set),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
