@@ -27,12 +27,15 @@ url, out, fixture = sys.argv[1], sys.argv[2], int(sys.argv[3])
 FAMS = ("retop_function_calls_total", "retop_caller_calls_total")
 line_re = re.compile(r'^(\w+)(\{.*\})?\s+(\S+)$')
 
+pages = []  # the last two, for a failure's account
+
 def scrape():
     try:
         with urllib.request.urlopen(url, timeout=5) as r:
             page = r.read().decode()
     except OSError as e:
         sys.exit("GET /metrics failed: %s" % e)
+    pages[:] = pages[-1:] + [page]
     series = {}
     for l in page.splitlines():
         m = line_re.match(l)
@@ -73,7 +76,15 @@ for i in range(1, 31):
         elif i - burst_done >= 10:
             sys.exit("main.Burst calls_total still changing 10 s after the burst: %s, then %s" % (prev_burst, b))
     if settled is not None and b != want:
-        sys.exit("scrape %d (%d s): main.Burst calls_total %s, the program made %d calls" % (i, i, b, want))
+        # What the last two pages said of main.Burst (estimated? in
+        # flight?) and of every probe hit (the same sample twice?).
+        said = ["%s" % " ".join(l.split("{", 1)[0] + "=" + l.rsplit(" ", 1)[1]
+                                for l in p.splitlines()
+                                if ('main.Burst' in l and "bucket" not in l and "caller" not in l)
+                                or l.startswith("retop_probe_hits_total"))
+                for p in pages]
+        sys.exit("scrape %d (%d s): main.Burst calls_total %s, the program made %d calls; "
+                 "the last two pages: %s" % (i, i, b, want, " | ".join(said)))
     prev_burst = b
 if settled is None:
     sys.exit("the fixture never wrote its result (the burst did not end in 30 s)")
