@@ -214,11 +214,13 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->orphans = s->inflight[sf->slot].orphans + sf->cur.st.abandoned;
 		out->before_attach = sf->cur.st.before_attach;
 		session_load_bias(s);
-		sf->callers_unread = !session_callers_wanted(s, sf->f);
-		if (sf->callers_unread)
-			sf->callers.n = 0;
-		else
+		/* Under --latency-only none are read, and none is missing. */
+		bool wanted = session_callers_wanted(s, sf->f);
+		sf->callers_unread = !wanted && !s->opts.latency_only;
+		if (wanted)
 			tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
+		else
+			sf->callers.n = 0;
 		sf->split_prev = sf->split_cur;
 		if (tracer_read_split(s->tracer, sf->slot, &sf->split_cur) != 0)
 			sf->split_cur = sf->split_prev;
@@ -239,7 +241,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->raw = &sf->cur;
 	/* Detached: the last callers read stay shown, like the counters. */
 	callers_view_copy(&out->callers, &sf->callers);
-	out->callers_unread = sf->callers_unread && !s->opts.latency_only;
+	out->callers_unread = sf->callers_unread;
 	slowest_copy(&out->slowest, &sf->slowest);
 	out->entries = sf->cur.st.entries;
 	/* Calls as the governor counts them: at their RET when timed, at their

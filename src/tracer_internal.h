@@ -60,10 +60,10 @@ struct tracer_pending {
 /* A batch tracer_flush hands to a thread of its own: removing a uprobe
  * waits for RCU grace periods, 75-200 ms a tick on a VM, which the
  * governor's clock must not (a brake 200 ms late lets a query's burst
- * spend twenty budgets).  The
- * brake may take one function out every few milliseconds (a query calls
- * many): with four batches, the fifth flush closed its own and the clock
- * stopped 144 ms while a kept burst spent 85,000 hits. */
+ * spend twenty budgets).  The brake may take one function out every few
+ * milliseconds (a query calls many): with four batches, the fifth flush
+ * closed its own and the clock stopped 144 ms while a kept burst spent
+ * 85,000 hits. */
 struct tracer_closing {
 	struct tracer_pending batch;
 	bool running; /* a batch handed over, not yet taken back */
