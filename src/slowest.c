@@ -188,7 +188,9 @@ static void slowest_move(struct slowest_list *list, int slot, struct slowest_lis
 	slowest_clear(out);
 	if (slot < 0 || slot >= RETOP_MAX_FUNCS)
 		return;
-	*out = list[slot];
+	/* Its calls only: a thousand functions, most with none, each sample. */
+	out->n = list[slot].n;
+	memcpy(out->calls, list[slot].calls, out->n * sizeof(out->calls[0]));
 	list[slot].n = 0;
 }
 
