@@ -60,6 +60,10 @@ struct session_func {
 	struct slowest_list slowest;  /* since tracing began */
 	bool args_on;		      /* arguments captured (--args, or the dashboard's key) */
 	bool have_prev;
+	/* Never called: its last reads (cur, prev, both splits) all 0, so a
+	 * sample skips them while no hit moves its counters
+	 * (session_still_unused). */
+	bool unused;
 	uint64_t calls_shown; /* calls in the last snapshot: its rate's base */
 	bool callers_unread;  /* callers not read by the last sample (session_callers_of) */
 	/* The slot, and right after it what the governor's scan of a thousand

@@ -172,10 +172,79 @@ static bool session_callers_wanted(const struct session *s, const struct func_in
 	return s->callers_all || f == s->callers_f;
 }
 
+/* Whether sf's reads are those of a function never called: every counter,
+ * both splits, no histogram, no slow call kept. */
+static bool session_reads_unused(const struct session_func *sf)
+{
+	static const struct retop_func_stats no_stats;
+	static const struct retop_split_stats no_split;
+
+	return !sf->cur.st.entries && !sf->cur.st.rets && !sf->cur.st.inlined && !sf->cur.hist &&
+	       !sf->slowest.n && !memcmp(&sf->cur.st, &no_stats, sizeof(no_stats)) &&
+	       !memcmp(&sf->prev.st, &no_stats, sizeof(no_stats)) &&
+	       !memcmp(&sf->split_cur, &no_split, sizeof(no_split)) &&
+	       !memcmp(&sf->split_prev, &no_split, sizeof(no_split));
+}
+
+/* Still never called: its last reads were all 0 (sf->unused) and no hit
+ * has moved its counters since.  Every counter moves after one of entries,
+ * rets or inlined (each BPF program counts its hit first); the time split
+ * only for calls in flight; a slow call, and a caller, with a RET.  So
+ * reading them again (some 3 KiB a function, cold) would read 0: a
+ * thousand functions traced, most never called, cost a sample little. */
+static bool session_still_unused(const struct session *s, const struct session_func *sf)
+{
+	const struct tracer_inflight *fl = &s->inflight[sf->slot];
+
+	return sf->unused && sf->have_prev && !fl->count && !fl->orphans &&
+	       tracer_hits_still(s->tracer, sf->slot, 0, 0, 0, 0);
+}
+
+/* sf's reads of this sample (counters, histogram, callers if wanted, time
+ * split, slow calls) and out's figures from them; what the interval is
+ * from. */
+static const struct stats_read *session_read_func(struct session *s, struct session_func *sf,
+						  bool wanted, double interval,
+						  struct snapshot_func *out)
+{
+	const struct stats_read *from;
+
+	session_read_errors(s, sf);
+	sf->prev = sf->cur;
+	/* Unreadable (a slot out of range: none is handed out), the row keeps
+	 * its last counters rather than showing none. */
+	if (tracer_read(s->tracer, sf->slot, &sf->cur.st) != 0)
+		sf->cur = sf->prev;
+	else
+		session_read_hist(s, sf);
+	from = sf->have_prev ? &sf->prev : NULL;
+	stats_compute_cached(&sf->cur, from, interval, &out->v, &sf->pct_cache);
+	sf->have_prev = true;
+	session_load_bias(s);
+	if (wanted)
+		tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
+	else
+		sf->callers.n = 0;
+	sf->split_prev = sf->split_cur;
+	if (tracer_read_split(s->tracer, sf->slot, &sf->split_cur) != 0)
+		sf->split_cur = sf->split_prev;
+	timesplit_compute(&sf->split_cur, &sf->split_prev, s->split_on, s->split_go_minor,
+			  &out->split);
+	slowest_take(s->slow, sf->slot, &out->slowest_interval);
+	slowest_take_over(s->slow, sf->slot, &out->slow_calls);
+	tracer_slow_rearm(s->tracer, sf->slot);
+	slowest_merge(&sf->slowest, &out->slowest_interval);
+	sf->unused = session_reads_unused(sf);
+	return from;
+}
+
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
-	const struct stats_read *from = NULL; /* what the interval is from */
+	static const struct stats_read no_read;
+	static const struct retop_split_stats no_split;
+	const struct stats_read *from = NULL;	 /* what the interval is from */
+	const struct stats_read *now = &sf->cur; /* what the interval is to */
 
 	/* Not the slowest lists: written below, their calls only. */
 	snapshot_func_clear_values(out);
@@ -195,41 +264,27 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 			  sf->inl_why);
 	out->args = sf->args_on && sf->slot >= 0;
 	if (sf->slot >= 0) {
-		session_read_errors(s, sf);
-		sf->prev = sf->cur;
-		/* Unreadable (a slot out of range: none is handed out), the
-		 * row keeps its last counters rather than showing none. */
-		if (tracer_read(s->tracer, sf->slot, &sf->cur.st) != 0)
-			sf->cur = sf->prev;
-		else
-			session_read_hist(s, sf);
-		from = sf->have_prev ? &sf->prev : NULL;
-		stats_compute_cached(&sf->cur, from, interval, &out->v, &sf->pct_cache);
-		sf->have_prev = true;
+		/* Under --latency-only none are read, and none is missing. */
+		bool wanted = session_callers_wanted(s, sf->f);
+		sf->callers_unread = !wanted && !s->opts.latency_only;
+		if (session_still_unused(s, sf)) {
+			/* What the reads would find: 0s, and no caller (none
+			 * without a call); their figures from one copy. */
+			from = now = &no_read;
+			stats_compute_cached(now, from, interval, &out->v, NULL);
+			sf->callers.n = 0;
+			timesplit_compute(&no_split, &no_split, s->split_on, s->split_go_minor,
+					  &out->split);
+		} else {
+			from = session_read_func(s, sf, wanted, interval, out);
+		}
 		out->in_flight = s->inflight[sf->slot].count;
 		out->overdue = s->inflight[sf->slot].overdue;
 		out->oldest_in_flight_ns = s->inflight[sf->slot].oldest_ns;
 		/* Proven dead by the sweep, plus those the BPF side saw
 		 * abandoned (a new call in the same frame after a panic). */
-		out->orphans = s->inflight[sf->slot].orphans + sf->cur.st.abandoned;
-		out->before_attach = sf->cur.st.before_attach;
-		session_load_bias(s);
-		/* Under --latency-only none are read, and none is missing. */
-		bool wanted = session_callers_wanted(s, sf->f);
-		sf->callers_unread = !wanted && !s->opts.latency_only;
-		if (wanted)
-			tracer_read_callers(s->tracer, sf->slot, &s->names, &sf->callers);
-		else
-			sf->callers.n = 0;
-		sf->split_prev = sf->split_cur;
-		if (tracer_read_split(s->tracer, sf->slot, &sf->split_cur) != 0)
-			sf->split_cur = sf->split_prev;
-		timesplit_compute(&sf->split_cur, &sf->split_prev, s->split_on, s->split_go_minor,
-				  &out->split);
-		slowest_take(s->slow, sf->slot, &out->slowest_interval);
-		slowest_take_over(s->slow, sf->slot, &out->slow_calls);
-		tracer_slow_rearm(s->tracer, sf->slot);
-		slowest_merge(&sf->slowest, &out->slowest_interval);
+		out->orphans = s->inflight[sf->slot].orphans + now->st.abandoned;
+		out->before_attach = now->st.before_attach;
 	} else if (sf->have_prev) {
 		/* Detached: keep showing the last numbers. */
 		from = &sf->cur;
@@ -285,7 +340,7 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		out->state = FUNC_TIMING;
 	else if (sf->slot >= 0 && out->mode == BUDGET_ESTIMATED && out->state == FUNC_TRACING)
 		out->state = FUNC_SAMPLED;
-	session_fill_sites(s, sf, out->raw, from, out);
+	session_fill_sites(s, sf, out->raw ? now : NULL, from, out);
 	session_fill_change(sf, out);
 }
 

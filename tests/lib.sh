@@ -247,7 +247,8 @@ retop_stop() {
 # SIGUSR1) traced by retop -b -p PID RETOP-ARGS while it does its work, with
 # its result in $OUT ($T/NAME.out) and retop's snapshots in $SNAP
 # ($T/NAME.snap), the last one taken after the work; retop exited 0 after
-# SIGINT and the fixture still runs ($FIXTURE_PID).
+# SIGINT and the fixture still runs ($FIXTURE_PID).  IDLE_SNAPSHOTS: that
+# many snapshots more before the work, every function never called in them.
 trace_fixture() {
     SNAP=$T/$1.snap OUT=$T/$1.out
     rm -f "$OUT"
@@ -255,6 +256,7 @@ trace_fixture() {
     while [ "$1" != -- ]; do shift; done
     shift
     retop_batch "$SNAP" -p "$FIXTURE_PID" "$@"
+    [ "${IDLE_SNAPSHOTS:-0}" -eq 0 ] || retop_snapshots "$IDLE_SNAPSHOTS"
     fixture_go "$OUT"
     retop_snapshots 1
     retop_stop "$FIXTURE_PID"

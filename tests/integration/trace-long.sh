@@ -6,6 +6,9 @@
 # growing from one snapshot to the next; once they returned retop counts 3
 # calls, their mean and max within 5% of the fixture's own clock, 3 slow
 # calls, and no orphan, no unmatched return, nothing in flight.
+# The calls begin after two snapshots of main.Long never called: a sample
+# then reads nothing of it while its counters stand still, and must see
+# the first entry all the same.
 # -d 0.5: two refreshes a second, so that snapshots fall inside the 2 s the
 # calls are overdue.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
@@ -19,6 +22,8 @@ snap=$T/snap out=$T/out
 start_fixture stress-default -mode long -calls 3 -workers 3 -out "$out"
 fixture=$FIXTURE_PID
 retop_batch "$snap" -p "$fixture" -t main.Long -d 0.5 --orphan-timeout 1 --slow 2s
+retop_snapshots 2
+idle=$(sc lines "$snap")
 fixture_go "$out"
 done_at=$(date +%s.%N)
 # A full interval after: that snapshot's sweep began after the returns.
@@ -26,12 +31,16 @@ sc after "$snap" "$(awk -v t="$done_at" 'BEGIN { printf "%.3f", t + 0.5 }')" 10 
     fail "no snapshot one interval after the calls returned"
 retop_stop "$fixture"
 
-python3 - "$snap" "$out" <<'EOF' || fail "retop -p PID -t main.Long -d 0.5 --orphan-timeout 1 --slow 2s: see above"
+python3 - "$snap" "$out" "$idle" <<'EOF' || fail "retop -p PID -t main.Long -d 0.5 --orphan-timeout 1 --slow 2s: see above"
 import json, sys
 snaps = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 fx = json.load(open(sys.argv[2]))["per_func"]["main.Long"]
 rows = [[f for f in s["functions"] if f["name"] == "main.Long"][0] for s in snaps]
 bad = []
+for i, r in enumerate(rows[:int(sys.argv[3])]):
+    if (r["calls"], r["in_flight"], r["status"]) != (0, 0, "tracing"):
+        bad.append("snapshot %d, before any call: calls %d, in_flight %d, %s: expected 0, 0, tracing"
+                   % (i + 1, r["calls"], r["in_flight"], r["status"]))
 if fx["calls"] != 3:
     bad.append("the fixture made %d calls, expected 3" % fx["calls"])
 # While they run: all three in flight, overdue, none an orphan, the oldest growing.

@@ -4,6 +4,9 @@
 # clock and p50 within 2% beyond its stated bound (1.6%), and ValidateCard's two RET sites were hit exactly as often
 # as the invalid (early return) and valid paths were taken; ProcessPayment's
 # calls hold exactly the probe hits of the callees each path traced.
+# The work begins after two snapshots of the three never called: a sample
+# reads nothing of a function while its counters stand still at 0, and
+# must see its first calls all the same.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -17,7 +20,7 @@ for v in $variants; do need_fixture "payments-$v"; done
 summary=""
 for v in $variants; do
     f=payments-$v
-    trace_fixture "$f" -calls 40 -workers 4 -- -t main.ProcessPayment -t main.ValidateCard \
+    IDLE_SNAPSHOTS=2 trace_fixture "$f" -calls 40 -workers 4 -- -t main.ProcessPayment -t main.ValidateCard \
         -t main.CalculateTotal -d 0.2
 
     # shellcheck disable=SC2086 # $funcs is a list
