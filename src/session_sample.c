@@ -172,16 +172,17 @@ static bool session_callers_wanted(const struct session *s, const struct func_in
 	return s->callers_all || f == s->callers_f;
 }
 
+/* The reads of a function never called: all 0. */
+static const struct stats_read no_read;
+static const struct retop_split_stats no_split;
+
 /* Whether sf's reads are those of a function never called: every counter,
  * both splits, no histogram, no slow call kept. */
 static bool session_reads_unused(const struct session_func *sf)
 {
-	static const struct retop_func_stats no_stats;
-	static const struct retop_split_stats no_split;
-
 	return !sf->cur.st.entries && !sf->cur.st.rets && !sf->cur.st.inlined && !sf->cur.hist &&
-	       !sf->slowest.n && !memcmp(&sf->cur.st, &no_stats, sizeof(no_stats)) &&
-	       !memcmp(&sf->prev.st, &no_stats, sizeof(no_stats)) &&
+	       !sf->slowest.n && !memcmp(&sf->cur.st, &no_read.st, sizeof(no_read.st)) &&
+	       !memcmp(&sf->prev.st, &no_read.st, sizeof(no_read.st)) &&
 	       !memcmp(&sf->split_cur, &no_split, sizeof(no_split)) &&
 	       !memcmp(&sf->split_prev, &no_split, sizeof(no_split));
 }
@@ -241,8 +242,6 @@ static const struct stats_read *session_read_func(struct session *s, struct sess
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
-	static const struct stats_read no_read;
-	static const struct retop_split_stats no_split;
 	const struct stats_read *from = NULL;	 /* what the interval is from */
 	const struct stats_read *now = &sf->cur; /* what the interval is to */
 
