@@ -177,7 +177,8 @@ static const struct stats_read no_read;
 static const struct retop_split_stats no_split;
 
 /* Whether sf's reads are those of a function never called: every counter,
- * both splits, no histogram, no slow call kept. */
+ * both splits, no histogram, no slow call kept (the hit counters first: a
+ * function with calls stops there, before the whole rows are compared). */
 static bool session_reads_unused(const struct session_func *sf)
 {
 	return !sf->cur.st.entries && !sf->cur.st.rets && !sf->cur.st.inlined && !sf->cur.hist &&

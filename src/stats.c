@@ -88,12 +88,6 @@ static void percentiles_span(const __u64 *cur, const __u64 *prev, uint32_t from,
 	}
 }
 
-static void percentiles_diff(const __u64 *cur, const __u64 *prev, uint32_t n, const double *q,
-			     size_t nq, uint64_t lo, uint64_t hi, uint64_t *v)
-{
-	percentiles_span(cur, prev, 0, n, q, nq, lo, hi, v);
-}
-
 void stats_hist_span(struct stats_read *r)
 {
 	uint32_t lo = 0, hi = 0;
@@ -125,27 +119,21 @@ static void hist_span_of(const struct stats_read *a, const struct stats_read *b,
 	}
 }
 
-static uint64_t percentile_diff(const __u64 *cur, const __u64 *prev, uint32_t n, double q,
-				uint64_t lo, uint64_t hi)
-{
-	uint64_t v;
-
-	percentiles_diff(cur, prev, n, &q, 1, lo, hi, &v);
-	return v;
-}
-
 static const double p50_p99[2] = {0.50, 0.99};
 
 uint64_t stats_percentile(const __u64 *hist, uint32_t nbuckets, double q, uint64_t min_ns,
 			  uint64_t max_ns)
 {
-	return percentile_diff(hist, NULL, nbuckets, q, min_ns, max_ns);
+	uint64_t v;
+
+	percentiles_span(hist, NULL, 0, nbuckets, &q, 1, min_ns, max_ns, &v);
+	return v;
 }
 
 void stats_p50_p99(const __u64 *hist, uint32_t nbuckets, uint64_t min_ns, uint64_t max_ns,
 		   uint64_t out[2])
 {
-	percentiles_diff(hist, NULL, nbuckets, p50_p99, 2, min_ns, max_ns, out);
+	percentiles_span(hist, NULL, 0, nbuckets, p50_p99, 2, min_ns, max_ns, out);
 }
 
 /* A counter below its previous value means the map was reset (or the
