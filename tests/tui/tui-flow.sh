@@ -12,6 +12,9 @@ need_root
 need_retop
 need_cmd bpftool
 need_cmd pgrep
+# Not beside a time-split test: their nice -20 loaders on every CPU keep
+# the payments fixture's calls waiting past this test's timeouts.
+alone_among timesplit
 
 start_fixture payments-default -loop
 kill -USR1 "$FIXTURE_PID" # -loop still waits for the start signal
