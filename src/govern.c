@@ -32,6 +32,11 @@
  * counted is braked at its room only. */
 #define GOVERN_BRAKE_SHARE 0.10
 #define GOVERN_BRAKES_MAX 3
+/* A function at rest is looked at one loud slice in five (govern_tick_now):
+ * a call to it moves nothing the plan needs until it costs, and then the
+ * brake, which reads every function, sees it first.  Most of a package's
+ * thousand are at rest, and each look is two cache misses. */
+#define GOVERN_REST_EVERY 5
 /* A function's rate of late is halved every 10 s (govern_func.peak_per_s). */
 #define GOVERN_PEAK_HALF_NS 10e9
 
@@ -628,8 +633,11 @@ static void govern_brake(struct session *s, uint64_t now)
 		if (sf->slot < 0 ||
 		    (gf->at_rest &&
 		     tracer_hits_still(s->tracer, sf->slot, gf->last_begun, gf->last_entries,
-				       gf->last_rets, gf->last_inlined)) ||
-		    tracer_read_counters(s->tracer, sf->slot, &st) != 0)
+				       gf->last_rets, gf->last_inlined)))
+			continue;
+		/* Called: the next slice measures it, whatever its turn. */
+		gf->at_rest = false;
+		if (tracer_read_counters(s->tracer, sf->slot, &st) != 0)
 			continue;
 		double begun = (double)(st.begun - gf->last_begun);
 		double inlined = (double)(st.inlined - gf->last_inlined);
@@ -746,6 +754,9 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 	 * to share, the plan of the others is the same without it.  (With
 	 * none, the plan puts even those out of full.) */
 	bool skip_rest = b->hits_per_s <= 0 || funcs_allowed >= 0, any = false;
+	/* Loud, they are looked at one slice in five (GOVERN_REST_EVERY);
+	 * the first slice after a quiet one looks at them all. */
+	bool rest_unread = skip_rest && !after_quiet && b->slice % GOVERN_REST_EVERY != 0;
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		struct session_func *sf = &s->funcs[i];
 		struct govern_func *gf = &sf->gf;
@@ -753,8 +764,9 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 			continue;
 		any = true;
 		if (skip_rest && gf->at_rest &&
-		    tracer_hits_still(s->tracer, sf->slot, gf->last_begun, gf->last_entries,
-				      gf->last_rets, gf->last_inlined))
+		    (rest_unread ||
+		     tracer_hits_still(s->tracer, sf->slot, gf->last_begun, gf->last_entries,
+				       gf->last_rets, gf->last_inlined)))
 			continue;
 		gf->at_rest = false;
 		if (tracer_read_counters(s->tracer, sf->slot, &st[i]) != 0)
