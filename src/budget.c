@@ -229,16 +229,25 @@ size_t budget_brake(struct budget_demand *d, const struct budget_brake_in *in, s
 	return shed;
 }
 
-unsigned budget_run_slices(double share)
+double budget_run_every_s(size_t timed)
 {
-	double len = ceil(share * BUDGET_RUN_EVERY_S * 1e9 / BUDGET_SLICE_NS);
+	double every = (double)timed / BUDGET_RUNS_PER_S;
+
+	return every > BUDGET_RUN_EVERY_S ? every : BUDGET_RUN_EVERY_S;
+}
+
+unsigned budget_run_slices(double share, double every_s)
+{
+	if (!(every_s > BUDGET_RUN_EVERY_S))
+		every_s = BUDGET_RUN_EVERY_S;
+	double len = ceil(share * every_s * 1e9 / BUDGET_SLICE_NS);
 
 	return !(len > 1) ? 1 : len < BUDGET_RUN_MAX ? (unsigned)len : BUDGET_RUN_MAX;
 }
 
-bool budget_run_step(double share, unsigned *run_left, double u)
+bool budget_run_step(double share, double every_s, unsigned *run_left, double u)
 {
-	unsigned len = budget_run_slices(share);
+	unsigned len = budget_run_slices(share, every_s);
 
 	/* A share that fell (a burst came) ends a longer run as soon as a
 	 * run of the new length would have. */

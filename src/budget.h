@@ -57,9 +57,14 @@
 /* The timing mode's timed slices come in runs.  A run costs retop a probe
  * link made and closed, some 100-250 us of its CPU on a 2-core VM whatever
  * the sites it holds (a site adds some 2 us): a function's runs start
- * about once every BUDGET_RUN_EVERY_S at most, and are longer the larger
- * its share, up to a second (the budget is hits in any second). */
+ * about once every budget_run_every_s() at most, and are longer the larger
+ * its share, up to a second (the budget is hits in any second).  That is
+ * BUDGET_RUN_EVERY_S, or longer where more functions are timed in runs
+ * than BUDGET_RUNS_PER_S of them a second would start: a package's runs
+ * move some BUDGET_RUNS_PER_S links a second, not one a function every
+ * BUDGET_RUN_EVERY_S (37 of the demo's thousand, 7-8 a second). */
 #define BUDGET_RUN_EVERY_S 5.0
+#define BUDGET_RUNS_PER_S 4.0
 #define BUDGET_RUN_MAX 10
 
 /* Dearest first: a cheaper mode is a greater one. */
@@ -97,12 +102,16 @@ double budget_allowed_hits(double hits_per_s, double pct, double hit_ns);
  * else BUDGET_HOLD_NS. */
 uint64_t budget_hold_after(uint64_t hold_ns, uint64_t up_ns, uint64_t now_ns);
 
-/* The timing mode's run, in slices, for a share of slices timed. */
-unsigned budget_run_slices(double share);
+/* How often, at most, each of timed functions timed in runs starts one,
+ * in seconds (BUDGET_RUN_EVERY_S at least). */
+double budget_run_every_s(size_t timed);
+/* The timing mode's run, in slices, for a share of slices timed and runs
+ * every_s apart at most (budget_run_every_s). */
+unsigned budget_run_slices(double share, double every_s);
 /* One slice of the timing mode: timed or not.  *run_left carries the
  * slices left in the run under way (0: none) from slice to slice; u is a
  * uniform random number in [0, 1). */
-bool budget_run_step(double share, unsigned *run_left, double u);
+bool budget_run_step(double share, double every_s, unsigned *run_left, double u);
 
 /* The calls a sampled slice counts at most (0: no cap), for allowed hits
  * a second and slice_cost hits a call. */

@@ -197,7 +197,8 @@ static void govern_apply(struct session *s, struct session_func *sf, enum budget
 	case BUDGET_TIMING: {
 		/* This slice times calls or not, at random, in runs
 		 * (budget_run_step): a run's RET probes move once. */
-		bool timing = budget_run_step(gf->share, &gf->timing_left, govern_rand(&s->gov));
+		bool timing = budget_run_step(gf->share, s->gov.run_every_s, &gf->timing_left,
+					      govern_rand(&s->gov));
 		if (timing && !tracer_rets_are_in(s->tracer, sf->slot)) {
 			/* No run starts while the budget is spent: under a
 			 * scrape's load a run's RETs took 160 ms to go in, while
@@ -781,11 +782,18 @@ static uint64_t govern_tick_now(struct session *s, uint64_t now_ns)
 	if (b->hits_per_s > 0)
 		budget_plan(b->tick_demand, n, funcs_allowed, now_ns, b->tick_order, b->tick_plan);
 	bool spent = govern_spent(s, now_ns);
+	size_t timed = 0;
 	for (size_t j = 0; j < n; j++) {
 		struct session_func *sf = b->tick_sf[j];
 		if (spent && b->tick_plan[j].to < sf->gf.mode)
 			b->tick_plan[j] =
 			    (struct budget_decision){.to = sf->gf.mode, .share = sf->gf.share};
+		timed += b->hits_per_s > 0 && b->tick_plan[j].to == BUDGET_TIMING &&
+			 !sf->gf.marks_only && !sf->gf.entry_only;
+	}
+	b->run_every_s = budget_run_every_s(timed);
+	for (size_t j = 0; j < n; j++) {
+		struct session_func *sf = b->tick_sf[j];
 		if (b->hits_per_s > 0)
 			sf->gf.share = b->tick_plan[j].share;
 		govern_apply(s, sf, b->hits_per_s > 0 ? b->tick_plan[j].to : BUDGET_FULL, now_ns);

@@ -419,63 +419,84 @@ static void test_slice_cap(void **state)
 /* The timing mode's runs, slice by slice over a simulated hour and more
  * (xorshift, fixed seed): the share of slices timed is the share planned,
  * runs are budget_run_slices long, and they start no more than once every
- * BUDGET_RUN_EVERY_S where a run under a second does it. */
+ * every_s where a run under a second does it: BUDGET_RUN_EVERY_S for a
+ * few functions timed, and for a package's (budget_run_every_s) their runs
+ * together start no more than BUDGET_RUNS_PER_S times a second. */
 static void test_timing_runs(void **state)
 {
 	(void)state;
 	const double shares[] = {0.002, 0.01, 0.025, 0.05, 0.118, 0.2, 0.5, 0.9, 0.99};
-	const size_t slices = 4000000; /* 111 hours of 100 ms slices */
+	const size_t timed_funcs[] = {1, 20, 37, 100};
+	const size_t slices = 2000000; /* 55 hours of 100 ms slices */
 	uint64_t x = 0x9E3779B97F4A7C15ull;
 
-	for (size_t k = 0; k < sizeof(shares) / sizeof(shares[0]); k++) {
-		double share = shares[k];
-		unsigned left = 0, len = budget_run_slices(share), run = 0;
-		size_t timed = 0, starts = 0;
-		for (size_t i = 0; i < slices; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			bool was_in = run > 0;
-			bool on =
-			    budget_run_step(share, &left, (double)(x >> 11) / 9007199254740992.0);
-			if (on && !was_in)
-				starts++;
-			run = on ? run + 1 : 0;
-			/* A run that ended may start again at once: its length
-			 * is counted modulo len. */
-			assert_true(left < len);
-			timed += on;
+	for (size_t m = 0; m < sizeof(timed_funcs) / sizeof(timed_funcs[0]); m++) {
+		size_t nfuncs = timed_funcs[m];
+		double every = budget_run_every_s(nfuncs);
+		for (size_t k = 0; k < sizeof(shares) / sizeof(shares[0]); k++) {
+			double share = shares[k];
+			unsigned left = 0, len = budget_run_slices(share, every), run = 0;
+			size_t timed = 0, starts = 0;
+			for (size_t i = 0; i < slices; i++) {
+				x ^= x << 13;
+				x ^= x >> 7;
+				x ^= x << 17;
+				bool was_in = run > 0;
+				bool on = budget_run_step(share, every, &left,
+							  (double)(x >> 11) / 9007199254740992.0);
+				if (on && !was_in)
+					starts++;
+				run = on ? run + 1 : 0;
+				/* A run that ended may start again at once: its
+				 * length is counted modulo len. */
+				assert_true(left < len);
+				timed += on;
+			}
+			double got = (double)timed / (double)slices;
+			assert_true(fabs(got - share) < 0.03 * share + 1e-4);
+			double per_s = (double)starts / ((double)slices * BUDGET_SLICE_NS / 1e9);
+			if (len < BUDGET_RUN_MAX) {
+				assert_true(per_s <= 1.02 / every);
+				if (nfuncs > BUDGET_RUN_EVERY_S * BUDGET_RUNS_PER_S)
+					assert_true(per_s * (double)nfuncs <=
+						    1.02 * BUDGET_RUNS_PER_S);
+			}
+			/* A run in full costs the whole second it lasts, no
+			 * more. */
+			assert_true(len <= BUDGET_RUN_MAX &&
+				    len * BUDGET_SLICE_NS <= 1000000000ull);
 		}
-		double got = (double)timed / (double)slices;
-		assert_true(fabs(got - share) < 0.03 * share + 1e-4);
-		double per_s = (double)starts / ((double)slices * BUDGET_SLICE_NS / 1e9);
-		if (len < BUDGET_RUN_MAX)
-			assert_true(per_s <= 1.02 / BUDGET_RUN_EVERY_S);
-		/* A run in full costs the whole second it lasts, no more. */
-		assert_true(len <= BUDGET_RUN_MAX && len * BUDGET_SLICE_NS <= 1000000000ull);
 	}
-	assert_int_equal(budget_run_slices(0), 1);
-	assert_int_equal(budget_run_slices(NAN), 1);
-	assert_int_equal(budget_run_slices(0.02), 1);
-	assert_int_equal(budget_run_slices(0.025), 2);
-	assert_int_equal(budget_run_slices(0.118), 6);
-	assert_int_equal(budget_run_slices(0.5), BUDGET_RUN_MAX);
+	assert_true(budget_run_every_s(0) == BUDGET_RUN_EVERY_S);
+	assert_true(budget_run_every_s(20) == BUDGET_RUN_EVERY_S);
+	assert_true(fabs(budget_run_every_s(37) - 9.25) < 1e-9);
+	assert_true(fabs(budget_run_every_s(400) - 100) < 1e-9);
+	assert_int_equal(budget_run_slices(0, 0), 1);
+	assert_int_equal(budget_run_slices(NAN, BUDGET_RUN_EVERY_S), 1);
+	assert_int_equal(budget_run_slices(0.02, BUDGET_RUN_EVERY_S), 1);
+	assert_int_equal(budget_run_slices(0.025, BUDGET_RUN_EVERY_S), 2);
+	assert_int_equal(budget_run_slices(0.118, BUDGET_RUN_EVERY_S), 6);
+	assert_int_equal(budget_run_slices(0.5, BUDGET_RUN_EVERY_S), BUDGET_RUN_MAX);
+	/* Twice as far apart, twice as long (up to a second). */
+	assert_int_equal(budget_run_slices(0.025, 2 * BUDGET_RUN_EVERY_S), 3);
+	assert_int_equal(budget_run_slices(0.118, 2 * BUDGET_RUN_EVERY_S), BUDGET_RUN_MAX);
 	/* No share, never timed; every slice timed at a share of 1. */
+	const double e = BUDGET_RUN_EVERY_S;
 	unsigned left = 0;
-	assert_false(budget_run_step(0, &left, 0));
-	assert_true(budget_run_step(1, &left, 0.999));
+	assert_false(budget_run_step(0, e, &left, 0));
+	assert_true(budget_run_step(1, e, &left, 0.999));
 	/* A run of a second under way, and the share falls (a burst): the
 	 * run ends where one of the new length would have. */
 	left = 0;
-	assert_true(budget_run_step(0.5, &left, 0));
+	assert_true(budget_run_step(0.5, e, &left, 0));
 	assert_int_equal(left, BUDGET_RUN_MAX - 1);
-	assert_true(budget_run_step(0.5, &left, 0.999));
-	assert_true(budget_run_step(0.05, &left, 0.999)); /* runs of 3: 1 left */
+	assert_true(budget_run_step(0.5, e, &left, 0.999));
+	assert_true(budget_run_step(0.05, e, &left, 0.999)); /* runs of 3: 1 left */
 	assert_int_equal(left, 1);
-	assert_true(budget_run_step(0.05, &left, 0.999));
-	assert_false(budget_run_step(0.05, &left, 0.999));
+	assert_true(budget_run_step(0.05, e, &left, 0.999));
+	assert_false(budget_run_step(0.05, e, &left, 0.999));
 	left = BUDGET_RUN_MAX - 1;
-	assert_false(budget_run_step(0.01, &left, 0.999));
+	assert_false(budget_run_step(0.01, e, &left, 0.999));
 	assert_int_equal(left, 0);
 }
 
