@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include "bigmem.h"
 #include "clock.h"
 #include "elf_image.h"
 #include "goid.h"
@@ -89,8 +90,8 @@ int session_open(const struct session_opts *opts, struct session **out, char *er
 	s->opts = *opts;
 	s->callers_all = true;
 	s->judge.entry_probe_first = opts->entry_probe_first;
-	s->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->funcs));
-	s->snap.funcs = calloc(RETOP_MAX_FUNCS, sizeof(*s->snap.funcs));
+	s->funcs = bigmem_calloc(RETOP_MAX_FUNCS, sizeof(*s->funcs));
+	s->snap.funcs = bigmem_calloc(RETOP_MAX_FUNCS, sizeof(*s->snap.funcs));
 	if (!s->funcs || !s->snap.funcs) {
 		session_close(s);
 		return err_set(err, ENOMEM, "out of memory");

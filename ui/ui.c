@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/bigmem.h"
 #include "../src/clock.h"
 
 #include "screens.h"
@@ -186,7 +187,7 @@ static int ui_setup(struct ui *ui, const struct cli_options *o)
 	 * not Go or a pattern that matches nothing is one clear line. */
 	if ((o->pid || o->exe) && session_launch(o, LAUNCH_CHECK, &s, trace_err) != EXIT_OK)
 		return -1;
-	ui->funcs = calloc(RETOP_MAX_FUNCS, sizeof(*ui->funcs));
+	ui->funcs = bigmem_calloc(RETOP_MAX_FUNCS, sizeof(*ui->funcs));
 	ui->fptr = calloc(RETOP_MAX_FUNCS, sizeof(*ui->fptr));
 	if (!ui->funcs || !ui->fptr || pipe2(ui_pipe, O_NONBLOCK | O_CLOEXEC) != 0) {
 		fprintf(stderr, "retop: cannot set up the dashboard: %s\n", strerror(errno));

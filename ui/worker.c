@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../src/bigmem.h"
 #include "../src/clock.h"
 
 static const char worker_unresolved_reason[] = "could not decode its code";
@@ -679,7 +680,7 @@ static void *worker_main(void *arg)
 
 static int worker_alloc(struct worker *w)
 {
-	w->snap_funcs = calloc(RETOP_MAX_FUNCS, sizeof(*w->snap_funcs));
+	w->snap_funcs = bigmem_calloc(RETOP_MAX_FUNCS, sizeof(*w->snap_funcs));
 	w->snap_fptr = calloc(RETOP_MAX_FUNCS, sizeof(*w->snap_fptr));
 	w->hist = calloc(RETOP_HIST_BUCKETS, sizeof(*w->hist));
 	return w->snap_funcs && w->snap_fptr && w->hist ? 0 : -ENOMEM;

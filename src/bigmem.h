@@ -1,0 +1,15 @@
+/* The per-function arrays a session and its faces keep for every slot
+ * (RETOP_MAX_FUNCS entries of several KiB each), on huge pages where the
+ * kernel gives them. */
+#ifndef RETOP_BIGMEM_H
+#define RETOP_BIGMEM_H
+
+#include <stddef.h>
+
+/* calloc(n, size), whose pages the kernel may back with huge ones
+ * (transparent huge pages, madvise mode); freed with free().  A scan over
+ * a thousand functions' entries, one every 6-7 KiB, missed the TLB at
+ * each one on 4 KiB pages. */
+void *bigmem_calloc(size_t n, size_t size);
+
+#endif
