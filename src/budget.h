@@ -102,8 +102,8 @@ double budget_allowed_hits(double hits_per_s, double pct, double hit_ns);
  * else BUDGET_HOLD_NS. */
 uint64_t budget_hold_after(uint64_t hold_ns, uint64_t up_ns, uint64_t now_ns);
 
-/* How often, at most, each of timed functions timed in runs starts one,
- * in seconds (BUDGET_RUN_EVERY_S at least). */
+/* How far apart, at least, each of `timed` functions timed in runs starts
+ * one, in seconds: BUDGET_RUN_EVERY_S, or more for a package's. */
 double budget_run_every_s(size_t timed);
 /* The timing mode's run, in slices, for a share of slices timed and runs
  * every_s apart at most (budget_run_every_s). */

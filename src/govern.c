@@ -697,7 +697,6 @@ static void govern_brake(struct session *s, uint64_t now)
 			gf->inlined_per_s = b->tick_brake[j].inlined;
 		gf->share = b->tick_plan[j].share;
 		govern_apply(s, sf, b->tick_plan[j].to, now);
-		gf->at_rest = false;
 		if (gf->mode == BUDGET_ESTIMATED || gf->drain_until_ns)
 			govern_look_add(b, (size_t)(sf - s->funcs));
 	}

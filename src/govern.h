@@ -40,8 +40,9 @@ struct govern {
 	uint64_t watch_read_ns;
 	double watch_slice_s;
 	uint64_t slice; /* slices since tracing began */
-	/* How far apart each timed function's runs start at most, from the
-	 * functions the last plan timed (budget_run_every_s; 0: the least). */
+	/* How far apart, at least, each timed function's runs start, from
+	 * the functions the last plan timed (budget_run_every_s; 0: the
+	 * least). */
 	double run_every_s;
 	/* When each slice of the rings ended, and the time the rings cover:
 	 * a tick runs late while the sweep reads many calls in flight, so ten
