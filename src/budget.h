@@ -106,7 +106,7 @@ uint64_t budget_hold_after(uint64_t hold_ns, uint64_t up_ns, uint64_t now_ns);
  * one, in seconds: BUDGET_RUN_EVERY_S, or more for a package's. */
 double budget_run_every_s(size_t timed);
 /* The timing mode's run, in slices, for a share of slices timed and runs
- * every_s apart at most (budget_run_every_s). */
+ * every_s apart at least (budget_run_every_s). */
 unsigned budget_run_slices(double share, double every_s);
 /* One slice of the timing mode: timed or not.  *run_left carries the
  * slices left in the run under way (0: none) from slice to slice; u is a

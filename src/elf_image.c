@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bigmem.h"
 #include "gopclntab.h"
 #include "log.h"
 
@@ -758,17 +759,14 @@ const uint8_t *elf_image_code(const struct elf_image *img, uint64_t vaddr, size_
 
 void elf_image_drop(const struct elf_image *img, const void *p, size_t len)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), map = (uintptr_t)img->map;
+	uintptr_t map = (uintptr_t)img->map;
 
 	if ((uintptr_t)p < map || (uintptr_t)p - map > img->map_size ||
 	    len > img->map_size - ((uintptr_t)p - map))
 		return;
 	/* Whole pages inside the range only: a neighbour may still be in use.
 	 * The mapping is never written, so MADV_DONTNEED loses nothing. */
-	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
-	uintptr_t hi = ((uintptr_t)p + len) & ~(page - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	bigmem_advise_inside(p, len, MADV_DONTNEED);
 }
 
 int elf_image_read_code(const struct elf_image *img, uint64_t vaddr, uint8_t *buf, size_t len)
