@@ -585,6 +585,23 @@ static double govern_funcs_allowed(const struct govern *b, double allowed)
 	return allowed;
 }
 
+/* In a list of s->funcs indices: gone out, last renamed gone. */
+static size_t govern_list_moved(size_t *list, size_t n, size_t gone, size_t last)
+{
+	size_t m = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (list[k] != gone)
+			list[m++] = list[k] == last ? gone : list[k];
+	return m;
+}
+
+void govern_func_moved(struct govern *b, size_t gone, size_t last)
+{
+	if (b->look)
+		b->nlook = govern_list_moved(b->look, b->nlook, gone, last);
+}
+
 static void govern_look_add(struct govern *b, size_t i)
 {
 	for (size_t k = 0; k < b->nlook; k++)

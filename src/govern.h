@@ -148,6 +148,10 @@ void govern_func_start(struct govern *b, struct govern_func *gf, const struct in
 		       uint64_t now_ns);
 /* The function's counters were reset: its ledger starts again. */
 void govern_func_reset(struct govern_func *gf);
+/* s->funcs[gone] left the session, and the last one (index last) took its
+ * place: the look's list of indices follows (else it would visit the
+ * cleared entry past the end, and miss the one moved). */
+void govern_func_moved(struct govern *b, size_t gone, size_t last);
 /* The governor's clock: measure, plan, move probes.  Returns when it wants
  * to run next (clock_now_ns() clock). */
 uint64_t govern_tick(struct session *s, uint64_t now_ns);

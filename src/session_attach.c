@@ -221,6 +221,7 @@ void session_untrace(struct session *s, const struct func_info *f)
 		return;
 	tracer_detach(s->tracer, sf->slot);
 	session_func_release(sf);
+	govern_func_moved(&s->gov, (size_t)(sf - s->funcs), s->nfuncs - 1);
 	*sf = s->funcs[--s->nfuncs];
 	/* The entry moved into sf owns what it held now: the one left behind
 	 * owns nothing (session_close releases every entry). */
