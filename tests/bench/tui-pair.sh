@@ -1,0 +1,91 @@
+#!/bin/sh
+# The dashboard's CPU, build against build, interleaved: what tui.sh
+# measures once, here R rounds of each binary in BINS, so that a change of a
+# tenth shows through the drift of the machine (one tui.sh run does not
+# resolve it: htop's own figure moves as far between runs).
+#
+# Each window: retop -p PID -d 1 -t F1 ... -t FN on the running demo fixture,
+# in tmux at 120x40 on its live table, WARM seconds after the table shows;
+# then utime + stime of retop (/proc/PID/stat, every thread, those gone
+# too) over DURATION seconds, as % of one core, and over the same seconds
+# htop -d 10 in a window of the same size: dashboard / htop, as tui.sh.
+# Then q, and the next binary.  Prints each window, then each binary's
+# medians: its CPU and its ratio to htop.
+# Environment: BINS (retop binaries; default: the build's), R (3), NFUNCS
+# (1000), DURATION (30), WARM (15), VARIANT (demo-VARIANT, default).
+# A benchmark, not a test: exits 0 unless something is broken.
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+# shellcheck source=../tui/tmux.sh
+. "$abs_top_srcdir/tests/tui/tmux.sh"
+
+R=${R:-3}
+NFUNCS=${NFUNCS:-1000}
+DURATION=${DURATION:-30}
+WARM=${WARM:-15}
+FIX=demo-${VARIANT:-default}
+BINS=${BINS:-$RETOP}
+COLS=120
+ROWS=40
+
+need_root
+need_retop
+need_cmd python3
+need_cmd htop
+need_fixture "$FIX"
+for b in $BINS; do
+    [ -x "$b" ] || fail "not an executable: $b"
+done
+
+start_fixture "$FIX"
+pick_functions "$FIXTURES/$FIX" "$NFUNCS"
+# tui_start hands its words to a shell: quote each name.
+QTARGS=$(sed "s/.*/-t '&'/" "$T/names" | tr '\n' ' ')
+
+echo "tui-pair: the live table at ${COLS}x$ROWS tracing $NFUNCS functions of $FIX;"
+echo "  $R rounds of ${DURATION} s a binary, beside htop -d 10 over the same seconds"
+: >"$T/windows"
+for r in $(seq "$R"); do
+    for b in $BINS; do
+        RETOP=$b
+        tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d 1 "$QTARGS"
+        wait_screen " traced, " 120 || fail "$b: no live table within 120 s"
+        RP=$(tui_pid) || fail "cannot find retop's PID"
+        tm new-session -d -s htop -x "$COLS" -y "$ROWS" "exec htop -d 10" ||
+            fail "cannot start htop in tmux"
+        HP=$(tm display-message -p -t htop '#{pane_pid}') || fail "cannot find htop's PID"
+        sleep "$WARM"
+        c0=$(cpu_s "$RP") h0=$(cpu_s "$HP") t0=$(now)
+        sleep "$DURATION"
+        c1=$(cpu_s "$RP") h1=$(cpu_s "$HP") t1=$(now)
+        tm kill-session -t htop
+        kill -0 "$FIXTURE_PID" 2>/dev/null || fail "$FIX died while being traced"
+        keys q
+        st=$(wait_exit 120) || fail "$b: retop did not exit within 120 s of q"
+        [ "$st" -eq 0 ] || fail "$b: retop exited $st after q"
+        python3 - "$b" "$r" "$c0" "$c1" "$h0" "$h1" "$t0" "$t1" >>"$T/windows" <<'EOF'
+import sys
+b, r = sys.argv[1:3]
+c0, c1, h0, h1, t0, t1 = map(float, sys.argv[3:])
+w = t1 - t0
+print(b, r, 100 * (c1 - c0) / w, 100 * (h1 - h0) / w)
+EOF
+        tail -n 1 "$T/windows" | awk '{ printf "  round %s %s: dashboard %.3f%%, htop %.3f%%, ratio %s\n",
+            $2, $1, $3, $4, ($4 > 0 ? sprintf("%.2f", $3 / $4) : "n/a") }'
+        tm kill-session -t retop 2>/dev/null
+        sleep 2
+    done
+done
+python3 - "$T/windows" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+for b in dict.fromkeys(r[0] for r in rows):
+    mine = [r for r in rows if r[0] == b]
+    dash = [float(r[2]) for r in mine]
+    ratio = [float(r[2]) / float(r[3]) for r in mine if float(r[3]) > 0]
+    print("  %s: median dashboard %.3f%% (%.3f-%.3f), median dashboard / htop %s"
+          % (b, statistics.median(dash), min(dash), max(dash),
+             "%.2f" % statistics.median(ratio) if ratio else "n/a"))
+EOF
