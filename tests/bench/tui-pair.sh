@@ -11,8 +11,14 @@
 # htop -d 10 in a window of the same size: dashboard / htop, as tui.sh.
 # Then q, and the next binary.  Prints each window, then each binary's
 # medians: its CPU and its ratio to htop.
-# Environment: BINS (retop binaries; default: the build's), R (3), NFUNCS
-# (1000), DURATION (30), WARM (15), VARIANT (demo-VARIANT, default).
+# With DELAYS="1 10", each binary runs at -d 1 and at -d 10 in every round:
+# what the refresh itself costs (sample the thousand rows, draw) is what
+# the tenfold refreshes add, (-d 1 - -d 10) / 0.9 a refresh a second; the
+# rest (the budget's governor, ten slices a second, moving the probes)
+# runs whatever the refresh.  Printed against htop's.
+# Environment: BINS (retop binaries; default: the build's), DELAYS (-d of
+# each window; default 1), R (3), NFUNCS (1000), DURATION (30), WARM (15),
+# VARIANT (demo-VARIANT, default).
 # A benchmark, not a test: exits 0 unless something is broken.
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +33,7 @@ DURATION=${DURATION:-30}
 WARM=${WARM:-15}
 FIX=demo-${VARIANT:-default}
 BINS=${BINS:-$RETOP}
+DELAYS=${DELAYS:-1}
 COLS=120
 ROWS=40
 
@@ -45,12 +52,13 @@ pick_functions "$FIXTURES/$FIX" "$NFUNCS"
 QTARGS=$(sed "s/.*/-t '&'/" "$T/names" | tr '\n' ' ')
 
 echo "tui-pair: the live table at ${COLS}x$ROWS tracing $NFUNCS functions of $FIX;"
-echo "  $R rounds of ${DURATION} s a binary, beside htop -d 10 over the same seconds"
+echo "  $R rounds of ${DURATION} s a binary and -d (of $DELAYS), beside htop -d 10 over the same seconds"
 : >"$T/windows"
 for r in $(seq "$R"); do
     for b in $BINS; do
+    for d in $DELAYS; do
         RETOP=$b
-        tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d 1 "$QTARGS"
+        tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d "$d" "$QTARGS"
         wait_screen " traced, " 120 || fail "$b: no live table within 120 s"
         RP=$(tui_pid) || fail "cannot find retop's PID"
         tm new-session -d -s htop -x "$COLS" -y "$ROWS" "exec htop -d 10" ||
@@ -65,27 +73,39 @@ for r in $(seq "$R"); do
         keys q
         st=$(wait_exit 120) || fail "$b: retop did not exit within 120 s of q"
         [ "$st" -eq 0 ] || fail "$b: retop exited $st after q"
-        python3 - "$b" "$r" "$c0" "$c1" "$h0" "$h1" "$t0" "$t1" >>"$T/windows" <<'EOF'
+        python3 - "$b" "$d" "$r" "$c0" "$c1" "$h0" "$h1" "$t0" "$t1" >>"$T/windows" <<'EOF'
 import sys
-b, r = sys.argv[1:3]
-c0, c1, h0, h1, t0, t1 = map(float, sys.argv[3:])
+b, d, r = sys.argv[1:4]
+c0, c1, h0, h1, t0, t1 = map(float, sys.argv[4:])
 w = t1 - t0
-print(b, r, 100 * (c1 - c0) / w, 100 * (h1 - h0) / w)
+print(b, d, r, 100 * (c1 - c0) / w, 100 * (h1 - h0) / w)
 EOF
-        tail -n 1 "$T/windows" | awk '{ printf "  round %s %s: dashboard %.3f%%, htop %.3f%%, ratio %s\n",
-            $2, $1, $3, $4, ($4 > 0 ? sprintf("%.2f", $3 / $4) : "n/a") }'
+        tail -n 1 "$T/windows" | awk '{ printf "  round %s %s -d %s: dashboard %.3f%%, htop %.3f%%, ratio %s\n",
+            $3, $1, $2, $4, $5, ($5 > 0 ? sprintf("%.2f", $4 / $5) : "n/a") }'
         tm kill-session -t retop 2>/dev/null
         sleep 2
+    done
     done
 done
 python3 - "$T/windows" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
+med = statistics.median
 for b in dict.fromkeys(r[0] for r in rows):
-    mine = [r for r in rows if r[0] == b]
-    dash = [float(r[2]) for r in mine]
-    ratio = [float(r[2]) / float(r[3]) for r in mine if float(r[3]) > 0]
-    print("  %s: median dashboard %.3f%% (%.3f-%.3f), median dashboard / htop %s"
-          % (b, statistics.median(dash), min(dash), max(dash),
-             "%.2f" % statistics.median(ratio) if ratio else "n/a"))
+    at = {}
+    for d in dict.fromkeys(r[1] for r in rows if r[0] == b):
+        mine = [r for r in rows if r[0] == b and r[1] == d]
+        dash = [float(r[3]) for r in mine]
+        ratio = [float(r[3]) / float(r[4]) for r in mine if float(r[4]) > 0]
+        at[float(d)] = med(dash)
+        print("  %s -d %s: median dashboard %.3f%% (%.3f-%.3f), median dashboard / htop %s"
+              % (b, d, med(dash), min(dash), max(dash), "%.2f" % med(ratio) if ratio else "n/a"))
+    slow = max(at)
+    if 1.0 in at and slow > 1.0:
+        htop = med([float(r[4]) for r in rows if r[0] == b])
+        refresh = (at[1.0] - at[slow]) / (1 - 1 / slow)
+        print("  %s: the refresh itself, once a second: %.3f%% of a core (htop %.3f%%: %s); "
+              "the rest, whatever the refresh: %.3f%%"
+              % (b, refresh, htop, "%.2f" % (refresh / htop) if htop > 0 else "n/a",
+                 at[1.0] - refresh))
 EOF
