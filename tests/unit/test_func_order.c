@@ -347,6 +347,48 @@ static void test_json_functions(void **state)
 	json_object_put(doc);
 }
 
+/* A thousand rows, most tied (never called: every figure 0), names
+ * repeated: under every key and direction, each row comes after the one
+ * before it by func_order_cmp, and rows of one name in their positions'
+ * order. */
+static void test_many_rows(void **state)
+{
+	enum { N = 1000 };
+	static struct snapshot_func many[N];
+	static char names[N][16];
+	static size_t order[N];
+	static const char *const keys[] = {"name", "-name", "calls", "-calls", "calls/s", "p50",
+					   "p99",  "-p99",  "max",   "infl",   "errors"};
+
+	(void)state;
+	memset(many, 0, sizeof(many));
+	for (size_t i = 0; i < N; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%03zu", (i * 7919) % 300);
+		many[i].name = names[i];
+		if (i % 9 == 0) {
+			many[i].v.calls = (i * 31) % 17;
+			many[i].v.calls_per_s = (double)((i * 13) % 5);
+			many[i].v.p50_ns = many[i].v.p99_ns = (i * 101) % 7;
+			many[i].v.max_ns = (i * 37) % 11;
+			many[i].in_flight = i % 3;
+			many[i].errors_counted = i % 2;
+			many[i].error_share = (double)(i % 4) / 4;
+		}
+	}
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		struct func_order o;
+		assert_int_equal(func_order_parse(keys[k], &o), 0);
+		func_order_sort(many, N, &o, order);
+		for (size_t i = 1; i < N; i++) {
+			const struct snapshot_func *a = &many[order[i - 1]], *b = &many[order[i]];
+			int r = func_order_cmp(a, b, &o);
+			assert_true(r <= 0);
+			if (r == 0)
+				assert_true(order[i - 1] < order[i]);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +397,7 @@ int main(void)
 	    cmocka_unit_test_setup(test_directions, setup),
 	    cmocka_unit_test_setup(test_parse, setup),
 	    cmocka_unit_test_setup(test_same_names, setup),
+	    cmocka_unit_test(test_many_rows),
 	    cmocka_unit_test_setup(test_text_rows, setup),
 	    cmocka_unit_test_setup(test_json_functions, setup),
 	};
