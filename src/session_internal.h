@@ -156,6 +156,10 @@ struct session {
 	 * histogram (session_errors.c). */
 	struct error_types etypes;
 	__u64 ok_hist[RETOP_HIST_BUCKETS];
+	/* The figures of a function still never called, computed once a
+	 * sample for every such row (most of a thousand traced). */
+	struct stats_view unused_v;
+	struct timesplit_view unused_split;
 	struct snapshot snap;
 };
 

@@ -240,6 +240,14 @@ static const struct stats_read *session_read_func(struct session *s, struct sess
 	return from;
 }
 
+/* The figures of every row still never called this sample: those of 0s
+ * over the interval, with the split as it is now. */
+static void session_unused_figures(struct session *s, double interval)
+{
+	stats_compute_cached(&no_read, &no_read, interval, &s->unused_v, NULL);
+	timesplit_compute(&no_split, &no_split, s->split_on, s->split_go_minor, &s->unused_split);
+}
+
 static void session_fill_func(struct session *s, struct session_func *sf, double interval,
 			      struct snapshot_func *out)
 {
@@ -269,12 +277,12 @@ static void session_fill_func(struct session *s, struct session_func *sf, double
 		sf->callers_unread = !wanted && !s->opts.latency_only;
 		if (session_still_unused(s, sf)) {
 			/* What the reads would find: 0s, and no caller (none
-			 * without a call); their figures from one copy. */
+			 * without a call); their figures from one copy, made
+			 * for this sample (session_unused_figures). */
 			from = now = &no_read;
-			stats_compute_cached(now, from, interval, &out->v, NULL);
+			out->v = s->unused_v;
 			sf->callers.n = 0;
-			timesplit_compute(&no_split, &no_split, s->split_on, s->split_go_minor,
-					  &out->split);
+			out->split = s->unused_split;
 		} else {
 			from = session_read_func(s, sf, wanted, interval, out);
 		}
@@ -496,6 +504,7 @@ const struct snapshot *session_sample(struct session *s)
 	size_t shed = 0;
 	s->snap.cost_per_s = 0;
 	session_baseline_due(s, now);
+	session_unused_figures(s, interval);
 	for (size_t i = 0; i < s->nfuncs; i++) {
 		session_fill_func(s, &s->funcs[i], interval, &s->snap.funcs[i]);
 		shed += s->funcs[i].gf.ever_shed;
