@@ -43,7 +43,8 @@ need_cmd() {
 # loaders would keep the other's calls waiting for a CPU at the same
 # priority, which its own clock counts only for the calls that stayed on
 # one thread.  tui-flow takes the same lock: beside those loaders the
-# first captured call of its `a` key missed its 10 s, three runs of three.
+# first captured call of its `a` key missed its 10 s, three runs of three;
+# so does batch-top, whose P99 order of two sleeps they can swap.
 alone_among() {
     exec 9>"${TMPDIR:-/tmp}/retop-tests-$1.lock"
     flock 9 || fail "cannot lock ${TMPDIR:-/tmp}/retop-tests-$1.lock"
