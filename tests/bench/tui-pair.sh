@@ -5,7 +5,8 @@
 # resolve it: htop's own figure moves as far between runs).
 #
 # Each window: retop -p PID -d 1 -t F1 ... -t FN on the running demo fixture,
-# in tmux at 120x40 on its live table, WARM seconds after the table shows;
+# in tmux at 120x40 on its live table, WARM seconds (and three refreshes)
+# after the table shows;
 # then utime + stime of retop (/proc/PID/stat, every thread, those gone
 # too) over DURATION seconds, as % of one core, and over the same seconds
 # htop -d 10 in a window of the same size: dashboard / htop, as tui.sh.
@@ -64,7 +65,9 @@ for r in $(seq "$R"); do
         tm new-session -d -s htop -x "$COLS" -y "$ROWS" "exec htop -d 10" ||
             fail "cannot start htop in tmux"
         HP=$(tm display-message -p -t htop '#{pane_pid}') || fail "cannot find htop's PID"
-        sleep "$WARM"
+        # Three refreshes at least: the first of each of the three row
+        # buffers that take turns faults their pages in (tens of ms).
+        sleep "$(awk -v w="$WARM" -v d="$d" 'BEGIN { print w + 3 * d }')"
         c0=$(cpu_s "$RP") h0=$(cpu_s "$HP") t0=$(now)
         sleep "$DURATION"
         c1=$(cpu_s "$RP") h1=$(cpu_s "$HP") t1=$(now)
