@@ -115,21 +115,31 @@ double func_order_value(const struct snapshot_func *f, enum func_order_key key, 
 	return 0;
 }
 
-int func_order_cmp(const struct snapshot_func *a, const struct snapshot_func *b,
-		   const struct func_order *o)
+/* The order on two rows' figures under o's key (x, y: unread for
+ * ORDER_NAME) and their names: func_order_cmp, whether the figures were
+ * read from the rows now or before the sort. */
+static int func_order_rule(double x, const char *xname, double y, const char *yname,
+			   const struct func_order *o)
 {
-	int r = 0;
+	int r = o->key != ORDER_NAME ? (x > y) - (x < y) : 0;
 
-	if (o->key != ORDER_NAME) {
-		double x = func_order_value(a, o->key, o->interval);
-		double y = func_order_value(b, o->key, o->interval);
-		r = (x > y) - (x < y);
-	}
 	if (r == 0) {
-		int byname = strcmp(a->name, b->name);
+		int byname = strcmp(xname, yname);
 		return o->key == ORDER_NAME && !o->ascending ? -byname : byname;
 	}
 	return o->ascending ? r : -r;
+}
+
+int func_order_cmp(const struct snapshot_func *a, const struct snapshot_func *b,
+		   const struct func_order *o)
+{
+	double x = 0, y = 0;
+
+	if (o->key != ORDER_NAME) {
+		x = func_order_value(a, o->key, o->interval);
+		y = func_order_value(b, o->key, o->interval);
+	}
+	return func_order_rule(x, a->name, y, b->name, o);
 }
 
 struct func_order_ctx {
@@ -160,18 +170,10 @@ struct func_order_item {
 /* func_order_cmp_at on the items: the same order. */
 static int func_order_cmp_item(const void *a, const void *b, void *arg)
 {
-	const struct func_order *o = arg;
 	const struct func_order_item *x = a, *y = b;
-	int r = 0;
+	int r = func_order_rule(x->value, x->name, y->value, y->name, arg);
 
-	if (o->key != ORDER_NAME)
-		r = (x->value > y->value) - (x->value < y->value);
-	if (r)
-		return o->ascending ? r : -r;
-	int byname = strcmp(x->name, y->name);
-	if (byname)
-		return o->key == ORDER_NAME && !o->ascending ? -byname : byname;
-	return (x->at > y->at) - (x->at < y->at);
+	return r ? r : (x->at > y->at) - (x->at < y->at);
 }
 
 void func_order_sort(const struct snapshot_func *funcs, size_t n, const struct func_order *o,
