@@ -62,9 +62,7 @@ for r in $(seq "$R"); do
         tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d "$d" "$QTARGS"
         wait_screen " traced, " 120 || fail "$b: no live table within 120 s"
         RP=$(tui_pid) || fail "cannot find retop's PID"
-        tm new-session -d -s htop -x "$COLS" -y "$ROWS" "exec htop -d 10" ||
-            fail "cannot start htop in tmux"
-        HP=$(tm display-message -p -t htop '#{pane_pid}') || fail "cannot find htop's PID"
+        htop_start "$COLS" "$ROWS"
         # Three refreshes at least: the first of each of the three row
         # buffers that take turns faults their pages in (tens of ms).
         sleep "$(awk -v w="$WARM" -v d="$d" 'BEGIN { print w + 3 * d }')"

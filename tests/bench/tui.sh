@@ -175,14 +175,7 @@ tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d 1 "$QTARGS"
 expect_screen "^$NIN traced, " 120 "the live table with $NIN functions"
 RP=$(tui_pid) || fail "cannot find retop's PID"
 # htop in its own window of the same size, refreshing every second.
-tm new-session -d -s htop -x "$COLS" -y "$ROWS" "exec htop -d 10" || fail "cannot start htop in tmux"
-HP=$(tm display-message -p -t htop '#{pane_pid}') || fail "cannot find htop's PID"
-n=50
-until tm capture-pane -t htop -p | grep -q 'Load average'; do
-    [ "$n" -gt 0 ] || fail "htop shows no screen"
-    n=$((n - 1))
-    sleep 0.1
-done
+htop_start "$COLS" "$ROWS"
 # Every function has a row with a number of calls (one that is not tracing
 # shows its status there): the first page, then the last one.
 rising "$WATCH"

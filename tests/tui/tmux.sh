@@ -32,6 +32,21 @@ tui_start() {
         fail "tmux new-session failed"
 }
 
+# htop_start COLS ROWS: htop refreshing every second (-d 10) in a session
+# named htop of that size, as an operator leaves it running; its PID in
+# HP, once it shows its screen.  The benchmarks put retop's cost beside it.
+htop_start() {
+    tm new-session -d -s htop -x "$1" -y "$2" "exec htop -d 10" || fail "cannot start htop in tmux"
+    # shellcheck disable=SC2034 # HP is the caller's
+    HP=$(tm display-message -p -t htop '#{pane_pid}') || fail "cannot find htop's PID"
+    n=50
+    until tm capture-pane -t htop -p | grep -q 'Load average'; do
+        [ "$n" -gt 0 ] || fail "htop shows no screen"
+        n=$((n - 1))
+        sleep 0.1
+    done
+}
+
 # The PID of retop itself (the pane runs a shell that runs it).
 tui_pid() {
     pane=$(tm display-message -p -t retop '#{pane_pid}') || return 1
