@@ -81,9 +81,22 @@ rising() {
 }
 
 # traced_rows: "NAME CALLS" of each row of the body that is one of ours.
+# A name wider than its column shows its tail after a "\u2026" (or "~"):
+# the one name that ends so.
 traced_rows() {
     awk -v last=$((ROWS - 2)) 'NR == FNR { want[$1] = 1; next }
-        FNR > 3 && FNR <= last && ($1 in want) { print $1, $2 }' "$T/names" "$SCREEN"
+        FNR > 3 && FNR <= last {
+            name = $1
+            if (!(name in want) && sub(/^(\342\200\246|~)/, "", name)) {
+                tail = name; name = ""; n = 0
+                for (w in want)
+                    if (length(w) > length(tail) && substr(w, length(w) - length(tail) + 1) == tail) {
+                        name = w; n++
+                    }
+                if (n != 1) next
+            }
+            if (name in want) print name, $2
+        }' "$T/names" "$SCREEN"
 }
 
 # body_row N: the first word of row N of the body (1: the first, -1: the
