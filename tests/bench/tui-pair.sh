@@ -17,9 +17,14 @@
 # the tenfold refreshes add, (-d 1 - -d 10) / 0.9 a refresh a second; the
 # rest (the budget's governor, ten slices a second, moving the probes)
 # runs whatever the refresh.  Printed against htop's.
+# With TARGET=prometheus, the table traces a real package of a real server
+# under load instead: Debian's Prometheus's tsdb.* (some 800 functions),
+# ingesting 40,000 series a second and answering queries one after the
+# other through every window (tests/prom_load.sh).
 # Environment: BINS (retop binaries; default: the build's), DELAYS (-d of
-# each window; default 1), R (3), NFUNCS (1000), DURATION (30), WARM (15),
-# VARIANT (demo-VARIANT, default).
+# each window; default 1), R (3), TARGET (demo, or prometheus), NFUNCS
+# (1000, the demo's), DURATION (30), WARM (15), VARIANT (demo-VARIANT,
+# default).
 # A benchmark, not a test: exits 0 unless something is broken.
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +32,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 # shellcheck source=../tui/tmux.sh
 . "$abs_top_srcdir/tests/tui/tmux.sh"
+# shellcheck source-path=SCRIPTDIR source=../prom_load.sh
+. "$abs_top_srcdir/tests/prom_load.sh"
 
 R=${R:-3}
 NFUNCS=${NFUNCS:-1000}
@@ -35,6 +42,7 @@ WARM=${WARM:-15}
 FIX=demo-${VARIANT:-default}
 BINS=${BINS:-$RETOP}
 DELAYS=${DELAYS:-1}
+TARGET=${TARGET:-demo}
 COLS=120
 ROWS=40
 
@@ -42,27 +50,46 @@ need_root
 need_retop
 need_cmd python3
 need_cmd htop
-need_fixture "$FIX"
 for b in $BINS; do
     [ -x "$b" ] || fail "not an executable: $b"
 done
 
-start_fixture "$FIX"
-pick_functions "$FIXTURES/$FIX" "$NFUNCS"
-# tui_start hands its words to a shell: quote each name.
-QTARGS=$(sed "s/.*/-t '&'/" "$T/names" | tr '\n' ' ')
+case $TARGET in
+demo)
+    need_fixture "$FIX"
+    start_fixture "$FIX"
+    PID=$FIXTURE_PID
+    pick_functions "$FIXTURES/$FIX" "$NFUNCS"
+    # tui_start hands its words to a shell: quote each name.
+    QTARGS=$(sed "s/.*/-t '&'/" "$T/names" | tr '\n' ' ')
+    WHAT="$NFUNCS functions of $FIX"
+    ;;
+prometheus)
+    need_cmd prometheus
+    prom_start
+    PID=$prom
+    QTARGS="-t 'github.com/prometheus/prometheus/tsdb.*'"
+    WHAT="Prometheus's tsdb.*, answering queries"
+    ;;
+*) fail "TARGET=$TARGET: demo or prometheus" ;;
+esac
 
-echo "tui-pair: the live table at ${COLS}x$ROWS tracing $NFUNCS functions of $FIX;"
+echo "tui-pair: the live table at ${COLS}x$ROWS tracing $WHAT;"
 echo "  $R rounds of ${DURATION} s a binary and -d (of $DELAYS), beside htop -d 10 over the same seconds"
 : >"$T/windows"
 for r in $(seq "$R"); do
     for b in $BINS; do
     for d in $DELAYS; do
         RETOP=$b
-        tui_start "$COLS" "$ROWS" -p "$FIXTURE_PID" -d "$d" "$QTARGS"
+        tui_start "$COLS" "$ROWS" -p "$PID" -d "$d" "$QTARGS"
         wait_screen " traced, " 120 || fail "$b: no live table within 120 s"
         RP=$(tui_pid) || fail "cannot find retop's PID"
         htop_start "$COLS" "$ROWS"
+        if [ "$TARGET" = prometheus ]; then
+            prom_queries "$(awk -v w="$WARM" -v d="$d" -v n="$DURATION" 'BEGIN { print w + 3 * d + n + 2 }')" \
+                "$T/q" &
+            QP=$!
+        fi
         # Three refreshes at least: the first of each of the three row
         # buffers that take turns faults their pages in (tens of ms).
         sleep "$(awk -v w="$WARM" -v d="$d" 'BEGIN { print w + 3 * d }')"
@@ -70,7 +97,10 @@ for r in $(seq "$R"); do
         sleep "$DURATION"
         c1=$(cpu_s "$RP") h1=$(cpu_s "$HP") t1=$(now)
         tm kill-session -t htop
-        kill -0 "$FIXTURE_PID" 2>/dev/null || fail "$FIX died while being traced"
+        kill -0 "$PID" 2>/dev/null || fail "the target ($WHAT) died while being traced"
+        if [ "$TARGET" = prometheus ]; then
+            wait "$QP" || fail "a query failed while traced: $(tail -n 2 "$T/q")"
+        fi
         keys q
         st=$(wait_exit 120) || fail "$b: retop did not exit within 120 s of q"
         [ "$st" -eq 0 ] || fail "$b: retop exited $st after q"
