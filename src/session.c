@@ -337,5 +337,11 @@ void session_entry_at(const struct session *s, size_t i, struct session_entry *o
 	out->f = sf->f;
 	out->state = sf->state;
 	out->reason = sf->reason;
-	out->probes = sf->slot >= 0 ? tracer_probe_count(s->tracer, sf->slot) : 0;
+}
+
+size_t session_probes_at(const struct session *s, size_t i)
+{
+	const struct session_func *sf = &s->funcs[i];
+
+	return sf->slot >= 0 ? tracer_probe_count(s->tracer, sf->slot) : 0;
 }

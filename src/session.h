@@ -42,7 +42,6 @@ struct session_entry {
 	const struct func_info *f;
 	enum func_state state;
 	const char *reason; /* valid until the session changes */
-	size_t probes;	    /* uprobes attached for it */
 };
 
 void session_opts_from_cli(const struct cli_options *o, struct session_opts *so);
@@ -146,5 +145,8 @@ bool session_started(const struct session *s); /* the BPF programs loaded once *
 /* The functions listed, traced or refused: how many, and the i-th. */
 size_t session_count(const struct session *s);
 void session_entry_at(const struct session *s, size_t i, struct session_entry *out);
+/* The uprobes attached for the i-th traced function: apart from
+ * session_entry_at, which the UI calls for every function each sample. */
+size_t session_probes_at(const struct session *s, size_t i);
 
 #endif

@@ -280,7 +280,8 @@ static void worker_job_trace(struct worker *w, const struct func_info *f)
 		if (e.state == FUNC_ENTRY_ONLY)
 			worker_progress_locked(w, "%s: entry-only: %s", f->name, e.reason);
 		else
-			worker_progress_locked(w, "%s: tracing, %zu probes", f->name, e.probes);
+			worker_progress_locked(w, "%s: tracing, %zu probes", f->name,
+					       session_probes_at(w->s, i));
 	}
 	w->detail_dirty = true;
 	worker_unlock(w);

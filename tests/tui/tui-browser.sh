@@ -1,6 +1,7 @@
 #!/bin/sh
 # The function browser as a person uses it, in tmux: at 60 columns the
-# NAME column keeps whole names (the other columns give way); Esc and
+# NAME column keeps whole names (the other columns give way); Space
+# traces, and the status line counts its probes (the entry, each RET); Esc and
 # Backspace while a function is traced ask before detaching (n keeps
 # tracing, y detaches and shows the processes); `f` folds by the real
 # package path, the same packages Go's debug/gosym names.
@@ -30,6 +31,12 @@ grep -q 'SOURCE' "$SCREEN" && fail "SOURCE shown at 60 columns while names are c
 keys Space
 expect_screen '^\* main\.ProcessPayment ' 15 "main.ProcessPayment traced"
 [ -n "$(bpf_prog_ids "$rpid")" ] || fail "retop holds no BPF program while tracing"
+# The status line counts its probes: the entry and each RET site.
+"$RETOP" -l -x "$FIXTURES/payments-default" -o json main.ProcessPayment >"$T/pp.json" ||
+    fail "retop -l main.ProcessPayment failed"
+np=$(python3 -c 'import json, sys
+print(1 + len(json.loads(open(sys.argv[1]).readline())["ret_sites"]))' "$T/pp.json")
+expect_screen "main\.ProcessPayment: tracing, $np probes" 5 "the status line counts $np probes"
 
 # Esc asks; n keeps everything.
 keys Escape
