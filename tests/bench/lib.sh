@@ -79,6 +79,15 @@ print((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))' "$1"
 # now: wall-clock seconds, for the length of a measured window.
 now() { python3 -c 'import time; print("%.3f" % time.time())'; }
 
+# settle SHOWN WARM DELAY: until WARM s and three refreshes of DELAY s past
+# SHOWN (now when the live table showed): the budget settles in its first
+# seconds, and the first fill of each of the three row buffers that take
+# turns faults their pages in (tens of ms).
+settle() {
+    sleep "$(python3 -c 'import sys, time
+print(max(0, float(sys.argv[1]) + float(sys.argv[2]) + 3 * float(sys.argv[3]) - time.time()))' "$1" "$2" "$3")"
+}
+
 # ---- runs of a fixture that waits for SIGUSR1 (the benchmarks set FIX,
 # CALLS and RUN_TIMEOUT)
 

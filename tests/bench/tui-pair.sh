@@ -83,6 +83,7 @@ for r in $(seq "$R"); do
         RETOP=$b
         tui_start "$COLS" "$ROWS" -p "$PID" -d "$d" "$QTARGS"
         wait_screen " traced, " 120 || fail "$b: no live table within 120 s"
+        shown=$(now)
         RP=$(tui_pid) || fail "cannot find retop's PID"
         htop_start "$COLS" "$ROWS"
         if [ "$TARGET" = prometheus ]; then
@@ -90,9 +91,7 @@ for r in $(seq "$R"); do
                 "$T/q" &
             QP=$!
         fi
-        # Three refreshes at least: the first of each of the three row
-        # buffers that take turns faults their pages in (tens of ms).
-        sleep "$(awk -v w="$WARM" -v d="$d" 'BEGIN { print w + 3 * d }')"
+        settle "$shown" "$WARM" "$d"
         c0=$(cpu_s "$RP") h0=$(cpu_s "$HP") t0=$(now)
         sleep "$DURATION"
         c1=$(cpu_s "$RP") h1=$(cpu_s "$HP") t1=$(now)

@@ -65,13 +65,6 @@ verdict() { awk -v v="$1" -v max="$2" 'BEGIN { print (v < max ? "met" : "NOT met
 # vm FIELD PID: a memory figure of PID in KiB, e.g. vm VmHWM 4242.
 vm() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$2/status"; }
 
-# settle SHOWN DELAY: until WARM s and three refreshes of DELAY s past
-# SHOWN (when the live table showed).
-settle() {
-    sleep "$(python3 -c 'import sys, time
-print(max(0, float(sys.argv[1]) + float(sys.argv[2]) + 3 * float(sys.argv[3]) - time.time()))' "$1" "$WARM" "$2")"
-}
-
 # calls NAME: CALLS of NAME's live-table row, as a number.
 calls() {
     # shellcheck disable=SC2046 # the row's fields, split on purpose
@@ -222,9 +215,8 @@ bad=$(awk '$2 !~ /^(~|≥|>=|i)?[0-9.]+[kMG]?!?$/' "$T/rows" | sort -u)
 rising "$WATCH"
 
 # The window begins WARM s and three refreshes after the table showed, as
-# the -d 10 window below: the budget settles in its first seconds, and each
-# of the three row buffers faults its pages in at its first fill.
-settle "$shown" 1
+# the -d 10 window below (settle, in lib.sh, says why).
+settle "$shown" "$WARM" 1
 echo "tui: the live table at ${COLS}x$ROWS, retop -p PID -d 1 tracing $NFUNCS functions of $FIX, ${DURATION} s;"
 echo "  side by side in the same window, retop -b -d 1 -o json on the same functions"
 n0=$(sc lines "$T/batch.json")
@@ -262,7 +254,7 @@ expect_screen "^$NIN traced, " 120 "the live table at -d 10 with $NIN functions"
 shown=$(now)
 RP=$(tui_pid) || fail "cannot find retop's PID"
 htop_start "$COLS" "$ROWS"
-settle "$shown" 10
+settle "$shown" "$WARM" 10
 s0=$(cpu_s "$RP") h2=$(cpu_s "$HP") t2=$(now)
 sleep "$DURATION"
 s1=$(cpu_s "$RP") h3=$(cpu_s "$HP") t3=$(now)

@@ -35,7 +35,7 @@ static void test_middle_leaves(void **state)
 	assert_int_equal(look[2], 3);
 }
 
-/* The last one leaves: nothing moves, it is out of both lists. */
+/* The last one leaves: nothing moves, it is out of the list. */
 static void test_last_leaves(void **state)
 {
 	struct govern b;
